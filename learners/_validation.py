@@ -1,0 +1,67 @@
+"""Input checks shared by every estimator, with messages a person can act on."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .costs import CostModel
+
+
+def check_cost_matrix(cost_matrix, n_classes: int) -> np.ndarray:
+    """``M[actual, predicted]`` as a float array; None means 0/1 loss.
+
+    Raises
+    ------
+    ValueError
+        If the matrix is not K x K, or holds a negative or non-finite entry.
+    """
+    if cost_matrix is None:
+        return 1.0 - np.eye(n_classes)
+    try:
+        matrix = np.asarray(cost_matrix, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("cost_matrix must be a square table of numbers") from None
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"cost_matrix must be square, got shape {matrix.shape}")
+    if matrix.shape[0] != n_classes:
+        raise ValueError(
+            f"cost_matrix is {matrix.shape[0]}x{matrix.shape[0]} but there are {n_classes} classes"
+        )
+    if not np.isfinite(matrix).all():
+        raise ValueError("cost_matrix entries must be finite")
+    if (matrix < 0).any():
+        i, j = np.argwhere(matrix < 0)[0]
+        raise ValueError(f"cost_matrix[{i}, {j}] = {matrix[i, j]:g} is negative")
+    return matrix
+
+
+def check_reject_cost(reject_cost, n_classes: int):
+    """None, or a non-negative finite scalar or per-true-class vector."""
+    if reject_cost is None:
+        return None
+    try:
+        value = np.asarray(reject_cost, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("reject_cost must be a number or one number per class") from None
+    if value.ndim == 0:
+        result = float(value)
+    elif value.shape == (n_classes,):
+        result = value
+    else:
+        raise ValueError(f"reject_cost must be a scalar or have {n_classes} entries")
+    if not np.isfinite(value).all() or (value < 0).any():
+        raise ValueError("reject_cost must be finite and non-negative")
+    return result
+
+
+def check_test_costs(test_costs, n_features: int) -> CostModel:
+    """A :class:`CostModel` covering ``n_features``; None means every test costs 1."""
+    if test_costs is None:
+        return CostModel.uniform(n_features)
+    if not isinstance(test_costs, CostModel):
+        test_costs = CostModel(test_costs)
+    if test_costs.n_features != n_features:
+        raise ValueError(
+            f"test_costs describes {test_costs.n_features} tests but X has {n_features} features"
+        )
+    return test_costs
