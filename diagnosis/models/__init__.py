@@ -1,0 +1,17 @@
+"""Database models: datasets and their priced tests, trained models, diagnosis cases."""
+
+from .cases import DiagnosisCase, DiagnosisStep
+from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
+from .training import TrainedModel, TrainingCheckpoint
+
+__all__ = [
+    "Dataset",
+    "DatasetCase",
+    "DiagnosisCase",
+    "DiagnosisStep",
+    "DiagnosticTest",
+    "ErrorMatrix",
+    "TestGroup",
+    "TrainedModel",
+    "TrainingCheckpoint",
+]

@@ -1,0 +1,136 @@
+"""A dataset: its cases, its tests with their prices, and its error-cost matrices."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Dataset(models.Model):
+    """A table of past patients with a class each; the tests are its columns."""
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    class_labels = models.JSONField(
+        default=list, help_text="Class names; the position in the list is the class code."
+    )
+    source = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DatasetCase(models.Model):
+    """One past patient: a value per test (None = missing) and the true class."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="cases")
+    values = models.JSONField(help_text="One value per test in index order; null = missing.")
+    label = models.PositiveIntegerField(help_text="Index into the dataset's class labels.")
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.dataset} case {self.pk}"
+
+
+class TestGroup(models.Model):
+    """Tests sharing a set-up (a blood draw, an exercise test): cheaper together."""
+
+    __test__ = False  # not a pytest test class
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="groups")
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="unique_group_name_per_dataset")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DiagnosticTest(models.Model):
+    """One test (feature) of a dataset, with its price and how its result looks."""
+
+    __test__ = False
+
+    NUMERIC = "numeric"
+    NOMINAL = "nominal"
+    KIND_CHOICES = [(NUMERIC, "Numeric"), (NOMINAL, "Nominal (coded categories)")]
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="tests")
+    index = models.PositiveIntegerField(help_text="Column position in the dataset's cases.")
+    name = models.CharField(max_length=100, help_text="Machine name, unique in the dataset.")
+    label = models.CharField(max_length=200, blank=True, help_text="Name shown to clinicians.")
+    unit = models.CharField(max_length=50, blank=True)
+    kind = models.CharField(max_length=10, choices=KIND_CHOICES, default=NUMERIC)
+    min_value = models.FloatField(null=True, blank=True)
+    max_value = models.FloatField(null=True, blank=True)
+    choices = models.JSONField(
+        default=list, blank=True, help_text='Nominal only: [{"code": 0, "label": "..."}, ...]'
+    )
+    price = models.FloatField(default=1.0)
+    discounted_price = models.FloatField(
+        default=1.0, help_text="Charged when another test of the same group is already done."
+    )
+    group = models.ForeignKey(
+        TestGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="tests"
+    )
+    delayed = models.BooleanField(default=False, help_text="The result arrives later (lab).")
+    derived_from = models.JSONField(
+        default=list, blank=True, help_text="Names of the tests this one is computed from."
+    )
+
+    class Meta:
+        ordering = ["dataset_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "index"], name="unique_test_index"),
+            models.UniqueConstraint(fields=["dataset", "name"], name="unique_test_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_label
+
+    @property
+    def display_label(self) -> str:
+        """The human label, falling back to the machine name."""
+        return self.label or self.name
+
+    @property
+    def is_nominal(self) -> bool:
+        return self.kind == self.NOMINAL
+
+    def choice_label(self, code: float | int | None) -> str:
+        """Label of a nominal code (the code itself when unknown)."""
+        if code is None:
+            return ""
+        for choice in self.choices or []:
+            if int(choice["code"]) == int(code):
+                return str(choice["label"])
+        return f"{code:g}" if isinstance(code, float) else str(code)
+
+
+class ErrorMatrix(models.Model):
+    """What each error costs: ``matrix[actual][predicted]``, plus the cost of referring."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="error_matrices")
+    name = models.CharField(max_length=100)
+    matrix = models.JSONField(help_text="K x K list of lists, matrix[actual][predicted].")
+    reject_cost = models.FloatField(
+        null=True, blank=True, help_text="Cost of referring a patient; empty = never refer."
+    )
+
+    class Meta:
+        ordering = ["dataset_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="unique_matrix_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset}: {self.name}"

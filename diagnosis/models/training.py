@@ -1,0 +1,89 @@
+"""A trained model: what was asked for, the prices it was trained with, its fit and report."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from .datasets import Dataset, ErrorMatrix
+
+
+class TrainedModel(models.Model):
+    """One training run and, once it succeeded, the fitted model as JSON."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    STATUS_CHOICES = [
+        (QUEUED, "Queued"),
+        (RUNNING, "Running"),
+        (SUCCEEDED, "Succeeded"),
+        (FAILED, "Failed"),
+        (CANCELLED, "Cancelled"),
+    ]
+    FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="trained_models")
+    name = models.CharField(max_length=200, blank=True)
+    learner = models.CharField(max_length=50, help_text="Key in the learner registry.")
+    params = models.JSONField(default=dict, blank=True)
+    error_matrix = models.ForeignKey(
+        ErrorMatrix, null=True, blank=True, on_delete=models.SET_NULL, related_name="trained_models"
+    )
+    cost_snapshot = models.JSONField(
+        default=dict, blank=True, help_text="CostModel.to_dict() plus test names, at training time."
+    )
+    matrix_snapshot = models.JSONField(default=list, blank=True)
+    reject_cost_snapshot = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=QUEUED)
+    progress = models.FloatField(default=0.0)
+    progress_message = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="trained_models",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    fit_seconds = models.FloatField(null=True, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    model_json = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    celery_task_id = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.learner} on {self.dataset} (#{self.pk})"
+
+    @property
+    def is_ready(self) -> bool:
+        """Succeeded and holds a fitted model."""
+        return self.status == self.SUCCEEDED and bool(self.model_json)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class TrainingCheckpoint(models.Model):
+    """An intermediate model of an anytime learner, with its estimated cost."""
+
+    trained_model = models.ForeignKey(
+        TrainedModel, on_delete=models.CASCADE, related_name="checkpoints"
+    )
+    elapsed_seconds = models.FloatField()
+    estimated_cost = models.FloatField(null=True, blank=True)
+    label = models.CharField(max_length=100, blank=True)
+    model_json = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["trained_model_id", "elapsed_seconds", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.trained_model} @ {self.elapsed_seconds:.1f}s"
