@@ -1,0 +1,33 @@
+"""Greedy cost-sensitive decision trees sharing one builder and one tree layout.
+
+Public: the five learners, :class:`TreeStructure`, :func:`export_text`, and
+C4.5's pessimistic error (:func:`upper_confidence_limit`,
+:func:`expected_error`) for other tree learners (ACT) to reuse.
+"""
+
+from ._base import GreedyTreeClassifier, TreePolicyMixin
+from ._structure import LEAF, TreeStructure
+from .classifiers import (
+    C45Classifier,
+    CSID3Classifier,
+    DTMCClassifier,
+    EG2Classifier,
+    IDXClassifier,
+)
+from .export import export_text
+from .pessimistic import expected_error, upper_confidence_limit
+
+__all__ = [
+    "LEAF",
+    "C45Classifier",
+    "CSID3Classifier",
+    "DTMCClassifier",
+    "EG2Classifier",
+    "GreedyTreeClassifier",
+    "IDXClassifier",
+    "TreePolicyMixin",
+    "TreeStructure",
+    "export_text",
+    "expected_error",
+    "upper_confidence_limit",
+]

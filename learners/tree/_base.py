@@ -1,0 +1,323 @@
+"""Shared estimator machinery of the tree learners: fitting, prediction, policy, JSON.
+
+:class:`TreePolicyMixin` gives any model holding a ``tree_`` the policy
+interface (ALGORITHMS.md §9), prediction and persistence; ACT reuses it.
+:class:`GreedyTreeClassifier` adds the greedy fit shared by C4.5, EG2, IDX,
+CS-ID3 and DTMC, which differ only in their split criterion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
+from ..costs import CostModel
+from ..policy import Classify, Extract, Reject, decide
+from ..serialization import SerializableMixin
+from ._builder import grow_tree, prune_tree
+from ._criteria import Criterion
+from ._structure import TreeStructure
+from .walk import FastTree, leaf_probabilities, tree_predict_proba
+
+__all__ = ["GreedyTreeClassifier", "TreePolicyMixin"]
+
+
+class TreePolicyMixin:
+    """Prediction, the step-by-step policy and JSON state for a fitted ``tree_``.
+
+    Expects the fitted attributes ``tree_``, ``classes_``, ``n_features_in_``,
+    ``cost_model_``, ``cost_matrix_``, ``reject_cost_``, ``categories_`` and
+    the parameter ``probability``.
+    """
+
+    # ------------------------------------------------------------ prediction
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities; a missing value (NaN) averages over its branches.
+
+        Raises
+        ------
+        ValueError
+            On a wrong number of features, or a category code of a nominal
+            feature that was not seen in training.
+        """
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        self._check_categories(X)
+        return tree_predict_proba(self.tree_, self._node_proba(), X)
+
+    def predict(self, X) -> np.ndarray:
+        """Class of least expected cost under ``cost_matrix_`` (C4.5c)."""
+        expected = self.predict_proba(X) @ self.cost_matrix_
+        return self.classes_[np.argmin(expected, axis=1)]
+
+    # --------------------------------------------------------------- policy
+    def next_action(
+        self, known: Mapping[int, float], unavailable: Iterable[int] = ()
+    ) -> Extract | Classify | Reject:
+        """Next step for one patient (ALGORITHMS.md §9).
+
+        Descends while each node's test is known; an unavailable (or NaN)
+        test sends the patient down every branch, weighted by the training
+        shares.  When some reached node waits on a test that can still be
+        done, asks for the one most of the patient's weight is waiting on
+        (ties: lowest feature index).  Otherwise combines the reached
+        leaves' probabilities and decides (classify, or reject when the
+        best class costs more than ``reject_cost_``).
+
+        Parameters
+        ----------
+        known : mapping int -> float
+            Feature index -> result for the tests done so far.
+        unavailable : iterable of int
+            Tests that cannot be done for this patient.
+        """
+        check_is_fitted(self, "tree_")
+        walker = self._walker()
+        reach = walker.reach(known, unavailable)
+        if reach.frontier:
+            waiting: dict[int, float] = {}
+            for node, weight in reach.frontier.items():
+                f = walker.feature[node]
+                waiting[f] = waiting.get(f, 0.0) + weight
+            test = min(waiting, key=lambda f: (-waiting[f], f))
+            nodes = [n for n in reach.frontier if walker.feature[n] == test]
+            counts = self.tree_.class_weight[nodes].sum(axis=0)
+            return Extract(
+                test=int(test),
+                cost=self.cost_model_.marginal_cost(int(test), frozenset(known)),
+                reason=(
+                    f"the tree tests feature {test} next: it splits "
+                    f"{counts.sum():.4g} training cases ({self._describe(counts)})"
+                ),
+            )
+        proba = self._combine(reach.leaves)
+        counts = self.tree_.class_weight[list(reach.leaves)].sum(axis=0)
+        return decide(
+            proba,
+            classes=self.classes_.tolist(),
+            cost_matrix=self.cost_matrix_,
+            reject_cost=self.reject_cost_,
+            reason=f"leaf of {counts.sum():.4g} training cases ({self._describe(counts)})",
+        )
+
+    def decision_path_nodes(
+        self, known: Mapping[int, float], unavailable: Iterable[int] = ()
+    ) -> list[int]:
+        """Node ids the patient's walk touches (root first), for highlighting."""
+        check_is_fitted(self, "tree_")
+        return self._walker().reach(known, unavailable).visited
+
+    def delayed_order(
+        self, known: Mapping[int, float], test: int, unavailable: Iterable[int] = ()
+    ) -> list[int]:
+        """Tests ordered together with ``test`` under Turney's delayed-test rule.
+
+        Every test in the subtrees under the reached nodes that ask for
+        ``test``, in tree order, ``test`` first; tests already known or
+        unavailable are left out.
+        """
+        check_is_fitted(self, "tree_")
+        walker = self._walker()
+        reach = walker.reach(known, unavailable)
+        blocked = set(unavailable)
+        ordered: dict[int, None] = {int(test): None}
+        for node in sorted(reach.frontier):
+            if walker.feature[node] != test:
+                continue
+            for f in walker.subtree_tests(node):
+                if f not in known and f not in blocked:
+                    ordered.setdefault(f, None)
+        return list(ordered)
+
+    def export_text(self, feature_names=None, class_names=None) -> str:
+        """Readable text of the tree: splits, class weights and leaf decisions."""
+        from .export import export_text
+
+        return export_text(self, feature_names=feature_names, class_names=class_names)
+
+    # ----------------------------------------------------------------- JSON
+    def _fitted_state(self) -> dict:
+        check_is_fitted(self, "tree_")
+        reject = self.reject_cost_
+        return {
+            "tree": self.tree_.to_dict(),
+            "classes": self.classes_.tolist(),
+            "n_features_in": int(self.n_features_in_),
+            "cost_model": self.cost_model_.to_dict(),
+            "cost_matrix": self.cost_matrix_.tolist(),
+            "reject_cost": reject.tolist() if isinstance(reject, np.ndarray) else reject,
+            "categories": {str(f): c.tolist() for f, c in self.categories_.items()},
+        }
+
+    def _load_fitted_state(self, state: dict) -> None:
+        self.tree_ = TreeStructure.from_dict(state["tree"])
+        self.classes_ = np.asarray(state["classes"])
+        self.n_features_in_ = int(state["n_features_in"])
+        self.cost_model_ = CostModel.from_dict(state["cost_model"])
+        self.cost_matrix_ = check_cost_matrix(state["cost_matrix"], len(self.classes_))
+        self.reject_cost_ = check_reject_cost(state["reject_cost"], len(self.classes_))
+        self.categories_ = {
+            int(f): np.asarray(c, dtype=float) for f, c in state["categories"].items()
+        }
+
+    # -------------------------------------------------------------- private
+    def _walker(self) -> FastTree:
+        cached = getattr(self, "_walker_cache", None)
+        if cached is None or cached[0] is not self.tree_:
+            cached = (self.tree_, FastTree(self.tree_))
+            self._walker_cache = cached
+        return cached[1]
+
+    def _node_proba(self) -> np.ndarray:
+        cached = getattr(self, "_proba_cache", None)
+        key = (id(self.tree_), self.probability)
+        if cached is None or cached[0] != key:
+            cached = (key, leaf_probabilities(self.tree_, self.probability))
+            self._proba_cache = cached
+        return cached[1]
+
+    def _combine(self, leaves: Mapping[int, float]) -> np.ndarray:
+        node_proba = self._node_proba()
+        total = sum(leaves.values())
+        proba = sum(weight * node_proba[node] for node, weight in leaves.items())
+        return np.asarray(proba, dtype=float) / total
+
+    def _describe(self, counts: np.ndarray) -> str:
+        return ", ".join(f"{label}: {w:.4g}" for label, w in zip(self.classes_.tolist(), counts))
+
+    def _check_categories(self, X: np.ndarray) -> None:
+        for f, codes in self.categories_.items():
+            column = X[:, f]
+            known = column[~np.isnan(column)]
+            unseen = known[~np.isin(known, codes)]
+            if unseen.size:
+                raise ValueError(
+                    f"feature {f} has category code {unseen[0]:g}, not seen in training "
+                    f"(known codes: {codes.tolist()})"
+                )
+
+
+class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEstimator):
+    """Base of the greedy cost-aware trees; subclasses supply :meth:`_criterion`.
+
+    Parameters are documented on each learner.
+    """
+
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=None,
+        random_state=None,
+        min_samples_leaf=2,
+        cf=0.25,
+        prune=True,
+        probability="laplace",
+    ):
+        self.test_costs = test_costs
+        self.cost_matrix = cost_matrix
+        self.reject_cost = reject_cost
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.min_samples_leaf = min_samples_leaf
+        self.cf = cf
+        self.prune = prune
+        self.probability = probability
+
+    def _criterion(self) -> Criterion:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        """Grow (and, if ``prune``, prune) the tree on ``X`` (NaN = missing) and ``y``.
+
+        Raises
+        ------
+        ValueError
+            On malformed input: shapes, NaN in ``y``, a bad cost matrix or
+            test costs, a non-integer category code, bad parameters.
+        """
+        self._check_params()
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
+        )
+        check_classification_targets(y)
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
+        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
+        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        self.categories_ = self._categories(X)
+        grown = grow_tree(
+            X,
+            y_codes,
+            n_classes,
+            criterion=self._criterion(),
+            cost_model=self.cost_model_,
+            cost_matrix=self.cost_matrix_,
+            categories=self.categories_,
+            min_leaf=float(self.min_samples_leaf),
+        )
+        if self.prune:
+            prune_tree(grown, self._leaf_label, float(self.cf))
+        self.tree_ = grown.to_structure()
+        return self
+
+    def _leaf_label(self, class_weight: np.ndarray) -> int:
+        k = class_weight.shape[0]
+        total = class_weight.sum()
+        if self.probability == "laplace":
+            proba = (class_weight + 1.0) / (total + k)
+        else:
+            proba = class_weight / total if total > 0 else np.full(k, 1.0 / k)
+        return int(np.argmin(proba @ self.cost_matrix_))
+
+    def _check_params(self) -> None:
+        if self.probability not in ("laplace", "frequency"):
+            raise ValueError(
+                f"probability must be 'laplace' or 'frequency', got {self.probability!r}"
+            )
+        if (
+            not isinstance(self.min_samples_leaf, Real)
+            or isinstance(self.min_samples_leaf, bool)
+            or not self.min_samples_leaf >= 1
+        ):
+            raise ValueError(f"min_samples_leaf must be a number >= 1, got {self.min_samples_leaf!r}")
+        if not isinstance(self.cf, Real) or not 0.0 < self.cf < 1.0:
+            raise ValueError(f"cf must be in (0, 1), got {self.cf!r}")
+
+    def _categories(self, X: np.ndarray) -> dict[int, np.ndarray]:
+        if self.categorical_features is None:
+            return {}
+        features = np.asarray(self.categorical_features).ravel()
+        if features.dtype == bool:
+            if features.shape[0] != X.shape[1]:
+                raise ValueError(
+                    f"categorical_features mask has {features.shape[0]} entries, "
+                    f"expected {X.shape[1]}"
+                )
+            features = np.flatnonzero(features)
+        result = {}
+        for f in features.tolist():
+            if not isinstance(f, Integral) or not 0 <= f < X.shape[1]:
+                raise ValueError(f"categorical_features entry {f!r} is not a feature index")
+            column = X[:, f]
+            known = column[~np.isnan(column)]
+            fractional = known[known != np.round(known)]
+            if fractional.size:
+                raise ValueError(
+                    f"categorical feature {f} has non-integer code {fractional[0]:g}; "
+                    "category codes must be whole numbers"
+                )
+            codes = np.unique(known)
+            if codes.size == 0:
+                codes = np.array([0.0])
+            result[int(f)] = codes
+        return result

@@ -1,0 +1,284 @@
+"""The one greedy tree builder, parameterised by a split criterion.
+
+Growth follows C4.5: nominal features split one branch per category seen in
+training, numeric features split in two at a threshold; cases with a missing
+value go down every branch with weights proportional to the branch's known
+weight (fractional cases); a split needs at least two branches holding
+``min_leaf`` known weight.  Error-based pruning (C4.5, without subtree
+raising) is applied afterwards on request.  The result is a
+:class:`~learners.tree._structure.TreeStructure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from ._criteria import Candidate, Criterion
+from ._kernels import MODE_COST, info_mass, misclassification_cost, scan_numeric
+from ._structure import LEAF, TreeStructure
+from .pessimistic import expected_error
+
+__all__ = ["grow_tree", "prune_tree", "GrowingTree"]
+
+_EPS = 1e-9
+
+
+class GrowingTree:
+    """Mutable node lists used while growing and pruning, before flattening."""
+
+    def __init__(self, n_classes: int) -> None:
+        self.n_classes = n_classes
+        self.feature: list[int] = []
+        self.threshold: list[float] = []
+        self.class_weight: list[np.ndarray] = []
+        self.edges: list[list[tuple[int, float, float]]] = []
+        self.empty: list[bool] = []
+
+    def add(self, class_weight: np.ndarray, empty: bool = False) -> int:
+        """Append a leaf and return its id."""
+        self.feature.append(LEAF)
+        self.threshold.append(np.nan)
+        self.class_weight.append(class_weight)
+        self.edges.append([])
+        self.empty.append(empty)
+        return len(self.feature) - 1
+
+    def to_structure(self) -> TreeStructure:
+        """Flatten the nodes reachable from the root, numbered in preorder."""
+        order: list[int] = []
+        stack = [0]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(child for child, _, _ in reversed(self.edges[node]))
+        new_id = {old: new for new, old in enumerate(order)}
+        feature, threshold, edge_start, n_edges = [], [], [], []
+        child, branch_value, branch_weight = [], [], []
+        for old in order:
+            feature.append(self.feature[old])
+            threshold.append(self.threshold[old])
+            edge_start.append(len(child))
+            n_edges.append(len(self.edges[old]))
+            for c, value, weight in self.edges[old]:
+                child.append(new_id[c])
+                branch_value.append(value)
+                branch_weight.append(weight)
+        class_weight = np.array([self.class_weight[old] for old in order], dtype=float)
+        return TreeStructure(
+            feature=np.array(feature, dtype=np.int64),
+            threshold=np.array(threshold, dtype=float),
+            edge_start=np.array(edge_start, dtype=np.int64),
+            n_edges=np.array(n_edges, dtype=np.int64),
+            class_weight=class_weight.reshape(len(order), self.n_classes),
+            child=np.array(child, dtype=np.int64),
+            branch_value=np.array(branch_value, dtype=float),
+            branch_weight=np.array(branch_weight, dtype=float),
+        )
+
+
+def grow_tree(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    *,
+    criterion: Criterion,
+    cost_model,
+    cost_matrix: np.ndarray,
+    categories: Mapping[int, np.ndarray],
+    min_leaf: float = 2.0,
+    max_depth: int | None = None,
+) -> GrowingTree:
+    """Grow a tree greedily on ``X`` (float, NaN = missing) and class codes ``y``.
+
+    Parameters
+    ----------
+    criterion : Criterion
+        Picks the split at each node (or none).
+    cost_model : CostModel
+        Prices tests in the node's context: the tests on the path are done.
+    cost_matrix : (K, K) array
+        ``M[actual, predicted]``; used by the cost-based criterion (DTMC).
+    categories : mapping feature -> sorted category codes
+        The nominal features; every other feature is numeric.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    cost_matrix = np.ascontiguousarray(cost_matrix, dtype=np.float64)
+    n_samples, n_features = X.shape
+    numeric = np.array([f for f in range(n_features) if f not in categories], dtype=np.int64)
+    # Presort once; children inherit sorted order by stable filtering.
+    order = np.ascontiguousarray(np.argsort(X[:, numeric], axis=0, kind="stable").T)
+    code_index = {f: _category_index(X[:, f], cats) for f, cats in categories.items()}
+
+    tree = GrowingTree(n_classes)
+    root_weights = np.ones(n_samples)
+    root = tree.add(np.bincount(y, weights=root_weights, minlength=n_classes).astype(float))
+    stack = [(root, np.arange(n_samples), root_weights, order, frozenset(), 0)]
+    while stack:
+        node, cases, weights, node_order, done, depth = stack.pop()
+        class_weight = tree.class_weight[node]
+        total = float(class_weight.sum())
+        if (
+            total + _EPS < 2.0 * min_leaf
+            or class_weight.max() >= total - _EPS
+            or (max_depth is not None and depth >= max_depth)
+        ):
+            continue
+        node_cost = misclassification_cost(class_weight, cost_matrix)
+        candidates = _numeric_candidates(
+            X, y, cases, weights, node_order, numeric, n_classes,
+            criterion, cost_model, cost_matrix, min_leaf, done,
+        )
+        for f, index in code_index.items():
+            if f in done:  # a nominal test on the path already fixed its value
+                continue
+            cand = _nominal_candidate(
+                f, index[cases], y[cases], weights, class_weight, len(categories[f]),
+                criterion, cost_model, cost_matrix, min_leaf, done,
+            )
+            if cand is not None:
+                candidates.append(cand)
+        chosen = criterion.choose(candidates, node_cost, total)
+        if chosen is None:
+            continue
+        f = chosen.feature
+        if f in code_index:
+            branch = code_index[f][cases]
+            values = categories[f].astype(float)
+            tree.threshold[node] = np.nan
+        else:
+            column = X[cases, f]
+            branch = np.where(np.isnan(column), -1, np.where(column <= chosen.threshold, 0, 1))
+            values = np.array([np.nan, np.nan])
+            tree.threshold[node] = chosen.threshold
+        known = branch >= 0
+        branch_total = np.bincount(branch[known], weights=weights[known], minlength=len(values))
+        shares = branch_total / branch_total.sum()
+        tree.feature[node] = f
+        child_done = done | {f}
+        children = []
+        missing = ~known
+        for b in range(len(values)):
+            if shares[b] <= 0.0:
+                leaf = tree.add(class_weight.copy(), empty=True)
+                tree.edges[node].append((leaf, float(values[b]), 0.0))
+                continue
+            keep = (branch == b) | missing
+            child_cases = cases[keep]
+            child_weights = np.where(missing[keep], weights[keep] * shares[b], weights[keep])
+            position = np.cumsum(keep) - 1
+            mask = keep[node_order]
+            child_order = position[node_order[mask].reshape(node_order.shape[0], -1)]
+            cw = np.bincount(y[child_cases], weights=child_weights, minlength=n_classes)
+            child = tree.add(cw.astype(float))
+            tree.edges[node].append((child, float(values[b]), float(shares[b])))
+            children.append((child, child_cases, child_weights, child_order, child_done, depth + 1))
+        stack.extend(reversed(children))
+    return tree
+
+
+def prune_tree(
+    tree: GrowingTree, leaf_label: Callable[[np.ndarray], int], cf: float = 0.25
+) -> GrowingTree:
+    """C4.5 error-based pruning, in place (subtree raising is not done).
+
+    A subtree becomes a leaf when the leaf's ``EE(n, e, CF)`` is at most the
+    sum of its leaves' ``EE``; ``e`` counts the weight not of the class the
+    leaf would decide (``leaf_label``), so errors follow the cost-based label.
+    Leaves of empty branches count zero.
+    """
+    n_nodes = len(tree.feature)
+    estimate = np.zeros(n_nodes)
+    for node in range(n_nodes - 1, -1, -1):  # children always have larger ids
+        if tree.empty[node]:
+            continue
+        cw = tree.class_weight[node]
+        n = float(cw.sum())
+        as_leaf = expected_error(n, n - float(cw[leaf_label(cw)]), cf)
+        if tree.feature[node] == LEAF:
+            estimate[node] = as_leaf
+            continue
+        as_subtree = sum(estimate[child] for child, _, _ in tree.edges[node])
+        if as_leaf <= as_subtree + 1e-9:
+            tree.feature[node] = LEAF
+            tree.threshold[node] = np.nan
+            tree.edges[node] = []
+            estimate[node] = as_leaf
+        else:
+            estimate[node] = as_subtree
+    return tree
+
+
+def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
+    """Position of each value in ``categories``; -1 for missing."""
+    index = np.searchsorted(categories, np.nan_to_num(column, nan=categories[0]))
+    index = np.minimum(index, len(categories) - 1)
+    return np.where(np.isnan(column), -1, index).astype(np.int64)
+
+
+def _numeric_candidates(
+    X, y, cases, weights, node_order, numeric, n_classes,
+    criterion, cost_model, cost_matrix, min_leaf, done,
+) -> list[Candidate]:
+    if numeric.size == 0:
+        return []
+    score, threshold, split_info, _, _ = scan_numeric(
+        X, cases, weights, y, n_classes, node_order, numeric,
+        criterion.scan_mode, cost_matrix, float(min_leaf),
+    )
+    candidates = []
+    cost_mode = criterion.scan_mode == MODE_COST
+    for r in np.flatnonzero(~np.isnan(score)):
+        f = int(numeric[r])
+        candidates.append(
+            Candidate(
+                feature=f,
+                gain=0.0 if cost_mode else float(score[r]),
+                split_info=float(split_info[r]),
+                cost=cost_model.marginal_cost(f, done),
+                child_cost=float(score[r]) if cost_mode else 0.0,
+                threshold=float(threshold[r]),
+            )
+        )
+    return candidates
+
+
+def _nominal_candidate(
+    f, index, y_node, weights, class_weight, n_branches,
+    criterion, cost_model, cost_matrix, min_leaf, done,
+) -> Candidate | None:
+    known = index >= 0
+    n_classes = class_weight.shape[0]
+    table = np.bincount(
+        index[known] * n_classes + y_node[known],
+        weights=weights[known],
+        minlength=n_branches * n_classes,
+    ).reshape(n_branches, n_classes)
+    branch_total = table.sum(axis=1)
+    if np.count_nonzero(branch_total + _EPS >= min_leaf) < 2:
+        return None
+    w_known = float(branch_total.sum())
+    w_total = float(class_weight.sum())
+    missing = np.maximum(class_weight - table.sum(axis=0), 0.0)
+    parts = np.append(branch_total, w_total - w_known) / w_total
+    parts = parts[parts > 0]
+    split_info = float(-(parts * np.log2(parts)).sum())
+    if criterion.scan_mode == MODE_COST:
+        shares = branch_total / w_known
+        child_cost = sum(
+            misclassification_cost(table[b] + shares[b] * missing, cost_matrix)
+            for b in range(n_branches)
+        )
+        gain = 0.0
+    else:
+        child_cost = 0.0
+        gain = (info_mass(table.sum(axis=0)) - sum(info_mass(row) for row in table)) / w_total
+    return Candidate(
+        feature=f,
+        gain=max(float(gain), 0.0),
+        split_info=split_info,
+        cost=cost_model.marginal_cost(f, done),
+        child_cost=float(child_cost),
+    )

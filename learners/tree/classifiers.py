@@ -1,0 +1,175 @@
+"""The five greedy cost-aware trees (ALGORITHMS.md §2): one builder, five criteria.
+
+Every learner labels its leaves by least expected cost under ``cost_matrix``
+(C4.5c) and shares growth, pruning, prediction, the step-by-step policy and
+JSON persistence through :class:`~learners.tree._base.GreedyTreeClassifier`.
+"""
+
+from __future__ import annotations
+
+from . import _criteria
+from ._base import GreedyTreeClassifier
+
+__all__ = [
+    "C45Classifier",
+    "CSID3Classifier",
+    "DTMCClassifier",
+    "EG2Classifier",
+    "IDXClassifier",
+]
+
+_COMMON_PARAMETERS = """
+    Parameters
+    ----------
+    test_costs : CostModel or sequence of float, optional
+        Price of each test; None means every test costs 1.
+    cost_matrix : array-like of shape (K, K), optional
+        ``M[actual, predicted]`` over ``classes_`` (sorted labels); None is
+        0/1 loss.  Leaves decide the class of least expected cost.
+    reject_cost : float or array of K floats, optional
+        Cost of referring the patient; None never refers.
+    categorical_features : sequence of int or boolean mask, optional
+        Nominal features; their values are whole-number category codes and
+        they split one branch per code seen in training.  Others are numeric
+        and split in two at a threshold midway between adjacent distinct
+        values.
+    random_state : int, RandomState or None
+        Unused (the learner is deterministic); kept for a uniform signature.
+    min_samples_leaf : float, default 2
+        C4.5's MINOBJS: a split needs two branches with at least this much
+        known training weight.
+    cf : float, default 0.25
+        Confidence of the error-based pruning (``U_CF``, exact binomial limit).
+    prune : bool
+        Apply C4.5 error-based pruning (no subtree raising).
+    probability : {"laplace", "frequency"}, default "laplace"
+        Leaf probabilities ``(n_c + 1)/(n + K)`` or ``n_c / n``.
+
+    Attributes
+    ----------
+    tree_ : TreeStructure
+    classes_ : ndarray of labels
+    n_features_in_ : int
+    cost_model_ : CostModel
+    cost_matrix_ : ndarray of shape (K, K)
+    reject_cost_ : float, ndarray or None
+    categories_ : dict int -> ndarray of category codes
+"""
+
+
+class C45Classifier(GreedyTreeClassifier):
+    """C4.5 (Quinlan) with cost-sensitive leaf labels (C4.5c).
+
+    Gain ratio among tests with at least average information gain;
+    missing values handled as fractional cases.  No MDL correction for
+    numeric thresholds.
+    """
+
+    __doc__ += _COMMON_PARAMETERS
+
+    def _criterion(self):
+        return _criteria.GainRatio()
+
+
+class EG2Classifier(GreedyTreeClassifier):
+    """EG2 (Núñez 1991): ``ICF = (2^DeltaI - 1) / (c + 1)^w``.
+
+    ``c`` is the test's marginal cost in the node's context (tests on the path
+    are done: they cost nothing, group discounts apply).  A test of zero
+    marginal cost ranks before any positive cost, then by ``DeltaI``.
+
+    w : float, default 1.0
+        Cost emphasis; ``w = 0`` ignores costs.
+    """
+
+    __doc__ += _COMMON_PARAMETERS
+
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=None,
+        random_state=None,
+        min_samples_leaf=2,
+        cf=0.25,
+        prune=True,
+        probability="laplace",
+        w=1.0,
+    ):
+        super().__init__(
+            test_costs=test_costs,
+            cost_matrix=cost_matrix,
+            reject_cost=reject_cost,
+            categorical_features=categorical_features,
+            random_state=random_state,
+            min_samples_leaf=min_samples_leaf,
+            cf=cf,
+            prune=prune,
+            probability=probability,
+        )
+        self.w = w
+
+    def _criterion(self):
+        if not isinstance(self.w, (int, float)) or isinstance(self.w, bool) or not self.w >= 0:
+            raise ValueError(f"w must be a number >= 0, got {self.w!r}")
+        return _criteria.EG2(self.w)
+
+
+class IDXClassifier(GreedyTreeClassifier):
+    """IDX (Norton 1989): ``DeltaI / c`` in the node's cost context."""
+
+    __doc__ += _COMMON_PARAMETERS
+
+    def _criterion(self):
+        return _criteria.IDX()
+
+
+class CSID3Classifier(GreedyTreeClassifier):
+    """CS-ID3 (Tan 1993): ``DeltaI^2 / c`` in the node's cost context."""
+
+    __doc__ += _COMMON_PARAMETERS
+
+    def _criterion(self):
+        return _criteria.CSID3()
+
+
+class DTMCClassifier(GreedyTreeClassifier):
+    """DTMC (Ling et al. 2004): split where total cost (tests + errors) drops most.
+
+    Node cost ``mc(S) = min_j sum_i n_i M[i, j]``; a split costs
+    ``sum_k mc(S_k) + n c``; growth stops when no split reduces the cost
+    (pre-pruning), so ``prune`` defaults to False.  Numeric thresholds are
+    chosen by the same reduction.
+    """
+
+    __doc__ += _COMMON_PARAMETERS
+
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=None,
+        random_state=None,
+        min_samples_leaf=2,
+        cf=0.25,
+        prune=False,
+        probability="laplace",
+    ):
+        super().__init__(
+            test_costs=test_costs,
+            cost_matrix=cost_matrix,
+            reject_cost=reject_cost,
+            categorical_features=categorical_features,
+            random_state=random_state,
+            min_samples_leaf=min_samples_leaf,
+            cf=cf,
+            prune=prune,
+            probability=probability,
+        )
+
+    def _criterion(self):
+        return _criteria.DTMC()
