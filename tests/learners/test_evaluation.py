@@ -270,3 +270,60 @@ def test_cross_validate_pools_every_case_once():
         assert fold.n_cases == len(test)
         assert not set(train) & set(test)
     json.dumps(result.to_dict(), allow_nan=False)
+
+
+def _and_table(repeats: int = 10):
+    """Class 1 iff tests 1 and 2 are both positive; test 0 is constant (never worth buying)."""
+    grid = np.array([[0.0, a, b] for a in (0.0, 1.0) for b in (0.0, 1.0)])
+    X = np.repeat(grid, repeats, axis=0)
+    y = ((X[:, 1] > 0) & (X[:, 2] > 0)).astype(int)
+    return X, y
+
+
+# Tests 1 and 2 share a group: test 2 after test 1 costs its discounted 3, not 8.
+AND_PRICES = CostModel([0.5, 5.0, 8.0], discounted=[0.5, 2.0, 3.0], groups=[None, "A", "A"],
+                       delayed=[False, True, True])
+
+
+def test_real_tree_path_costs_match_hand_computation():
+    """EG2 asks cheap test 1 first; negatives stop there (5), positives add test 2 at 3."""
+    from learners.tree import EG2Classifier
+
+    X, y = _and_table()
+    tree = EG2Classifier(test_costs=AND_PRICES).fit(X, y)
+    report = evaluate(tree, X, y)
+    by_first = {}
+    for x, case in zip(X, report.cases):
+        by_first.setdefault(x[1], set()).add((case.tests, case.test_cost))
+    assert by_first[0.0] == {((1,), 5.0)}
+    assert by_first[1.0] == {((1, 2), 8.0)}
+    assert report.mean_test_cost == pytest.approx((20 * 5.0 + 20 * 8.0) / 40)
+    assert report.accuracy == 1.0
+    assert report.test_frequency.tolist() == [0.0, 1.0, 0.5]
+    # TC = 0.5 + 5 + 3; 0/1 loss, class frequencies 30/40 and 10/40.
+    assert report.standard_cost == pytest.approx(8.5 + 0.25 * 1.0)
+    assert report.normalized_cost == pytest.approx(100 * 6.5 / 8.75)
+
+
+def test_real_tree_turney_mode_charges_the_subtree():
+    """Under Turney's rule, ordering delayed test 1 also orders test 2 below it: every case pays 8."""
+    from learners.tree import EG2Classifier
+
+    X, y = _and_table()
+    tree = EG2Classifier(test_costs=AND_PRICES).fit(X, y)
+    report = evaluate(tree, X, y, delayed="turney")
+    assert {case.tests for case in report.cases} == {(1, 2)}
+    assert report.mean_test_cost == pytest.approx(8.0)
+
+
+def test_cross_validate_real_tree_with_shared_folds():
+    """Two learners given the same folds are evaluated on the same held-out cases."""
+    from learners.tree import C45Classifier, EG2Classifier
+
+    X, y = _and_table(repeats=5)
+    folds = make_folds(y, n_splits=5, random_state=1)
+    eg2 = cross_validate(EG2Classifier(test_costs=AND_PRICES), X, y, folds=folds)
+    c45 = cross_validate(C45Classifier(test_costs=AND_PRICES), X, y, folds=folds)
+    assert eg2.overall.n_cases == c45.overall.n_cases == 20
+    for a, b in zip(eg2.folds, c45.folds):
+        assert [c.true_label for c in a.cases] == [c.true_label for c in b.cases]
