@@ -1,0 +1,515 @@
+"""The conditioned-loss classifier: classify, extract a test, or refer (paper 003)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from .._validation import check_reject_cost, check_test_costs
+from ..costs import CostModel
+from ..policy import Classify, Extract, Reject, reject_expected_cost
+from ..serialization import SerializableMixin
+from ..tree._structure import TreeStructure
+from ._risks import classify_risk, extract_risk, reject_risk
+from ._subsets import FeatureRoles
+from ._trees import grow_tree, tree_proba
+from .parzen import FeatureScaler, window_average, window_distances
+
+__all__ = ["ConditionedLossClassifier", "DEFAULT_WINDOW_WIDTHS"]
+
+#: Candidate hypercube half-widths, in scaled units ([0, 1] per feature).
+DEFAULT_WINDOW_WIDTHS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
+
+_VALIDATION_CHUNK = 256
+
+
+class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimator):
+    """Test-cost sensitive diagnosis by conditioned loss (Cebe & Gunduz-Demir 2007).
+
+    For the tests known so far the model weighs three kinds of action with the
+    conditioned loss of ALGORITHMS.md §5: classify with the current classifier,
+    buy one more test k, or refer (reject).  Extraction is rewarded only when
+    the classifier one test away is expected to *change* the decision and be
+    right, so the model stops buying tests once every candidate test is
+    expected to confirm the current decision.
+
+    Parameters
+    ----------
+    test_costs : CostModel or sequence of float, optional
+        Test prices.  Features with zero price are free (asked first, at no
+        cost); derived features (``CostModel.derived``) are never bought but
+        become usable once all their inputs are known; every other feature is
+        a *priced test*.  None means every test costs 1.
+    reward, penalty : float
+        REWARD and PENALTY of the conditioned loss (paper: 100 and 10000).
+    reject_cost : float or array-like of shape (n_classes,), optional
+        What the evaluator charges for a referral.  It does not influence the
+        decisions (the conditioned loss does).  None means 0: referrals are
+        counted, not priced.
+    categorical_features : sequence of int, optional
+        Nominal features: the Parzen window requires an exact match on them
+        (the trees still split them as ordered codes).
+    random_state : int, RandomState or None
+        Seeds the validation split and the trees' tie-breaking.
+    max_subsets : int
+        Upper bound on 2^m, m = number of priced tests.
+    window_widths : sequence of float, optional
+        Candidate hypercube half-widths in scaled units; one is chosen per
+        state on held-out validation data.  Defaults to
+        :data:`DEFAULT_WINDOW_WIDTHS`.
+    validation_fraction : float
+        Share of the training cases held out to choose the window widths.
+    min_samples_leaf : int
+        Smallest leaf of the decision trees.
+    max_depth : int, optional
+        Depth bound of the decision trees.
+    feature_scaling : {"rank", "range"}
+        How features are mapped to [0, 1] before windowing.
+    leaf_smoothing : float
+        Added to every class count of a leaf before normalizing (1 = Laplace).
+        The conditioned loss needs graded beliefs: with a raw pure leaf
+        (p = 1) classify always has the lowest risk (-REWARD), so the model
+        would stop at the first leaf that happens to be pure.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    n_features_in_ : int
+    cost_model_ : CostModel
+    cost_matrix_ : ndarray of shape (K, K)
+        PENALTY off the diagonal, 0 on it: the misclassification view used
+        for ``Classify.expected_cost`` (``sum_i p_i M[i, label]``).
+    reject_cost_ : float or ndarray
+    free_features_, priced_tests_ : tuple of int
+    trees_ : list of TreeStructure
+        ``trees_[S]`` is the classifier of state S (bit i = ``priced_tests_[i]``
+        bought) on the free features, the tests of S and the derived features
+        whose inputs are all in S.  ``Y_k`` in state S is ``trees_[S | k]``.
+    window_width_ : ndarray of shape (2^m,)
+        Half-width chosen for each state's Parzen windows.
+    window_validation_ : ndarray of shape (2^m, n_widths)
+        Mean squared error of q_k against Y_k's posterior on the validation
+        cases, per state and candidate width (NaN for the full state).
+
+    Notes
+    -----
+    Scaling with m priced tests: 2^m trees and m 2^(m-1) (state, test)
+    estimators.  The estimators are not stored separately: ``q_k(S)``
+    averages ``trees_[S | k]``'s posteriors on the training cases, so the
+    model keeps the training matrix once (n x d floats) and each tree's
+    training posteriors (2^m x n x K floats).  For ann-thyroid (m = 4,
+    n = 3772, d = 21, K = 3) that is 0.6 MB + 1.4 MB in memory; the JSON
+    document stores the training matrix and the trees and recomputes the
+    posteriors on loading.  Because of the training matrix, a saved model
+    contains the training cases.
+    """
+
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        reward=100.0,
+        penalty=10000.0,
+        reject_cost=None,
+        categorical_features=None,
+        random_state=None,
+        max_subsets=64,
+        window_widths=None,
+        validation_fraction=0.25,
+        min_samples_leaf=5,
+        max_depth=None,
+        feature_scaling="rank",
+        leaf_smoothing=1.0,
+    ):
+        self.test_costs = test_costs
+        self.reward = reward
+        self.penalty = penalty
+        self.reject_cost = reject_cost
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.max_subsets = max_subsets
+        self.window_widths = window_widths
+        self.validation_fraction = validation_fraction
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.feature_scaling = feature_scaling
+        self.leaf_smoothing = leaf_smoothing
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Grow the 2^m state classifiers and choose each state's window width.
+
+        Raises
+        ------
+        ValueError
+            If 2^m exceeds ``max_subsets``, or on malformed input.
+        """
+        X, y_codes = self._check_training_data(X, y)
+        self._check_params()
+        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        self.reject_cost_ = (
+            0.0 if self.reject_cost is None else check_reject_cost(self.reject_cost, len(self.classes_))
+        )
+        roles = FeatureRoles.from_cost_model(self.cost_model_)
+        if roles.n_states > self.max_subsets:
+            raise ValueError(
+                f"{len(roles.priced)} priced tests need 2^{len(roles.priced)} = {roles.n_states} "
+                f"classifiers, above max_subsets={self.max_subsets}; pass "
+                f"max_subsets={roles.n_states} (or more) to allow it, or make some tests free "
+                "or derived in test_costs"
+            )
+        self.categorical_mask_ = self._categorical_mask(X.shape[1])
+        rng = check_random_state(self.random_state)
+        tree_seed = int(rng.randint(np.iinfo(np.int32).max))
+        widths = self._candidate_widths()
+
+        fit_idx, val_idx = self._validation_split(y_codes, rng)
+        trees = self._grow_all(X[fit_idx], y_codes[fit_idx], roles, tree_seed)
+        self.window_validation_ = self._score_widths(
+            trees, X[fit_idx], X[val_idx], roles, widths
+        )
+        best = np.argmin(np.nan_to_num(self.window_validation_, nan=0.0), axis=1)
+        self.window_width_ = widths[best]
+
+        self._install(X, self._grow_all(X, y_codes, roles, tree_seed), roles)
+        return self
+
+    def _grow_all(self, X, y_codes, roles, seed) -> list[TreeStructure]:
+        return [
+            grow_tree(
+                X,
+                y_codes,
+                roles.usable(state),
+                len(self.classes_),
+                min_samples_leaf=self.min_samples_leaf,
+                max_depth=self.max_depth,
+                random_state=seed,
+            )
+            for state in range(roles.n_states)
+        ]
+
+    def _score_widths(self, trees, X_fit, X_val, roles, widths) -> np.ndarray:
+        """Squared error of q_k vs Y_k's posterior on the validation cases."""
+        scaler = FeatureScaler(X_fit, self.categorical_mask_, self.feature_scaling)
+        Z_fit, Z_val = scaler.transform(X_fit), scaler.transform(X_val)
+        fit_post = [tree_proba(t, X_fit, self.leaf_smoothing) for t in trees]
+        val_post = [tree_proba(t, X_val, self.leaf_smoothing) for t in trees]
+        scores = np.full((roles.n_states, widths.size), np.nan)
+        for state in range(roles.n_states):
+            futures = [roles.with_test(state, k) for k in roles.priced if k not in roles.bought(state)]
+            if not futures:
+                continue
+            dims = roles.usable(state)
+            total = np.zeros(widths.size)
+            for start in range(0, Z_val.shape[0], _VALIDATION_CHUNK):
+                rows = slice(start, start + _VALIDATION_CHUNK)
+                distances = window_distances(Z_val[rows], Z_fit, dims, self.categorical_mask_)
+                for w, width in enumerate(widths):
+                    for future in futures:
+                        q = window_average(distances, width, fit_post[future], val_post[state][rows])
+                        total[w] += np.sum((q - val_post[future][rows]) ** 2)
+            scores[state] = total / (Z_val.shape[0] * len(futures))
+        return scores
+
+    def _install(self, X_train: np.ndarray, trees: list[TreeStructure], roles: FeatureRoles) -> None:
+        """Set the fitted attributes that follow from the stored state."""
+        self.X_train_ = X_train
+        self.trees_ = trees
+        self.free_features_ = roles.free
+        self.priced_tests_ = roles.priced
+        self.n_features_in_ = X_train.shape[1]
+        n_classes = len(self.classes_)
+        self.cost_matrix_ = float(self.penalty) * (1.0 - np.eye(n_classes))
+        self._roles = roles
+        self._scaler = FeatureScaler(X_train, self.categorical_mask_, self.feature_scaling)
+        self._scaled_train = self._scaler.transform(X_train)
+        self._train_posteriors = [tree_proba(t, X_train, self.leaf_smoothing) for t in trees]
+        self._usable = [roles.usable(state) for state in range(roles.n_states)]
+
+    # --------------------------------------------------------------- policy
+    def next_action(self, known: Mapping[int, float], unavailable: Iterable[int] = ()):
+        """Minimum-risk action for one case whose results ``known`` maps index to value.
+
+        Free features and derived features whose inputs are known are asked
+        for first (they cost nothing; ``risks`` is then empty).  Otherwise the
+        state S is the set of priced tests in ``known``; every priced test
+        neither known nor unavailable is a candidate, and unavailable tests
+        count as not bought in the reject risk.
+
+        Returns
+        -------
+        Extract, Classify or Reject
+            With ``risks``: ``("classify", r)``, ``("reject", r)`` and
+            ``("extract:<index>", r)`` for every candidate test.
+        """
+        check_is_fitted(self, "trees_")
+        known, unavailable = self._check_case(known, unavailable)
+        roles = self._roles
+        done = frozenset(known)
+        state = roles.state_of(known)
+        for feature in self._usable[state]:
+            if feature not in known and feature not in unavailable:
+                return Extract(
+                    test=int(feature),
+                    cost=self.cost_model_.marginal_cost(int(feature), done),
+                    reason=self._free_reason(int(feature)),
+                    risks=(),
+                )
+
+        x = np.full(self.n_features_in_, np.nan)
+        usable = self._usable[state]
+        for feature in usable:
+            if feature in known:
+                x[feature] = known[feature]
+        p = tree_proba(self.trees_[state], x[None, :], self.leaf_smoothing)[0]
+        not_bought = [k for k in roles.priced if k not in known]
+        q = self._estimate(state, x, usable, not_bought, p)
+        candidates = [k for k in not_bought if k not in unavailable]
+
+        names = ["classify", "reject"]
+        risks = [
+            classify_risk(p, self.reward, self.penalty),
+            reject_risk(p, q, self.reward, self.penalty),
+        ]
+        costs = {}
+        for k in candidates:
+            costs[k] = self.cost_model_.marginal_cost(k, done)
+            names.append(f"extract:{k}")
+            risks.append(extract_risk(p, q[k], costs[k], self.reward, self.penalty))
+        table = tuple(zip(names, (float(r) for r in risks)))
+        best = int(np.argmin(risks))  # ties: classify, then reject, then tests in index order
+        proba = tuple(float(v) for v in p)
+        summary = ", ".join(f"{n} {r:.4g}" for n, r in table)
+        if best == 0:
+            label_index = int(np.argmax(p))
+            return Classify(
+                label=self._label(label_index),
+                proba=proba,
+                expected_cost=float(p @ self.cost_matrix_[:, label_index]),
+                reason=f"classify has the lowest conditional risk ({summary})",
+                risks=table,
+            )
+        if best == 1:
+            return Reject(
+                reason=f"referral has the lowest conditional risk ({summary})",
+                expected_cost=reject_expected_cost(p, self.reject_cost_),
+                proba=proba,
+                risks=table,
+            )
+        test = candidates[best - 2]
+        return Extract(
+            test=int(test),
+            cost=float(costs[test]),
+            reason=f"{names[best]} has the lowest conditional risk ({summary})",
+            risks=table,
+        )
+
+    def _estimate(self, state, x, usable, tests, p) -> dict[int, np.ndarray]:
+        """Parzen estimate q_k of Y_{S+k}'s posterior for each test k in ``tests``."""
+        if not tests:
+            return {}
+        z = self._scaler.transform(x[None, :])
+        distances = window_distances(z, self._scaled_train, usable, self.categorical_mask_)
+        width = float(self.window_width_[state])
+        return {
+            k: window_average(
+                distances, width, self._train_posteriors[self._roles.with_test(state, k)], p[None, :]
+            )[0]
+            for k in tests
+        }
+
+    def _free_reason(self, feature: int) -> str:
+        sources = self._roles.derived.get(feature)
+        if sources is not None:
+            return f"feature {feature} is computed from {list(sources)}, already known"
+        return f"feature {feature} is free: ask it before any priced test"
+
+    # ------------------------------------------------------ whole-row helpers
+    def decide_all(self, X, unavailable=None, *, return_tests: bool = False):
+        """Run the policy on each full row of ``X``, revealing only what it asks for.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NaN marks a value that cannot be obtained (treated as unavailable).
+        unavailable : iterable of int, optional
+            Tests unavailable for every case.
+        return_tests : bool
+            Also return, per case, the tests asked for in order.
+
+        Returns
+        -------
+        list of Classify or Reject (and list of tuple of int when ``return_tests``)
+        """
+        check_is_fitted(self, "trees_")
+        X = self._check_rows(X)
+        blocked = frozenset(int(t) for t in (unavailable or ()))
+        actions, paths = [], []
+        for row in X:
+            known: dict[int, float] = {}
+            missing = set(blocked)
+            asked: list[int] = []
+            while True:
+                action = self.next_action(known, missing)
+                if action.kind != "extract":
+                    break
+                asked.append(action.test)
+                value = float(row[action.test])
+                if value != value:
+                    missing.add(action.test)
+                else:
+                    known[action.test] = value
+            actions.append(action)
+            paths.append(tuple(asked))
+        return (actions, paths) if return_tests else actions
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Belief at the end of the policy for each row (aligned with ``classes_``)."""
+        return np.array([a.proba for a in self.decide_all(X)])
+
+    def predict(self, X) -> np.ndarray:
+        """Label reached by the policy; a referred case gets its most probable class."""
+        labels = [
+            a.label if a.kind == "classify" else self._label(int(np.argmax(a.proba)))
+            for a in self.decide_all(X)
+        ]
+        return np.asarray(labels, dtype=self.classes_.dtype)
+
+    # -------------------------------------------------------- serialization
+    def _fitted_state(self) -> dict:
+        check_is_fitted(self, "trees_")
+        refer = self.reject_cost_
+        return {
+            "classes": self.classes_.tolist(),
+            "cost_model": self.cost_model_.to_dict(),
+            "reject_cost": refer.tolist() if isinstance(refer, np.ndarray) else refer,
+            "categorical": self.categorical_mask_.tolist(),
+            "X_train": [[None if v != v else v for v in row] for row in self.X_train_.tolist()],
+            "trees": [t.to_dict() for t in self.trees_],
+            "window_width": self.window_width_.tolist(),
+            "window_validation": [
+                [None if v != v else v for v in row] for row in self.window_validation_.tolist()
+            ],
+        }
+
+    def _load_fitted_state(self, state: dict) -> None:
+        self.classes_ = np.asarray(state["classes"])
+        self.cost_model_ = CostModel.from_dict(state["cost_model"])
+        refer = state["reject_cost"]
+        self.reject_cost_ = np.asarray(refer, dtype=float) if isinstance(refer, list) else float(refer)
+        self.categorical_mask_ = np.asarray(state["categorical"], dtype=bool)
+        self.window_width_ = np.asarray(state["window_width"], dtype=float)
+        self.window_validation_ = np.array(
+            [[np.nan if v is None else v for v in row] for row in state["window_validation"]],
+            dtype=float,
+        )
+        X_train = np.array(
+            [[np.nan if v is None else v for v in row] for row in state["X_train"]], dtype=float
+        )
+        trees = [TreeStructure.from_dict(t) for t in state["trees"]]
+        roles = FeatureRoles.from_cost_model(self.cost_model_)
+        if len(trees) != roles.n_states or self.window_width_.shape != (roles.n_states,):
+            raise ValueError("model document does not match its cost model's priced tests")
+        self._install(X_train, trees, roles)
+
+    # ----------------------------------------------------------- validation
+    def _check_training_data(self, X, y):
+        X = self._as_matrix(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be a vector of {X.shape[0]} labels, got shape {y.shape}")
+        if X.shape[0] < 2:
+            raise ValueError("need at least 2 training cases")
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        return X, y_codes.astype(np.int64)
+
+    @staticmethod
+    def _as_matrix(X) -> np.ndarray:
+        try:
+            X = np.asarray(X, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("X must be numeric (encode nominal values as numbers; NaN = missing)") from None
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        if np.isinf(X).any():
+            raise ValueError("X holds an infinite value")
+        return X
+
+    def _check_rows(self, X) -> np.ndarray:
+        X = self._as_matrix(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
+        return X
+
+    def _check_params(self) -> None:
+        for name in ("reward", "penalty"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+        if not 0.0 < float(self.validation_fraction) < 1.0:
+            raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+        smoothing = self.leaf_smoothing
+        if not isinstance(smoothing, (int, float, np.number)) or not np.isfinite(smoothing) or smoothing < 0:
+            raise ValueError(f"leaf_smoothing must be a finite non-negative number, got {smoothing!r}")
+        if int(self.max_subsets) < 1:
+            raise ValueError(f"max_subsets must be a positive integer, got {self.max_subsets!r}")
+
+    def _candidate_widths(self) -> np.ndarray:
+        widths = np.asarray(
+            DEFAULT_WINDOW_WIDTHS if self.window_widths is None else self.window_widths, dtype=float
+        ).ravel()
+        if widths.size == 0 or not np.isfinite(widths).all() or (widths <= 0).any():
+            raise ValueError("window_widths must be a non-empty list of positive numbers")
+        return np.sort(widths)
+
+    def _categorical_mask(self, n_features: int) -> np.ndarray:
+        mask = np.zeros(n_features, dtype=bool)
+        for f in self.categorical_features or ():
+            if not 0 <= int(f) < n_features:
+                raise ValueError(f"categorical feature {f} is out of range for {n_features} features")
+            mask[int(f)] = True
+        return mask
+
+    def _validation_split(self, y_codes, rng):
+        indices = np.arange(y_codes.shape[0])
+        counts = np.bincount(y_codes)
+        stratify = y_codes if counts.min() >= 2 else None
+        n_val = int(round(self.validation_fraction * y_codes.shape[0]))
+        if n_val < 1 or n_val >= y_codes.shape[0]:
+            raise ValueError("too few training cases to hold out validation data")
+        if stratify is not None and n_val < len(counts):
+            stratify = None
+        fit_idx, val_idx = train_test_split(
+            indices, test_size=n_val, stratify=stratify, random_state=rng.randint(np.iinfo(np.int32).max)
+        )
+        return np.sort(fit_idx), np.sort(val_idx)
+
+    def _check_case(self, known, unavailable):
+        if not isinstance(known, Mapping):
+            raise TypeError("known must map feature index -> value")
+        checked: dict[int, float] = {}
+        for feature, value in known.items():
+            index = self._feature_index(feature)
+            try:
+                checked[index] = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"value of feature {index} must be a number, got {value!r}") from None
+        blocked = frozenset(self._feature_index(t) for t in unavailable)
+        return checked, blocked
+
+    def _feature_index(self, feature) -> int:
+        try:
+            index = int(feature)
+        except (TypeError, ValueError):
+            raise TypeError(f"features are indexed by int, got {feature!r}") from None
+        if not 0 <= index < self.n_features_in_:
+            raise IndexError(f"feature {index} is out of range for {self.n_features_in_} features")
+        return index
+
+    def _label(self, index: int):
+        label = self.classes_[index]
+        return label.item() if isinstance(label, np.generic) else label
