@@ -96,6 +96,18 @@ def _as_bool(raw: Any) -> bool:
     raise ValueError(raw)
 
 
+_TREE_PARAMS = (
+    ParamSpec(
+        "cf", "Pruning confidence", "float", 0.25, min=0.001, max=0.999,
+        help="C4.5's CF: smaller prunes more.",
+    ),
+    ParamSpec(
+        "min_samples_leaf", "Minimum cases per branch", "float", 2.0, min=1.0, max=1000.0,
+        help="A split needs two branches with at least this many training cases.",
+    ),
+    ParamSpec("prune", "Prune the tree", "bool", True, help="C4.5 error-based pruning."),
+)
+
 LEARNERS: dict[str, LearnerSpec] = {
     "eg2": LearnerSpec(
         key="eg2",
@@ -107,6 +119,7 @@ LEARNERS: dict[str, LearnerSpec] = {
                 "w", "Cost weight w", "float", 1.0, min=0.0, max=10.0,
                 help="0 ignores prices; 1 weighs information against price fully.",
             ),
+            *_TREE_PARAMS,
         ),
     ),
     "c45": LearnerSpec(
@@ -114,7 +127,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         label="C4.5 tree (ignores prices)",
         estimator_class_path="learners.tree.C45Classifier",
         description="Quinlan's C4.5 with minimum-expected-cost leaf decisions.",
-        params=(),
+        params=_TREE_PARAMS,
     ),
 }
 

@@ -1,0 +1,56 @@
+"""Building ``learners.CostModel`` objects from a dataset's tests, and back from snapshots."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+
+from learners import CostModel
+
+__all__ = ["cost_model_for", "cost_model_from_snapshot", "cost_snapshot"]
+
+
+def cost_snapshot(dataset) -> dict:
+    """The dataset's current prices as ``CostModel.to_dict()`` plus ``names`` (test names)."""
+    tests = list(dataset.tests.select_related("group").order_by("index"))
+    if not tests:
+        raise ValidationError(f"Dataset {dataset.name!r} has no tests.")
+    indices = [t.index for t in tests]
+    if indices != list(range(len(tests))):
+        raise ValidationError(
+            f"Dataset {dataset.name!r}: test indices must be 0..{len(tests) - 1} without gaps, "
+            f"got {indices}"
+        )
+    by_name = {t.name: t.index for t in tests}
+    derived = {}
+    for t in tests:
+        if t.derived_from:
+            missing = [n for n in t.derived_from if n not in by_name]
+            if missing:
+                raise ValidationError(
+                    f"Test {t.name!r} is derived from unknown test(s) {', '.join(missing)}"
+                )
+            derived[t.index] = [by_name[n] for n in t.derived_from]
+    try:
+        model = CostModel(
+            [t.price for t in tests],
+            discounted=[t.discounted_price for t in tests],
+            groups=[t.group.name if t.group_id else None for t in tests],
+            delayed=[t.delayed for t in tests],
+            derived=derived,
+            free=[t.index for t in tests if t.price == 0 and not t.derived_from],
+        )
+    except ValueError as exc:
+        raise ValidationError(f"Dataset {dataset.name!r}: {exc}") from None
+    snapshot = model.to_dict()
+    snapshot["names"] = [t.name for t in tests]
+    return snapshot
+
+
+def cost_model_from_snapshot(snapshot: dict) -> CostModel:
+    """The CostModel a trained model was trained with (``names`` is ignored)."""
+    return CostModel.from_dict({k: v for k, v in snapshot.items() if k != "names"})
+
+
+def cost_model_for(dataset) -> CostModel:
+    """The dataset's current prices as a CostModel (price 0 = free; derived tests by index)."""
+    return cost_model_from_snapshot(cost_snapshot(dataset))

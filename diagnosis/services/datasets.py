@@ -1,0 +1,284 @@
+"""Creating datasets: from a CSV upload, a UCI folder, or code (the demo data)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ..models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
+from ..permissions import require_model_admin
+from .csv_table import read_csv_table
+from .validation import clean_choices, clean_matrix, clean_price_pair, clean_range, clean_reject_cost
+
+__all__ = ["create_dataset", "import_csv", "import_uci_folder", "save_error_matrix"]
+
+_TEST_FIELDS = {
+    "name", "label", "unit", "kind", "min_value", "max_value", "choices", "price",
+    "discounted_price", "group", "delayed", "derived_from",
+}
+
+
+@transaction.atomic
+def create_dataset(
+    *,
+    name: str,
+    class_labels: Sequence[str],
+    tests: Sequence[Mapping[str, Any]],
+    rows: Iterable[Sequence[float | None]],
+    labels: Iterable[int],
+    description: str = "",
+    source: str = "",
+    error_matrices: Sequence[Mapping[str, Any]] = (),
+) -> Dataset:
+    """Save a dataset with its tests (column order = index), cases and error matrices.
+
+    ``tests`` are dicts with keys among ``name, label, unit, kind, min_value,
+    max_value, choices, price, discounted_price, group (name), delayed,
+    derived_from (names)``.  Nothing is saved when anything is invalid.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError("The dataset needs a name.")
+    if Dataset.objects.filter(name=name).exists():
+        raise ValidationError(f"A dataset named {name!r} already exists.")
+    class_labels = [str(c) for c in class_labels]
+    if len(class_labels) < 2 or len(set(class_labels)) != len(class_labels):
+        raise ValidationError(f"A dataset needs at least two distinct classes, got {class_labels}.")
+    _check_test_names(tests)
+    dataset = Dataset.objects.create(
+        name=name, description=description, class_labels=class_labels, source=source
+    )
+    groups: dict[str, TestGroup] = {}
+    for index, spec in enumerate(tests):
+        _create_test(dataset, index, spec, groups)
+    _create_cases(dataset, rows, labels, tests)
+    for matrix in error_matrices:
+        save_error_matrix(
+            dataset=dataset,
+            name=matrix["name"],
+            matrix=matrix["matrix"],
+            reject_cost=matrix.get("reject_cost"),
+        )
+    return dataset
+
+
+def save_error_matrix(*, dataset: Dataset, name: str, matrix, reject_cost=None) -> ErrorMatrix:
+    """Create or update the error matrix ``name`` of ``dataset`` after validating it."""
+    cleaned = clean_matrix(matrix, dataset.class_labels)
+    reject = clean_reject_cost(reject_cost)
+    obj, _ = ErrorMatrix.objects.update_or_create(
+        dataset=dataset, name=name, defaults={"matrix": cleaned, "reject_cost": reject}
+    )
+    return obj
+
+
+def _check_test_names(tests: Sequence[Mapping[str, Any]]) -> None:
+    if not tests:
+        raise ValidationError("A dataset needs at least one test (column).")
+    seen = set()
+    for spec in tests:
+        unknown = set(spec) - _TEST_FIELDS
+        if unknown:
+            raise ValidationError(f"Unknown test field(s): {', '.join(sorted(unknown))}")
+        test_name = str(spec.get("name", "")).strip()
+        if not test_name:
+            raise ValidationError("Every test needs a name.")
+        if test_name in seen:
+            raise ValidationError(f"Two tests are named {test_name!r}; names must be unique.")
+        seen.add(test_name)
+    for spec in tests:
+        for source in spec.get("derived_from") or ():
+            if source not in seen:
+                raise ValidationError(f"Test {spec['name']!r} is derived from unknown test {source!r}.")
+
+
+def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: dict) -> None:
+    test_name = str(spec["name"]).strip()
+    kind = spec.get("kind", DiagnosticTest.NUMERIC)
+    if kind not in (DiagnosticTest.NUMERIC, DiagnosticTest.NOMINAL):
+        raise ValidationError(f"Test {test_name!r}: kind must be 'numeric' or 'nominal', got {kind!r}.")
+    price, discounted = clean_price_pair(
+        spec.get("price", 1.0), spec.get("discounted_price", spec.get("price", 1.0)), name=test_name
+    )
+    low, high = clean_range(spec.get("min_value"), spec.get("max_value"), name=test_name)
+    choices = []
+    if kind == DiagnosticTest.NOMINAL:
+        choices = clean_choices(spec.get("choices"), name=test_name)
+        low = high = None
+    group = None
+    group_name = spec.get("group")
+    if group_name:
+        group = groups.get(group_name)
+        if group is None:
+            group = groups[group_name] = TestGroup.objects.create(dataset=dataset, name=group_name)
+    DiagnosticTest.objects.create(
+        dataset=dataset,
+        index=index,
+        name=test_name,
+        label=spec.get("label") or test_name,
+        unit=spec.get("unit", ""),
+        kind=kind,
+        min_value=low,
+        max_value=high,
+        choices=choices,
+        price=price,
+        discounted_price=discounted,
+        group=group,
+        delayed=bool(spec.get("delayed", False)),
+        derived_from=list(spec.get("derived_from") or []),
+    )
+
+
+def _create_cases(dataset, rows, labels, tests) -> None:
+    n_features = len(tests)
+    k = len(dataset.class_labels)
+    codes = [
+        {c["code"] for c in spec.get("choices") or []} if spec.get("kind") == "nominal" else None
+        for spec in tests
+    ]
+    batch = []
+    count = 0
+    for row_number, (row, label) in enumerate(zip(rows, labels, strict=True), start=1):
+        if len(row) != n_features:
+            raise ValidationError(f"Row {row_number} has {len(row)} values, expected {n_features}.")
+        values = []
+        for column, value in enumerate(row):
+            values.append(_clean_value(value, row_number, tests[column]["name"], codes[column]))
+        label = int(label)
+        if not 0 <= label < k:
+            raise ValidationError(f"Row {row_number}: class code {label} is not in 0..{k - 1}.")
+        batch.append(DatasetCase(dataset=dataset, values=values, label=label))
+        count += 1
+        if len(batch) >= 1000:
+            DatasetCase.objects.bulk_create(batch)
+            batch = []
+    DatasetCase.objects.bulk_create(batch)
+    if count == 0:
+        raise ValidationError("The dataset has no rows.")
+
+
+def _clean_value(value, row_number: int, column: str, codes) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    if math.isnan(number):
+        return None
+    if not math.isfinite(number):
+        raise ValidationError(f"Row {row_number}, column {column!r}: {value!r} is not finite.")
+    if codes is not None and int(number) not in codes:
+        raise ValidationError(
+            f"Row {row_number}, column {column!r}: code {number:g} is not one of its choices."
+        )
+    return number
+
+
+# --------------------------------------------------------------------- imports
+def import_csv(
+    *,
+    user,
+    name: str,
+    file,
+    class_column: str,
+    categorical: Sequence[str] = (),
+    description: str = "",
+) -> Dataset:
+    """A dataset from a CSV with a header row; ``class_column`` holds the class.
+
+    Numeric columns are detected; the others (and those in ``categorical``) become
+    nominal tests with integer codes.  Every test costs 1 until an admin prices it.
+    Errors name the row and column; nothing is saved on error.
+    """
+    require_model_admin(user)
+    table = read_csv_table(file, class_column=class_column, categorical=categorical)
+    tests = [
+        {"name": col.name, "label": col.name, "kind": col.kind, "choices": col.choices,
+         "price": 1.0, "discounted_price": 1.0}
+        for col in table.columns
+    ]
+    k = len(table.class_labels)
+    return create_dataset(
+        name=name,
+        description=description,
+        source=f"CSV upload {getattr(file, 'name', '') or ''}".strip(),
+        class_labels=table.class_labels,
+        tests=tests,
+        rows=table.rows,
+        labels=table.labels,
+        error_matrices=[{"name": "0/1 loss", "matrix": _uniform(k, 1.0)}],
+    )
+
+
+def import_uci_folder(*, user, name: str, path) -> Dataset:
+    """A dataset from a UCI folder (data, names and Turney cost files) with its prices."""
+    require_model_admin(user)
+    from ..uci_files import read_uci_folder
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ValidationError(f"{folder} is not a folder.")
+    try:
+        uci = read_uci_folder(folder)
+    except (ValueError, OSError) as exc:
+        raise ValidationError(f"Could not read the UCI folder {folder}: {exc}") from None
+    tests = uci_tests(uci)
+    k = len(uci.class_labels)
+    return create_dataset(
+        name=name,
+        description=uci.description or "",
+        source=f"UCI folder {folder.name}",
+        class_labels=[str(c) for c in uci.class_labels],
+        tests=tests,
+        rows=[[None if math.isnan(v) else float(v) for v in row] for row in uci.X],
+        labels=[int(v) for v in uci.y],
+        error_matrices=[{"name": "Uniform 100", "matrix": _uniform(k, 100.0)}],
+    )
+
+
+def uci_tests(uci) -> list[dict]:
+    """Test specs (prices, groups, delays, derived inputs) from a parsed UCI dataset."""
+    names = list(uci.feature_names)
+    categorical = set(int(i) for i in (uci.categorical or ()))
+    costs = uci.costs
+    derived = {}
+    for target, sources in (uci.derived or {}).items():
+        t = names.index(target) if isinstance(target, str) else int(target)
+        derived[t] = [s if isinstance(s, str) else names[int(s)] for s in sources]
+    groups = getattr(uci, "groups", None)
+    delayed = getattr(uci, "delayed", None)
+    tests = []
+    for i, feature in enumerate(names):
+        spec: dict[str, Any] = {"name": str(feature), "label": str(feature)}
+        if i in categorical:
+            column = uci.X[:, i]
+            present = sorted({int(v) for v in column if not math.isnan(v)})
+            spec["kind"] = "nominal"
+            spec["choices"] = [{"code": c, "label": str(c)} for c in present] or [
+                {"code": 0, "label": "0"}
+            ]
+        else:
+            spec["kind"] = "numeric"
+        if costs is not None:
+            spec["price"] = float(costs.costs[i])
+            spec["discounted_price"] = float(costs.discounted[i])
+            spec["group"] = costs.groups[i]
+            spec["delayed"] = bool(costs.delayed[i])
+        else:
+            spec["price"] = spec["discounted_price"] = 1.0
+            if groups is not None and len(groups) == len(names):
+                spec["group"] = groups[i]
+            if delayed is not None and len(delayed) == len(names):
+                spec["delayed"] = bool(delayed[i])
+        if i in derived:
+            spec["derived_from"] = derived[i]
+            spec["price"] = spec["discounted_price"] = 0.0
+        tests.append(spec)
+    return tests
+
+
+def _uniform(k: int, off_diagonal: float) -> list[list[float]]:
+    return [[0.0 if i == j else off_diagonal for j in range(k)] for i in range(k)]

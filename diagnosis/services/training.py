@@ -1,0 +1,202 @@
+"""Training models: request (web), run (Celery worker), cancel, and failing stalled runs."""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from .. import learner_registry
+from ..models import Dataset, ErrorMatrix, TrainedModel
+from ..permissions import require_model_admin
+from .costs import cost_model_from_snapshot, cost_snapshot
+from .training_data import dataset_arrays, held_out_metrics, split_indices
+from .training_progress import Heartbeat, ProgressWriter
+from .validation import clean_matrix, clean_reject_cost
+
+__all__ = ["cancel_training", "fail_stale_trainings", "request_training", "run_training"]
+
+log = logging.getLogger(__name__)
+
+MIN_CASES = 10
+RANDOM_STATE = 0
+
+
+@transaction.atomic
+def request_training(
+    *,
+    user,
+    dataset: Dataset,
+    learner: str,
+    params: Mapping[str, Any] | None,
+    error_matrix: ErrorMatrix | None = None,
+    name: str = "",
+) -> TrainedModel:
+    """Queue a training with the dataset's current prices and the chosen error matrix."""
+    require_model_admin(user)
+    spec = learner_registry.get_spec(learner)
+    cleaned = learner_registry.clean_params(learner, params)
+    n_cases = dataset.cases.count()
+    if n_cases < MIN_CASES:
+        raise ValidationError(f"Dataset {dataset.name!r} has {n_cases} cases; at least {MIN_CASES} are needed.")
+    k = len(dataset.class_labels)
+    if error_matrix is not None:
+        if error_matrix.dataset_id != dataset.pk:
+            raise ValidationError(
+                f"Error matrix {error_matrix.name!r} belongs to another dataset than {dataset.name!r}."
+            )
+        matrix = clean_matrix(error_matrix.matrix, dataset.class_labels)
+        reject_cost = clean_reject_cost(error_matrix.reject_cost)
+    else:
+        matrix = [[0.0 if i == j else 1.0 for j in range(k)] for i in range(k)]
+        reject_cost = None
+    task_id = str(uuid.uuid4())
+    trained = TrainedModel.objects.create(
+        dataset=dataset,
+        name=name.strip() or f"{spec.label} on {dataset.name}",
+        learner=learner,
+        params=cleaned,
+        error_matrix=error_matrix,
+        cost_snapshot=cost_snapshot(dataset),
+        matrix_snapshot=matrix,
+        reject_cost_snapshot=reject_cost,
+        status=TrainedModel.QUEUED,
+        progress_message="Waiting for a worker",
+        created_by=user,
+        celery_task_id=task_id,
+    )
+    transaction.on_commit(lambda: _enqueue(trained.pk, task_id))
+    return trained
+
+
+def _enqueue(trained_model_id: int, task_id: str) -> None:
+    from ..tasks import train_model
+
+    try:
+        train_model.apply_async(args=[trained_model_id], task_id=task_id)
+    except Exception as exc:  # the broker is down: say so rather than stay queued forever
+        log.exception("could not queue training %s", trained_model_id)
+        TrainedModel.objects.filter(pk=trained_model_id, status=TrainedModel.QUEUED).update(
+            status=TrainedModel.FAILED,
+            error=f"Could not queue the training (is the Celery broker running?): {exc}",
+            finished_at=timezone.now(),
+        )
+
+
+def run_training(
+    *,
+    trained_model_id: int,
+    progress: Callable[[float, str], None] | None = None,
+    task_id: str = "",
+) -> TrainedModel | None:
+    """Fit, evaluate on a held-out 30% and store the model; failures are stored, not raised.
+
+    The stored model is the one fitted on the 70% split, so the held-out
+    figures in ``metrics`` describe exactly the model clinicians use.
+    """
+    now = timezone.now()
+    claimed = TrainedModel.objects.filter(
+        pk=trained_model_id, status__in=[TrainedModel.QUEUED, TrainedModel.RUNNING]
+    ).update(
+        status=TrainedModel.RUNNING, started_at=now, heartbeat_at=now, progress=0.0,
+        progress_message="Starting", error="",
+    )
+    if not claimed:
+        log.warning("training %s is missing or already finished; nothing to do", trained_model_id)
+        return TrainedModel.objects.filter(pk=trained_model_id).first()
+    trained = TrainedModel.objects.select_related("dataset").get(pk=trained_model_id)
+    if task_id and trained.celery_task_id != task_id:
+        TrainedModel.objects.filter(pk=trained.pk).update(celery_task_id=task_id)
+    writer = ProgressWriter(trained.pk, callback=progress)
+    try:
+        with Heartbeat(trained.pk):
+            result = _fit_and_evaluate(trained, writer)
+    except Exception as exc:  # any failure is reported on the model page
+        log.exception("training %s failed", trained.pk)
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        _finish(trained.pk, status=TrainedModel.FAILED, error=detail, progress_message="Failed")
+        return TrainedModel.objects.get(pk=trained.pk)
+    _finish(trained.pk, status=TrainedModel.SUCCEEDED, progress=1.0, progress_message="Done", **result)
+    return TrainedModel.objects.get(pk=trained.pk)
+
+
+def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
+    writer(0.05, "Loading the cases")
+    X, y, categorical = dataset_arrays(trained.dataset)
+    train, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
+    cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    estimator = learner_registry.build_estimator(
+        trained.learner,
+        trained.params,
+        cost_model=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        reject_cost=trained.reject_cost_snapshot,
+        categorical_features=categorical,
+        random_state=RANDOM_STATE,
+    )
+    writer(0.1, f"Fitting on {len(train)} cases", force=True)
+    started = time.perf_counter()
+    estimator.fit(X[train], y[train])
+    fit_seconds = time.perf_counter() - started
+    writer(0.8, f"Evaluating on {len(test)} held-out cases", force=True)
+    metrics = held_out_metrics(
+        estimator,
+        X[test],
+        y[test],
+        cost_model=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        reject_cost=trained.reject_cost_snapshot,
+        test_names=trained.cost_snapshot["names"],
+    )
+    metrics["n_training_cases"] = int(len(train))
+    metrics["fit_seconds"] = fit_seconds
+    writer(0.95, "Saving the model", force=True)
+    return {"model_json": estimator.to_json(), "metrics": metrics, "fit_seconds": fit_seconds}
+
+
+def _finish(trained_model_id: int, *, status: str, **fields) -> None:
+    """Store the outcome unless the training was cancelled meanwhile."""
+    now = timezone.now()
+    TrainedModel.objects.filter(pk=trained_model_id, status=TrainedModel.RUNNING).update(
+        status=status, finished_at=now, heartbeat_at=now, **fields
+    )
+
+
+@transaction.atomic
+def cancel_training(*, user, trained_model: TrainedModel) -> TrainedModel:
+    """Cancel a queued or running training (its result, if any arrives, is discarded)."""
+    require_model_admin(user)
+    locked = TrainedModel.objects.select_for_update().get(pk=trained_model.pk)
+    if locked.is_finished:
+        raise ValidationError(f"The training already {locked.status}; there is nothing to cancel.")
+    locked.status = TrainedModel.CANCELLED
+    locked.finished_at = timezone.now()
+    locked.progress_message = f"Cancelled by {user.get_username()}"
+    locked.save(update_fields=["status", "finished_at", "progress_message"])
+    return locked
+
+
+def fail_stale_trainings(*, older_than_seconds: float) -> int:
+    """Fail running trainings whose heartbeat is older than the limit; returns how many."""
+    if older_than_seconds <= 0:
+        raise ValidationError("older_than_seconds must be positive.")
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    return TrainedModel.objects.filter(
+        status=TrainedModel.RUNNING, heartbeat_at__lt=cutoff
+    ).update(
+        status=TrainedModel.FAILED,
+        finished_at=timezone.now(),
+        error=(
+            f"The worker stopped reporting for more than {older_than_seconds:g} seconds "
+            "(it was probably restarted or killed); start the training again."
+        ),
+        progress_message="Failed",
+    )

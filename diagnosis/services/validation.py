@@ -1,0 +1,107 @@
+"""Checks shared by the services and the admin forms, with messages a person can act on."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+__all__ = ["clean_choices", "clean_matrix", "clean_price_pair", "clean_range", "clean_reject_cost"]
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool):
+        raise ValidationError(f"{where}: {value!r} is not a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{where}: {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ValidationError(f"{where}: {value!r} must be a finite number")
+    return number
+
+
+def clean_matrix(matrix: Any, class_labels: Sequence[str]) -> list[list[float]]:
+    """``matrix[actual][predicted]``: K x K for the K classes, finite, non-negative."""
+    k = len(class_labels)
+    if not isinstance(matrix, (list, tuple)) or len(matrix) != k:
+        raise ValidationError(
+            f"The error matrix must have {k} rows, one per class ({', '.join(class_labels)})."
+        )
+    rows = []
+    for i, row in enumerate(matrix):
+        if not isinstance(row, (list, tuple)) or len(row) != k:
+            raise ValidationError(
+                f"Row {i + 1} ({class_labels[i]}) must have {k} entries, one per predicted class."
+            )
+        cleaned = []
+        for j, value in enumerate(row):
+            where = f"Row {i + 1} ({class_labels[i]}), column {j + 1} ({class_labels[j]})"
+            number = _number(value, where)
+            if number < 0:
+                raise ValidationError(f"{where}: {number:g} is negative; costs must be ≥ 0.")
+            cleaned.append(number)
+        rows.append(cleaned)
+    return rows
+
+
+def clean_reject_cost(value: Any) -> float | None:
+    """None (never refer) or a finite non-negative number."""
+    if value is None or value == "":
+        return None
+    number = _number(value, "Reject cost")
+    if number < 0:
+        raise ValidationError(f"Reject cost {number:g} is negative; it must be ≥ 0.")
+    return number
+
+
+def clean_price_pair(price: Any, discounted: Any, *, name: str = "test") -> tuple[float, float]:
+    """Full and discounted price: finite, non-negative, discounted ≤ full."""
+    full = _number(price, f"Price of {name}")
+    cheap = _number(discounted, f"Discounted price of {name}")
+    if full < 0 or cheap < 0:
+        raise ValidationError(f"Prices of {name} must be ≥ 0 (got {full:g} and {cheap:g}).")
+    if cheap > full:
+        raise ValidationError(
+            f"Discounted price of {name} ({cheap:g}) is above its full price ({full:g})."
+        )
+    return full, cheap
+
+
+def clean_range(min_value: Any, max_value: Any, *, name: str = "test") -> tuple[float | None, float | None]:
+    """Optional numeric bounds with min ≤ max."""
+    low = None if min_value in (None, "") else _number(min_value, f"Minimum of {name}")
+    high = None if max_value in (None, "") else _number(max_value, f"Maximum of {name}")
+    if low is not None and high is not None and low > high:
+        raise ValidationError(f"Minimum of {name} ({low:g}) is above its maximum ({high:g}).")
+    return low, high
+
+
+def clean_choices(choices: Any, *, name: str = "test") -> list[dict]:
+    """Nominal choices: a non-empty list of {"code": int, "label": str}, codes and labels unique."""
+    if not isinstance(choices, (list, tuple)) or not choices:
+        raise ValidationError(
+            f'Choices of {name} must be a non-empty list like [{{"code": 0, "label": "no"}}].'
+        )
+    cleaned, codes, labels = [], set(), set()
+    for n, choice in enumerate(choices, start=1):
+        if not isinstance(choice, dict) or set(choice) != {"code", "label"}:
+            raise ValidationError(
+                f'Choice {n} of {name} must be an object with exactly "code" and "label".'
+            )
+        code = choice["code"]
+        if isinstance(code, bool) or not isinstance(code, (int, float)) or float(code) != int(code):
+            raise ValidationError(f"Choice {n} of {name}: code {code!r} must be a whole number.")
+        label = str(choice["label"]).strip()
+        if not label:
+            raise ValidationError(f"Choice {n} of {name}: the label is empty.")
+        if int(code) in codes:
+            raise ValidationError(f"Choices of {name}: code {int(code)} appears twice.")
+        if label in labels:
+            raise ValidationError(f"Choices of {name}: label {label!r} appears twice.")
+        codes.add(int(code))
+        labels.add(label)
+        cleaned.append({"code": int(code), "label": label})
+    return cleaned

@@ -1,0 +1,91 @@
+"""Users with roles, a small priced dataset and a trained model, shared by the app tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import Group, User
+
+from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
+from diagnosis.services.datasets import create_dataset
+from diagnosis.services.training import run_training
+
+PASSWORD = "pw-for-tests-123"
+
+
+def _user(username: str, *groups: str, staff: bool = False) -> User:
+    user = User.objects.create_user(username, password=PASSWORD, is_staff=staff)
+    for name in groups:
+        user.groups.add(Group.objects.get_or_create(name=name)[0])
+    return user
+
+
+@pytest.fixture
+def clinician(db) -> User:
+    return _user("doc", CLINICIANS)
+
+
+@pytest.fixture
+def other_clinician(db) -> User:
+    return _user("other-doc", CLINICIANS)
+
+
+@pytest.fixture
+def model_admin(db) -> User:
+    user = _user("boss", MODEL_ADMINS, staff=True)
+    user.is_superuser = True
+    user.save()
+    return user
+
+
+TOY_TESTS = [
+    # Two tests sharing a blood draw (group "blood"): the second one is cheap.
+    {"name": "glucose", "label": "Glucose", "unit": "mg/dl", "price": 10.0,
+     "discounted_price": 2.0, "group": "blood", "delayed": True, "min_value": 0, "max_value": 500},
+    {"name": "insulin", "label": "Insulin", "unit": "mu U/ml", "price": 12.0,
+     "discounted_price": 3.0, "group": "blood", "delayed": True},
+    {"name": "sex", "label": "Sex", "kind": "nominal", "price": 1.0, "discounted_price": 1.0,
+     "choices": [{"code": 0, "label": "female"}, {"code": 1, "label": "male"}]},
+]
+
+
+def toy_rows(n: int = 120, seed: int = 0):
+    """Disease exactly when glucose > 140 and insulin > 100 (the tree needs both blood tests)."""
+    rng = np.random.default_rng(seed)
+    glucose = rng.uniform(60, 220, n).round(1)
+    insulin = rng.uniform(20, 200, n).round(1)
+    sex = rng.integers(0, 2, n).astype(float)
+    labels = ((glucose > 140) & (insulin > 100)).astype(int)
+    rows = [[float(g), float(i), float(s)] for g, i, s in zip(glucose, insulin, sex)]
+    return rows, labels.tolist()
+
+
+@pytest.fixture
+def toy_dataset(db):
+    rows, labels = toy_rows()
+    return create_dataset(
+        name="Toy diabetes",
+        class_labels=["healthy", "disease"],
+        tests=TOY_TESTS,
+        rows=rows,
+        labels=labels,
+        error_matrices=[
+            {"name": "Uniform 100", "matrix": [[0, 100], [100, 0]]},
+            {"name": "Refer at 30", "matrix": [[0, 100], [400, 0]], "reject_cost": 30},
+        ],
+    )
+
+
+@pytest.fixture
+def trained_model(toy_dataset, model_admin, django_capture_on_commit_callbacks):
+    """An EG2 model trained synchronously (the queue is bypassed: run_training is called)."""
+    from diagnosis.services.training import request_training
+
+    matrix = toy_dataset.error_matrices.get(name="Uniform 100")
+    with django_capture_on_commit_callbacks(execute=False):
+        trained = request_training(
+            user=model_admin, dataset=toy_dataset, learner="eg2", params={}, error_matrix=matrix
+        )
+    result = run_training(trained_model_id=trained.pk)
+    assert result.status == "succeeded", result.error
+    return result
