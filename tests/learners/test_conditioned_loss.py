@@ -1,0 +1,254 @@
+"""Tests of the conditioned-loss classifier (paper 003, ALGORITHMS.md §5)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from learners.conditioned_loss import ConditionedLossClassifier
+from learners.conditioned_loss._risks import (
+    actual_class_belief,
+    classify_risk,
+    extract_risk,
+    reject_risk,
+)
+from learners.conditioned_loss._subsets import FeatureRoles
+from learners.conditioned_loss.parzen import window_average
+from learners.costs import CostModel
+from learners.serialization import model_from_json
+
+REWARD, PENALTY = 100.0, 1000.0
+
+
+# ---------------------------------------------------------------- fixtures
+def tiny_problem():
+    """f0 free (0/1), f1 priced (5.0): class B only where f0 = 0 and f1 = 1."""
+    rows = [(0, 0, "A")] * 6 + [(0, 1, "B")] * 3 + [(1, 0, "A")] * 10
+    X = np.array([[r[0], r[1]] for r in rows], dtype=float)
+    y = np.array([r[2] for r in rows])
+    costs = CostModel([0.0, 5.0], free=[0])
+    return X, y, costs
+
+
+def fit_tiny(**params):
+    X, y, costs = tiny_problem()
+    settings = dict(
+        test_costs=costs,
+        reward=REWARD,
+        penalty=PENALTY,
+        window_widths=[0.1],
+        min_samples_leaf=1,
+        random_state=0,
+    )
+    settings.update(params)
+    return ConditionedLossClassifier(**settings).fit(X, y)
+
+
+def thyroid_like(n=400, seed=0):
+    """Two free answers, two priced labs (one group) and a derived ratio of the labs."""
+    rng = np.random.RandomState(seed)
+    free = rng.randint(0, 2, size=(n, 2)).astype(float)
+    labs = rng.rand(n, 2)
+    derived = labs[:, :1] - labs[:, 1:]
+    X = np.hstack([free, labs, derived])
+    y = np.where(derived[:, 0] > 0.25, 2, np.where(derived[:, 0] < -0.25, 1, 0))
+    flip = rng.rand(n) < 0.05
+    y[flip] = rng.randint(0, 3, size=flip.sum())
+    costs = CostModel(
+        [0.0, 0.0, 10.0, 8.0, 0.0],
+        discounted=[0.0, 0.0, 7.0, 5.0, 0.0],
+        groups=[None, None, "blood", "blood", None],
+        derived={4: (2, 3)},
+        free=[0, 1],
+    )
+    return X, y, costs
+
+
+@pytest.fixture(scope="module")
+def thyroid_model():
+    X, y, costs = thyroid_like()
+    model = ConditionedLossClassifier(
+        test_costs=costs, reward=REWARD, penalty=PENALTY, random_state=0
+    ).fit(X, y)
+    return model, X, y
+
+
+# ------------------------------------------------------------ risk formulas
+def test_risk_formulas_match_a_hand_computation():
+    """Classify, reject and extract risks equal the numbers worked out by hand."""
+    p, q = np.array([0.7, 0.3]), np.array([0.4, 0.6])
+    # classify: 0.7(-70 + 300) + 0.3(-30 + 700) = 161 + 201
+    assert classify_risk(p, REWARD, PENALTY) == pytest.approx(362.0)
+    # Z = (0.3*0.6, 0.7*0.4) = (0.18, 0.28): 0.7(-18 + 820) + 0.3(-28 + 720)
+    assert reject_risk(p, {1: q}, REWARD, PENALTY) == pytest.approx(769.0)
+    # a = (0.28, 0.18)/0.46; terms 5 + 600 - 12 = 593 and 5 + 400 - 42 = 363
+    assert actual_class_belief(p, q) == pytest.approx([28 / 46, 18 / 46])
+    assert extract_risk(p, q, 5.0, REWARD, PENALTY) == pytest.approx((28 * 593 + 18 * 363) / 46)
+
+
+def test_model_risks_follow_the_formulas_on_a_tiny_problem():
+    """next_action's risks use p from the f0-tree and q averaged over the f0 = 0 window."""
+    model = fit_tiny()
+    action = model.next_action({0: 0.0})
+    risks = dict(action.risks)
+    assert set(risks) == {"classify", "reject", "extract:1"}
+    # Laplace leaves: f0 = 0 holds 6 A and 3 B; Y_1 splits on f1 alone: 16 A | 3 B.
+    p = np.array([7 / 11, 4 / 11])
+    y1_on_a, y1_on_b = np.array([17 / 18, 1 / 18]), np.array([1 / 5, 4 / 5])
+    q = (6 * y1_on_a + 3 * y1_on_b) / 9
+    assert risks["classify"] == pytest.approx(classify_risk(p, REWARD, PENALTY))
+    assert risks["reject"] == pytest.approx(reject_risk(p, {1: q}, REWARD, PENALTY))
+    assert risks["extract:1"] == pytest.approx(extract_risk(p, q, 5.0, REWARD, PENALTY))
+    best = min(risks, key=risks.get)
+    assert action.kind == best.split(":")[0]
+
+
+def test_empty_window_gives_q_equal_p():
+    """With no training case inside the hypercube the estimate falls back to the current p."""
+    model = fit_tiny(feature_scaling="range")
+    risks = dict(model.next_action({0: 0.5}).risks)  # scaled 0.5: 0.5 away from every case
+    p = np.array([7 / 11, 4 / 11])
+    assert risks["extract:1"] == pytest.approx(extract_risk(p, p, 5.0, REWARD, PENALTY))
+    assert risks["reject"] == pytest.approx(reject_risk(p, {1: p}, REWARD, PENALTY))
+
+
+def test_window_average_falls_back_row_by_row():
+    """Only the query whose window is empty takes the fallback; the other gets the mean."""
+    distances = np.array([[0.0, 0.05, 0.9], [0.5, 0.6, 0.7]])
+    posteriors = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    fallback = np.array([[0.3, 0.7], [0.2, 0.8]])
+    q = window_average(distances, 0.1, posteriors, fallback)
+    assert q == pytest.approx(np.array([[0.5, 0.5], [0.2, 0.8]]))
+
+
+# --------------------------------------------------------- features, states
+def test_derived_feature_usable_only_once_inputs_known(thyroid_model):
+    """The derived ratio enters a state's tree only when both labs are bought."""
+    model, _, _ = thyroid_model
+    roles = FeatureRoles.from_cost_model(model.cost_model_)
+    assert roles.free == (0, 1) and roles.priced == (2, 3)
+    for state, tree in enumerate(model.trees_):
+        tested = set(tree.feature[tree.feature >= 0].tolist())
+        allowed = set(roles.usable(state).tolist())
+        assert tested <= allowed
+        assert (4 in allowed) == (state == 0b11)
+    assert 4 in set(model.trees_[0b11].feature.tolist())  # informative, so actually used
+
+
+def test_derived_feature_is_fetched_for_free_once_inputs_known(thyroid_model):
+    """With both labs known the policy asks for the derived value, at no cost, before deciding."""
+    model, X, _ = thyroid_model
+    action = model.next_action({0: X[0, 0], 1: X[0, 1], 2: X[0, 2], 3: X[0, 3]})
+    assert action.kind == "extract" and action.test == 4 and action.cost == 0.0
+
+
+def test_derived_feature_is_never_a_bought_candidate(thyroid_model):
+    """Risks never list the derived feature as a test to buy."""
+    model, X, _ = thyroid_model
+    for row in X[:30]:
+        action = model.next_action({0: row[0], 1: row[1]})
+        assert "extract:4" not in dict(action.risks)
+
+
+def test_too_many_priced_tests_raise_a_clear_error():
+    """2^m above max_subsets is refused with a message saying how to raise the bound."""
+    X = np.random.RandomState(0).rand(50, 7)
+    y = (X[:, 0] > 0.5).astype(int)
+    with pytest.raises(ValueError, match=r"2\^7 = 128.*max_subsets=128"):
+        ConditionedLossClassifier().fit(X, y)
+    ConditionedLossClassifier(max_subsets=128, window_widths=[0.2]).fit(X, y)  # allowed when raised
+
+
+# ----------------------------------------------------------------- policy
+def test_policy_ends_in_classify_or_reject_with_full_risk_tables(thyroid_model):
+    """Every case ends in classify or reject; each decision lists every candidate's risk."""
+    model, X, _ = thyroid_model
+    actions, paths = model.decide_all(X[:60], return_tests=True)
+    for action, path in zip(actions, paths):
+        assert action.kind in {"classify", "reject"}
+        assert len(path) == len(set(path))
+        names = [name for name, _ in action.risks]
+        bought = {t for t in path if t in (2, 3)}
+        expected = {"classify", "reject"} | {f"extract:{t}" for t in (2, 3) if t not in bought}
+        assert set(names) == expected
+        chosen = min(action.risks, key=lambda item: item[1])[0]
+        assert chosen == action.kind
+
+
+def test_classify_expected_cost_uses_the_penalty_matrix(thyroid_model):
+    """Classify.expected_cost is sum_i p_i M[i, label] with M = PENALTY off the diagonal."""
+    model, X, _ = thyroid_model
+    assert model.cost_matrix_ == pytest.approx(PENALTY * (1 - np.eye(3)))
+    for action in model.decide_all(X[:40]):
+        if action.kind == "classify":
+            label = list(model.classes_).index(action.label)
+            assert action.expected_cost == pytest.approx(PENALTY * (1 - action.proba[label]))
+
+
+def test_unavailable_test_is_never_chosen(thyroid_model):
+    """A test marked unavailable is neither requested nor listed as a candidate."""
+    model, X, _ = thyroid_model
+    for blocked in (2, 3):
+        actions, paths = model.decide_all(X[:60], unavailable=[blocked], return_tests=True)
+        for action, path in zip(actions, paths):
+            assert blocked not in path
+            assert f"extract:{blocked}" not in dict(action.risks)
+
+
+def test_free_features_are_asked_first_at_no_cost(thyroid_model):
+    """From an empty case the policy asks the free answers before any priced test."""
+    model, X, _ = thyroid_model
+    _, paths = model.decide_all(X[:20], return_tests=True)
+    for path in paths:
+        assert list(path[:2]) == [0, 1]
+    assert model.next_action({}).cost == 0.0
+
+
+def test_predict_returns_known_labels(thyroid_model):
+    """predict gives one class per row and predict_proba rows sum to 1."""
+    model, X, y = thyroid_model
+    predicted = model.predict(X[:50])
+    assert set(predicted.tolist()) <= set(model.classes_.tolist())
+    assert np.mean(predicted == y[:50]) > 0.5
+    assert model.predict_proba(X[:50]).sum(axis=1) == pytest.approx(np.ones(50))
+
+
+def test_bad_case_input_is_refused(thyroid_model):
+    """An out-of-range feature index or a non-numeric value gets a clear error."""
+    model, _, _ = thyroid_model
+    with pytest.raises(IndexError):
+        model.next_action({9: 1.0})
+    with pytest.raises(ValueError, match="must be a number"):
+        model.next_action({0: "yes"})
+
+
+# ---------------------------------------------------------- serialization
+def test_json_round_trip_gives_identical_actions(thyroid_model):
+    """A model reloaded from JSON takes the same actions with the same risks."""
+    model, X, _ = thyroid_model
+    text = model.to_json()
+    json.loads(text)  # plain JSON
+    loaded = model_from_json(text)
+    assert isinstance(loaded, ConditionedLossClassifier)
+    before, paths_before = model.decide_all(X[:80], unavailable=[3], return_tests=True)
+    after, paths_after = loaded.decide_all(X[:80], unavailable=[3], return_tests=True)
+    assert paths_before == paths_after
+    for a, b in zip(before, after):
+        assert a == b and a.risks == b.risks
+    assert loaded.window_width_ == pytest.approx(model.window_width_)
+
+
+# ------------------------------------------------------------- evaluation
+def test_evaluate_runs_the_policy(thyroid_model):
+    """learners.evaluation.evaluate prices the policy's tests with group discounts and counts referrals."""
+    from learners.evaluation import evaluate
+
+    model, X, y = thyroid_model
+    report = evaluate(model, X[:80], y[:80])
+    assert report.n_cases == 80
+    assert report.confusion.sum() == 80
+    _, paths = model.decide_all(X[:80], return_tests=True)
+    expected = np.mean([model.cost_model_.path_cost(path) for path in paths])
+    assert report.mean_test_cost == pytest.approx(expected)
