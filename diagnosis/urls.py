@@ -1,9 +1,20 @@
-"""URL placeholder created by the backend helper; the UI helper owns this file."""
+"""URLs of the product: the clinician's screens, model pages, and the integrators' JSON API."""
 
 from django.contrib import admin
 from django.urls import include, path
 
+from . import api, views
+
 urlpatterns = [
+    path("", views.home, name="home"),
+    path("train/", views.train, name="train"),
+    path("models/<int:pk>/", views.model_detail, name="model-detail"),
+    path("models/<int:pk>/tree/", views.model_tree, name="model-tree"),
+    path("models/<int:pk>/progress.json", views.model_progress, name="model-progress"),
+    path("cases/new/", views.case_new, name="case-new"),
+    path("cases/<int:pk>/", views.case_detail, name="case-detail"),
+    path("cases/<int:pk>/summary/", views.case_summary, name="case-summary"),
+    path("api/cases/<int:pk>/step", api.case_step, name="api-case-step"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
 ]

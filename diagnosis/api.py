@@ -1,0 +1,155 @@
+"""JSON step API for integrators: the same services and selectors as the clinician's screen.
+
+``GET  /api/cases/<id>/step`` returns the case state (advice, steps, priced tests).
+``POST /api/cases/<id>/step`` with a JSON body takes one step and returns the new state::
+
+    {"action": "result", "test": "chol", "value": 233}
+    {"action": "unavailable", "test": "thal"}
+    {"action": "classify", "label": 1}            # class index, or its name: "label": "sick"
+    {"action": "refer"}
+
+Authentication is the Django session (log in at ``/accounts/login/`` first);
+POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
+``csrftoken`` cookie, exactly as for the web forms.  Errors are JSON
+``{"error": "..."}``: 400 for bad input, 401 when not logged in, 403 when the
+case belongs to another clinician, 404 for an unknown case, 409 for a closed case.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_http_methods
+
+from . import selectors
+from .models import DiagnosisCase
+from .services import cases as case_services
+
+__all__ = ["case_step", "state_to_dict"]
+
+
+def _error(message: str, status: int) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def state_to_dict(state) -> dict[str, Any]:
+    """The case state as plain JSON (what the screen shows, for a program)."""
+    case = state.case
+    labels = list(state.class_labels)
+    return {
+        "case": case.pk,
+        "status": case.status,
+        "is_open": state.is_open,
+        "patient_reference": case.patient_reference,
+        "model": case.trained_model_id,
+        "final_label": (
+            labels[case.final_label] if case.final_label is not None and case.final_label < len(labels) else None
+        ),
+        "accumulated_cost": state.accumulated_cost,
+        "advice": state.advice,
+        "class_labels": labels,
+        "steps": [
+            {
+                "position": s.position,
+                "kind": s.kind,
+                "test": s.test.name if s.test_id else None,
+                "value": s.value,
+                "price": s.price,
+                "label": labels[s.label] if s.label is not None and s.label < len(labels) else None,
+                "followed_advice": s.followed_advice,
+                "created_at": s.created_at.isoformat(),
+            }
+            for s in state.steps
+        ],
+        "tests": [
+            {
+                "name": o.test.name,
+                "label": o.test.display_label,
+                "kind": o.test.kind,
+                "unit": o.test.unit,
+                "min_value": o.test.min_value,
+                "max_value": o.test.max_value,
+                "choices": o.test.choices if o.test.is_nominal else None,
+                "price_now": o.price_now,
+                "done": o.done,
+                "unavailable": o.unavailable,
+                "recommended": o.recommended,
+                "value": o.value,
+            }
+            for o in state.test_options
+        ],
+    }
+
+
+def _label_index(raw: Any, labels: list[str]) -> int:
+    if isinstance(raw, bool):
+        raise ValidationError("label must be a class index or a class name.")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str):
+        if raw in labels:
+            return labels.index(raw)
+        if raw.strip().isdigit():
+            return int(raw)
+    raise ValidationError(f"label must be a class index or one of: {', '.join(labels)}.")
+
+
+@login_not_required  # answers 401 JSON itself instead of redirecting to the login page
+@require_http_methods(["GET", "POST"])
+def case_step(request: HttpRequest, pk: int) -> JsonResponse:
+    if not request.user.is_authenticated:
+        return _error("Log in first (session authentication).", 401)
+    case = (
+        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset")
+        .filter(pk=pk)
+        .first()
+    )
+    if case is None:
+        return _error(f"There is no case {pk}.", 404)
+    try:
+        state = selectors.case_state(user=request.user, case=case)
+        if request.method == "GET":
+            return JsonResponse(state_to_dict(state))
+        try:
+            body = json.loads(request.body.decode("utf-8") or "null")
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return _error(f"The body is not valid JSON: {exc}.", 400)
+        if not isinstance(body, dict):
+            return _error('The body must be a JSON object like {"action": "refer"}.', 400)
+        if not state.is_open:
+            return _error(f"This case is closed ({case.status}); it accepts no more steps.", 409)
+        action = body.get("action")
+        tests = {o.test.name: o.test for o in state.test_options}
+        if action in ("result", "unavailable"):
+            name = body.get("test")
+            if name not in tests:
+                return _error(
+                    f"test must be one of this model's tests: {', '.join(sorted(tests))}.", 400
+                )
+            if action == "result":
+                if "value" not in body or body["value"] is None:
+                    return _error("value is required for a result.", 400)
+                case_services.record_result(
+                    user=request.user, case=case, test=tests[name], value=body["value"]
+                )
+            else:
+                case_services.mark_unavailable(user=request.user, case=case, test=tests[name])
+        elif action == "classify":
+            if "label" not in body:
+                return _error("label is required to classify.", 400)
+            label = _label_index(body["label"], list(state.class_labels))
+            case_services.classify(user=request.user, case=case, label=label)
+        elif action == "refer":
+            case_services.refer(user=request.user, case=case)
+        else:
+            return _error('action must be one of "result", "unavailable", "classify", "refer".', 400)
+        case.refresh_from_db()
+        return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
+    except PermissionDenied as exc:
+        return _error(str(exc) or "You may not act on this case.", 403)
+    except ValidationError as exc:
+        return _error(" ".join(exc.messages), 400)

@@ -1,0 +1,183 @@
+"""Forms of the clinician's screen and the training page.
+
+Forms only turn text into typed values and show messages; the services repeat
+every check (range, choices, permissions) so the JSON API and the screens
+cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from . import learner_registry
+from .models import Dataset, DiagnosticTest, ErrorMatrix
+
+
+def _fmt(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+class ResultForm(forms.Form):
+    """The result of one test: a number within the test's range, or one of its choices."""
+
+    def __init__(self, *args: Any, test: DiagnosticTest, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.test = test
+        label = f"{test.display_label} result"
+        attrs = {"autofocus": True, "accesskey": "v", "class": "value-input"}
+        if test.is_nominal:
+            choices = [("", "— choose —")] + [
+                (str(int(c["code"])), str(c["label"])) for c in (test.choices or [])
+            ]
+            self.fields["value"] = forms.TypedChoiceField(
+                label=label, choices=choices, coerce=float, widget=forms.Select(attrs=attrs),
+                error_messages={
+                    "required": f"Choose the {test.display_label} result.",
+                    "invalid_choice": f"That is not one of the {test.display_label} results.",
+                },
+            )
+        else:
+            attrs.update({"step": "any", "inputmode": "decimal"})
+            if test.min_value is not None:
+                attrs["min"] = _fmt(test.min_value)
+            if test.max_value is not None:
+                attrs["max"] = _fmt(test.max_value)
+            help_parts = []
+            if test.min_value is not None or test.max_value is not None:
+                help_parts.append(
+                    f"Between {_fmt(test.min_value) or '−∞'} and {_fmt(test.max_value) or '∞'}"
+                    + (f" {test.unit}" if test.unit else "")
+                )
+            self.fields["value"] = forms.FloatField(
+                label=label, widget=forms.NumberInput(attrs=attrs),
+                help_text="; ".join(help_parts),
+                error_messages={
+                    "required": f"Enter the {test.display_label} result.",
+                    "invalid": f"Enter the {test.display_label} result as a number.",
+                },
+            )
+
+    def clean_value(self) -> float:
+        value = self.cleaned_data["value"]
+        test = self.test
+        if test.is_nominal:
+            return value
+        if not math.isfinite(value):
+            raise ValidationError(f"Enter the {test.display_label} result as a finite number.")
+        unit = f" {test.unit}" if test.unit else ""
+        if test.min_value is not None and value < test.min_value:
+            raise ValidationError(
+                f"{test.display_label} must be at least {_fmt(test.min_value)}{unit} "
+                f"(you entered {_fmt(value)})."
+            )
+        if test.max_value is not None and value > test.max_value:
+            raise ValidationError(
+                f"{test.display_label} must be at most {_fmt(test.max_value)}{unit} "
+                f"(you entered {_fmt(value)})."
+            )
+        return value
+
+
+class ClassifyForm(forms.Form):
+    """The clinician's conclusion: one of the dataset's classes."""
+
+    def __init__(self, *args: Any, class_labels: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["label"] = forms.TypedChoiceField(
+            label="Classify as",
+            choices=[("", "— choose a class —")] + [(str(i), c) for i, c in enumerate(class_labels)],
+            coerce=int,
+            error_messages={
+                "required": "Choose the class to conclude.",
+                "invalid_choice": "That is not one of this model's classes.",
+            },
+        )
+
+
+class StartCaseForm(forms.Form):
+    patient_reference = forms.CharField(
+        label="Patient reference (optional)", required=False, max_length=200,
+        help_text="A record number or initials; no names needed.",
+    )
+
+
+def param_field_name(learner_key: str, param_name: str) -> str:
+    return f"{learner_key}__{param_name}"
+
+
+def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
+    common = {"label": spec.label, "help_text": spec.help, "required": False, "initial": spec.default}
+    if spec.type == "bool":
+        return forms.BooleanField(**common)
+    if spec.type == "choice":
+        return forms.ChoiceField(choices=[(str(v), lbl) for v, lbl in spec.choices], **common)
+    attrs = {"step": "1" if spec.type == "int" else "any"}
+    if spec.min is not None:
+        attrs["min"] = _fmt(spec.min)
+    if spec.max is not None:
+        attrs["max"] = _fmt(spec.max)
+    return forms.CharField(widget=forms.NumberInput(attrs=attrs), **common)
+
+
+class TrainForm(forms.Form):
+    """Which data, which learner with which parameters, and which error costs to train with.
+
+    Parameter fields come from the learner registry's ``ParamSpec``s; each
+    learner's fields are named ``<learner>__<param>`` and only the chosen
+    learner's are used.
+    """
+
+    name = forms.CharField(label="Model name (optional)", required=False, max_length=200)
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), empty_label=None)
+    learner = forms.ChoiceField(label="Learner")
+    error_matrix = forms.ModelChoiceField(
+        label="Error costs", queryset=ErrorMatrix.objects.select_related("dataset"),
+        required=False, empty_label="0/1 loss (every error costs 1; never refer)",
+        help_text="What each misclassification costs, and the cost of referring.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["learner"].choices = [
+            (key, spec.label) for key, spec in learner_registry.LEARNERS.items()
+        ]
+        self.fields["error_matrix"].label_from_instance = lambda m: f"{m.dataset.name}: {m.name}"
+        self.param_groups = []
+        for key, spec in learner_registry.LEARNERS.items():
+            names = []
+            for p in spec.params:
+                field_name = param_field_name(key, p.name)
+                self.fields[field_name] = _param_field(p)
+                names.append(field_name)
+            self.param_groups.append((key, spec, names))
+
+    def main_fields(self):
+        """The fields that do not depend on the learner, in display order."""
+        return [self[n] for n in ("dataset", "learner", "error_matrix", "name")]
+
+    def bound_param_groups(self):
+        """(key, spec, bound fields) per learner, for the template."""
+        return [(key, spec, [self[n] for n in names]) for key, spec, names in self.param_groups]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        dataset, matrix, key = data.get("dataset"), data.get("error_matrix"), data.get("learner")
+        if dataset and matrix and matrix.dataset_id != dataset.pk:
+            self.add_error(
+                "error_matrix", f"“{matrix.name}” belongs to {matrix.dataset.name}, not {dataset.name}."
+            )
+        if key in learner_registry.LEARNERS:
+            raw = {
+                p.name: data.get(param_field_name(key, p.name))
+                for p in learner_registry.LEARNERS[key].params
+            }
+            try:
+                data["params"] = learner_registry.clean_params(key, raw)
+            except ValidationError as exc:
+                for message in exc.messages:
+                    self.add_error(None, message)
+        return data

@@ -1,0 +1,16 @@
+"""Screens: thin views that read through ``selectors`` and write through ``services``."""
+
+from .cases import case_detail, case_new, case_summary
+from .home import home
+from .trained_models import model_detail, model_progress, model_tree, train
+
+__all__ = [
+    "case_detail",
+    "case_new",
+    "case_summary",
+    "home",
+    "model_detail",
+    "model_progress",
+    "model_tree",
+    "train",
+]

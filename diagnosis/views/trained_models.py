@@ -1,0 +1,145 @@
+"""Model pages: training form, the trust page, live progress and the tree diagram."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from .. import figures, learner_registry, selectors
+from ..forms import TrainForm
+from ..models import DiagnosisCase, TrainedModel
+from ..permissions import require_model_admin
+from ..services import training
+from .common import messages_of, page
+
+
+def _elapsed_seconds(trained: TrainedModel) -> float | None:
+    if trained.started_at is None:
+        return None
+    end = trained.finished_at or timezone.now()
+    return max(0.0, (end - trained.started_at).total_seconds())
+
+
+@require_http_methods(["GET", "POST"])
+def train(request: HttpRequest) -> HttpResponse:
+    """Form: dataset, learner and its parameters, error matrix; queues the training."""
+    require_model_admin(request.user)
+    form = TrainForm(request.POST or None)
+    errors: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            trained = training.request_training(
+                user=request.user,
+                dataset=data["dataset"],
+                learner=data["learner"],
+                params=data["params"],
+                error_matrix=data.get("error_matrix"),
+                name=data.get("name") or "",
+            )
+        except ValidationError as exc:
+            errors = messages_of(exc)
+        else:
+            return redirect("model-detail", pk=trained.pk)
+    status = 400 if request.method == "POST" else 200
+    return page(request, "diagnosis/train.html", {"form": form, "errors": errors}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The trust page: how the model was trained and how it did on held-out patients."""
+    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    if request.method == "POST":
+        if request.POST.get("action") != "cancel":
+            return JsonResponse({"error": "Unknown action."}, status=400)
+        try:
+            training.cancel_training(user=request.user, trained_model=trained)
+        except ValidationError as exc:
+            for m in messages_of(exc):
+                messages.error(request, m)
+        return redirect("model-detail", pk=trained.pk)
+    report = selectors.model_report(user=request.user, trained_model=trained)
+    metrics = report.get("metrics") or {}
+    names_to_labels = {
+        row.get("name"): row.get("label") or row.get("name") for row in report.get("prices") or []
+    }
+    frequency = metrics.get("test_order_frequency") or {}
+    checkpoints = report.get("checkpoints") or []
+    context = {
+        "trained": trained,
+        "report": report,
+        "metrics": metrics,
+        "spec": learner_registry.LEARNERS.get(trained.learner),
+        "frequency_figure": figures.test_frequency_figure(frequency, names_to_labels) if frequency else None,
+        "checkpoints_figure": (
+            figures.checkpoints_figure(checkpoints)
+            if any(c.get("estimated_cost") is not None for c in checkpoints)
+            else None
+        ),
+        "matrix_rows": [
+            {"label": label, "values": row}
+            for label, row in zip(report.get("class_labels") or [], report.get("matrix") or [])
+        ],
+        "elapsed": _elapsed_seconds(trained),
+        "has_tree": trained.is_ready,
+    }
+    return page(request, "diagnosis/model_detail.html", context)
+
+
+@require_GET
+def model_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    """Status and progress of a training, polled every second by the model page."""
+    trained = get_object_or_404(TrainedModel, pk=pk)
+    selectors.model_report(user=request.user, trained_model=trained)  # permission check
+    return JsonResponse(
+        {
+            "id": trained.pk,
+            "status": trained.status,
+            "status_label": trained.get_status_display(),
+            "finished": trained.is_finished,
+            "progress": trained.progress,
+            "message": trained.progress_message,
+            "elapsed_seconds": _elapsed_seconds(trained),
+            "error": trained.error,
+            "checkpoints": [
+                {
+                    "elapsed_seconds": c.elapsed_seconds,
+                    "estimated_cost": c.estimated_cost,
+                    "label": c.label,
+                }
+                for c in trained.checkpoints.all()
+            ],
+        }
+    )
+
+
+@require_GET
+def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
+    """The tree as a diagram; ``?case=<id>`` highlights that patient's path so far."""
+    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    case = None
+    case_id = request.GET.get("case")
+    if case_id:
+        if not case_id.isdigit():
+            return JsonResponse({"error": "case must be a case number."}, status=400)
+        case = get_object_or_404(DiagnosisCase, pk=int(case_id), trained_model=trained)
+    layout = selectors.tree_layout(user=request.user, trained_model=trained, case=case)
+    if layout is not None:
+        labels = {t.name: t.display_label for t in trained.dataset.tests.all()}
+        for node in layout["nodes"]:
+            if node.get("test_name"):
+                node.setdefault("test_label", labels.get(node["test_name"], node["test_name"]))
+    figure = figures.tree_figure(layout, class_labels=trained.dataset.class_labels) if layout else None
+    if request.GET.get("format") == "json":
+        if layout is None:
+            return JsonResponse({"error": "This model is not a tree."}, status=404)
+        return JsonResponse({"layout": layout, "figure": figure, "highlight": layout.get("highlight") or []})
+    return page(
+        request,
+        "diagnosis/model_tree.html",
+        {"trained": trained, "layout": layout, "figure": figure, "case": case},
+    )
