@@ -214,25 +214,29 @@ def import_csv(
 
 
 def import_uci_folder(*, user, name: str, path) -> Dataset:
-    """A dataset from a UCI folder (data, names and Turney cost files) with its prices."""
+    """A dataset from a UCI folder (data, names and Turney cost files) with its prices.
+
+    ``path`` is the folder, or one ``.data`` file in it when the folder holds
+    several (thyroid's ann-train / ann-test).
+    """
     require_model_admin(user)
     from ..uci_files import read_uci_folder
 
-    folder = Path(path)
+    target = Path(str(path).strip())
+    folder, stem = (target.parent, target.name[: -len(".data")]) if target.suffix == ".data" else (target, None)
     if not folder.is_dir():
         raise ValidationError(f"{folder} is not a folder.")
     try:
-        uci = read_uci_folder(folder)
+        uci = read_uci_folder(folder, name=stem) if stem else read_uci_folder(folder)
     except (ValueError, OSError) as exc:
-        raise ValidationError(f"Could not read the UCI folder {folder}: {exc}") from None
-    tests = uci_tests(uci)
+        raise ValidationError(f"Could not read the UCI data in {target}: {exc}") from None
     k = len(uci.class_labels)
     return create_dataset(
         name=name,
         description=uci.description or "",
-        source=f"UCI folder {folder.name}",
+        source=f"UCI {target.name}",
         class_labels=[str(c) for c in uci.class_labels],
-        tests=tests,
+        tests=uci_tests(uci),
         rows=[[None if math.isnan(v) else float(v) for v in row] for row in uci.X],
         labels=[int(v) for v in uci.y],
         error_matrices=[{"name": "Uniform 100", "matrix": _uniform(k, 100.0)}],
@@ -241,41 +245,29 @@ def import_uci_folder(*, user, name: str, path) -> Dataset:
 
 def uci_tests(uci) -> list[dict]:
     """Test specs (prices, groups, delays, derived inputs) from a parsed UCI dataset."""
-    names = list(uci.feature_names)
-    categorical = set(int(i) for i in (uci.categorical or ()))
+    names = [str(n) for n in uci.feature_names]
+    categorical = {int(i) for i in (uci.categorical or ())}
     costs = uci.costs
-    derived = {}
-    for target, sources in (uci.derived or {}).items():
-        t = names.index(target) if isinstance(target, str) else int(target)
-        derived[t] = [s if isinstance(s, str) else names[int(s)] for s in sources]
-    groups = getattr(uci, "groups", None)
-    delayed = getattr(uci, "delayed", None)
+    derived = {int(t): [names[int(s)] for s in sources] for t, sources in (costs.derived if costs else {}).items()}
+    free = set(costs.free) if costs is not None else set()
     tests = []
     for i, feature in enumerate(names):
-        spec: dict[str, Any] = {"name": str(feature), "label": str(feature)}
+        spec: dict[str, Any] = {"name": feature, "label": feature, "kind": "numeric"}
         if i in categorical:
-            column = uci.X[:, i]
-            present = sorted({int(v) for v in column if not math.isnan(v)})
+            present = sorted({int(v) for v in uci.X[:, i] if not math.isnan(v)}) or [0]
             spec["kind"] = "nominal"
-            spec["choices"] = [{"code": c, "label": str(c)} for c in present] or [
-                {"code": 0, "label": "0"}
-            ]
-        else:
-            spec["kind"] = "numeric"
+            spec["choices"] = [{"code": c, "label": str(c)} for c in present]
         if costs is not None:
-            spec["price"] = float(costs.costs[i])
-            spec["discounted_price"] = float(costs.discounted[i])
-            spec["group"] = costs.groups[i]
-            spec["delayed"] = bool(costs.delayed[i])
-        else:
-            spec["price"] = spec["discounted_price"] = 1.0
-            if groups is not None and len(groups) == len(names):
-                spec["group"] = groups[i]
-            if delayed is not None and len(delayed) == len(names):
-                spec["delayed"] = bool(delayed[i])
+            spec.update(
+                price=float(costs.costs[i]),
+                discounted_price=float(costs.discounted[i]),
+                group=costs.groups[i],
+                delayed=bool(costs.delayed[i]),
+            )
+        if i in free or i in derived:
+            spec["price"] = spec["discounted_price"] = 0.0
         if i in derived:
             spec["derived_from"] = derived[i]
-            spec["price"] = spec["discounted_price"] = 0.0
         tests.append(spec)
     return tests
 

@@ -22,7 +22,9 @@ from .training_data import dataset_arrays, held_out_metrics, split_indices
 from .training_progress import Heartbeat, ProgressWriter
 from .validation import clean_matrix, clean_reject_cost
 
-__all__ = ["cancel_training", "fail_stale_trainings", "request_training", "run_training"]
+__all__ = [
+    "cancel_training", "create_training", "fail_stale_trainings", "request_training", "run_training",
+]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,28 @@ def request_training(
     name: str = "",
 ) -> TrainedModel:
     """Queue a training with the dataset's current prices and the chosen error matrix."""
+    trained = create_training(
+        user=user, dataset=dataset, learner=learner, params=params, error_matrix=error_matrix, name=name
+    )
+    task_id = trained.celery_task_id
+    transaction.on_commit(lambda: _enqueue(trained.pk, task_id))
+    return trained
+
+
+@transaction.atomic
+def create_training(
+    *,
+    user,
+    dataset: Dataset,
+    learner: str,
+    params: Mapping[str, Any] | None,
+    error_matrix: ErrorMatrix | None = None,
+    name: str = "",
+) -> TrainedModel:
+    """A validated "queued" TrainedModel with snapshots, not yet sent to a worker.
+
+    ``request_training`` queues it; the demo-data command runs it in-process.
+    """
     require_model_admin(user)
     spec = learner_registry.get_spec(learner)
     cleaned = learner_registry.clean_params(learner, params)
@@ -73,7 +97,6 @@ def request_training(
         created_by=user,
         celery_task_id=task_id,
     )
-    transaction.on_commit(lambda: _enqueue(trained.pk, task_id))
     return trained
 
 
