@@ -1,0 +1,216 @@
+"""Reproduce paper 003 (Cebe & Gunduz-Demir, ECML 2007) on ann-thyroid.
+
+Train on ann-train (3772 cases), test on ann-test (3428).  The 16 history
+answers are free, TSH / T3 / TT4 / T4U cost 22.78 / 11.41 / 14.51 / 11.41
+(Turney), FTI is derived from TT4 and T4U.  REWARD 100, PENALTY 10000.
+
+Prints the conditioned-loss confusion matrix with reject counts (paper's
+Table 2), the all-features tree's confusion matrix (Table 3: the same tree
+learner on all 21 features, i.e. the model's full-state tree), the test cost
+of both and the reduction, with Turney's prices both at full price (the
+paper) and with the group-A discount.  Then the sweeps of Figure 1 (PENALTY
+with REWARD = 100, REWARD with PENALTY = 10000, full prices), saved as Plotly
+figure JSON under ``--out``.
+
+    python -m benchmarks.conditioned_loss_thyroid                 # full run (~5 min)
+    python -m benchmarks.conditioned_loss_thyroid --no-sweep      # Tables 2 and 3 only
+    python -m benchmarks.conditioned_loss_thyroid --out /tmp/cl   # figures elsewhere
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from learners.conditioned_loss import ConditionedLossClassifier  # noqa: E402
+from learners.conditioned_loss._trees import tree_proba  # noqa: E402
+from learners.costs import CostModel  # noqa: E402
+from learners.evaluation import evaluate  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CLASS_NAMES = ("hypothyroid", "hyperthyroid", "normal")  # ann-thyroid codes 1, 2, 3
+FREE = tuple(range(16))
+PRICES = {16: (22.78, 20.68), 17: (11.41, 9.31), 18: (14.51, 12.41), 19: (11.41, 9.31)}
+FTI, FTI_INPUTS = 20, (18, 19)
+PENALTIES = (500, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
+REWARDS = (10, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def thyroid_dir() -> Path:
+    """``$SHARED_DIR/data/uci/thyroid-disease``, default ``<repo>/../shared``."""
+    shared = Path(os.environ.get("SHARED_DIR", REPO / ".." / "shared"))
+    return (shared / "data" / "uci" / "thyroid-disease").resolve()
+
+
+def load(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """ann-train / ann-test: 21 whitespace-separated features, then class 1/2/3."""
+    rows = np.loadtxt(thyroid_dir() / f"ann-{name}.data")
+    if rows.ndim != 2 or rows.shape[1] != 22:
+        raise ValueError(f"ann-{name}.data: expected 22 columns, got shape {rows.shape}")
+    return rows[:, :21], rows[:, 21].astype(int)
+
+
+def cost_model(discount: bool) -> CostModel:
+    """Turney's thyroid prices; history answers free (paper 003); FTI derived."""
+    costs = [0.0] * 21
+    discounted = [0.0] * 21
+    groups: list[str | None] = [None] * 21
+    for test, (full, reduced) in PRICES.items():
+        costs[test] = full
+        discounted[test] = reduced if discount else full
+        groups[test] = "A"
+    return CostModel(
+        costs, discounted=discounted, groups=groups, derived={FTI: FTI_INPUTS}, free=FREE
+    )
+
+
+def run(model, X, y, prices: CostModel, all_tests_cost: float) -> dict:
+    """Evaluate the policy (learners.evaluation) and summarize it against the all-tests cost."""
+    report = evaluate(model, X, y, test_costs=prices)
+    confusion = report.confusion.astype(int)
+    errors = int(confusion[:, :-1].sum() - np.trace(confusion[:, :-1]))
+    per_class = confusion.diagonal()[: len(CLASS_NAMES)] / confusion.sum(axis=1)
+    return {
+        "confusion": confusion,
+        "mean_test_cost": float(report.mean_test_cost),
+        "reduction": 100.0 * (1.0 - report.mean_test_cost / all_tests_cost),
+        "errors": errors,
+        "rejects": int(confusion[:, -1].sum()),
+        "per_class_accuracy": per_class.tolist(),
+        "test_frequency": report.test_frequency,
+    }
+
+
+def print_confusion(title: str, confusion: np.ndarray, with_reject: bool) -> None:
+    print(title)
+    head = "".join(f"{c[:12]:>14}" for c in CLASS_NAMES) + ("       reject" if with_reject else "")
+    print(f"{'actual / selected':>18}{head}")
+    for name, row in zip(CLASS_NAMES, confusion):
+        cells = "".join(f"{int(v):>14}" for v in row[: len(CLASS_NAMES)])
+        extra = f"{int(row[-1]):>13}" if with_reject else ""
+        print(f"{name:>18}{cells}{extra}")
+
+
+def fit(X, y, prices: CostModel, seed: int, **params) -> ConditionedLossClassifier:
+    return ConditionedLossClassifier(test_costs=prices, random_state=seed, **params).fit(X, y)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-sweep", action="store_true", help="skip Figure 1's sweeps")
+    args = parser.parse_args(argv)
+
+    X_train, y_train = load("train")
+    X_test, y_test = load("test")
+    print(f"ann-thyroid: train {X_train.shape[0]}, test {X_test.shape[0]}, {X_train.shape[1]} features")
+
+    full, turney = cost_model(discount=False), cost_model(discount=True)
+    started = time.time()
+    model = fit(X_train, y_train, full, args.seed)
+    print(f"fitted {len(model.trees_)} state trees in {time.time() - started:.1f}s; "
+          f"window half-widths per state: {np.round(model.window_width_, 3).tolist()}")
+
+    # Table 3: the same tree learner on all 21 features (the model's full state).
+    all_tree = model.trees_[-1]
+    tree_pred = model.classes_[np.argmax(tree_proba(all_tree, X_test, model.leaf_smoothing), axis=1)]
+    tree_confusion = np.array(
+        [[np.sum((y_test == a) & (tree_pred == b)) for b in model.classes_] for a in model.classes_]
+    )
+    tree_errors = int(tree_confusion.sum() - np.trace(tree_confusion))
+    tested = set(all_tree.feature[all_tree.feature >= 0].tolist())
+
+    results = {}
+    for label, prices in (("full price (paper)", full), ("Turney group discount", turney)):
+        policy = model if prices is full else fit(X_train, y_train, prices, args.seed)
+        all_tests = prices.path_cost(sorted(PRICES))
+        results[label] = run(policy, X_test, y_test, prices, all_tests)
+        results[label]["all_tests"] = all_tests
+
+    paper = results["full price (paper)"]
+    print()
+    print_confusion("Table 2 — conditioned loss, REWARD 100, PENALTY 10000 (full prices):",
+                    paper["confusion"], with_reject=True)
+    print()
+    print_confusion("Table 3 — all-features tree (same learner, 21 features):", tree_confusion, False)
+    print(f"  all-features tree tests {sorted(tested)}; errors {tree_errors}")
+    print()
+    for label, r in results.items():
+        print(f"{label:>22}: all-features test cost {r['all_tests']:.2f}/case, "
+              f"conditioned loss {r['mean_test_cost']:.2f}/case -> reduction {r['reduction']:.2f}% "
+              f"(paper 47.61%, target >= 40%)")
+        print(f"{'':>22}  misclassified {r['errors']} (all-features tree {tree_errors}), "
+              f"rejected {r['rejects']}, test frequency TSH/T3/TT4/T4U "
+              f"{np.round(r['test_frequency'][16:20], 3).tolist()}")
+    ok_cost = paper["reduction"] >= 40.0
+    ok_errors = paper["errors"] <= tree_errors
+    print(f"targets (full prices): reduction >= 40%: {'met' if ok_cost else 'NOT met'}; "
+          f"misclassifications <= all-features tree: {'met' if ok_errors else 'NOT met'}")
+
+    if args.no_sweep:
+        return 0
+    sweeps = {"penalty": [], "reward": []}
+    all_tests = full.path_cost(sorted(PRICES))
+    print("\nFigure 1 sweeps (full prices):")
+    print(f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   accuracy hypo/hyper/normal")
+    for kind, grid in (("penalty", PENALTIES), ("reward", REWARDS)):
+        for value in grid:
+            reward, penalty = (100.0, float(value)) if kind == "penalty" else (float(value), 10000.0)
+            policy = fit(X_train, y_train, full, args.seed, reward=reward, penalty=penalty)
+            r = run(policy, X_test, y_test, full, all_tests)
+            sweeps[kind].append({"reward": reward, "penalty": penalty, **{
+                k: r[k] for k in ("reduction", "errors", "rejects", "per_class_accuracy")}})
+            print(f"{reward:>8g}{penalty:>9g}{r['reduction']:>13.2f}{r['errors']:>8}{r['rejects']:>9}   "
+                  + "/".join(f"{a:.3f}" for a in r["per_class_accuracy"]), flush=True)
+    written = save_figures(sweeps, args.out)
+    print("\nwrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def save_figures(sweeps: dict, out: Path) -> list[Path]:
+    """Figure 1 (a)-(d) as two Plotly figures (accuracy per class; cost reduction, errors, rejects)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for kind, axis in (("penalty", "PENALTY (REWARD = 100)"), ("reward", "REWARD (PENALTY = 10000)")):
+        points = sweeps[kind]
+        x = [p[kind] for p in points]
+        figure = make_subplots(rows=1, cols=2, subplot_titles=(
+            "test-set accuracy per class", "test-cost reduction, errors and rejects"),
+            specs=[[{}, {"secondary_y": True}]])
+        for c, name in enumerate(CLASS_NAMES):
+            figure.add_trace(go.Scatter(x=x, y=[p["per_class_accuracy"][c] for p in points],
+                                        mode="lines+markers", name=name), row=1, col=1)
+        figure.add_trace(go.Scatter(x=x, y=[p["reduction"] for p in points], mode="lines+markers",
+                                    name="cost reduction %"), row=1, col=2)
+        for key in ("errors", "rejects"):
+            figure.add_trace(go.Scatter(x=x, y=[p[key] for p in points], mode="lines+markers",
+                                        name=key, line={"dash": "dot"}), row=1, col=2, secondary_y=True)
+        figure.update_xaxes(type="log", title_text=axis)
+        figure.update_yaxes(title_text="accuracy", row=1, col=1)
+        figure.update_yaxes(title_text="reduction %", row=1, col=2, secondary_y=False)
+        figure.update_yaxes(title_text="cases", row=1, col=2, secondary_y=True)
+        figure.update_layout(title=f"Conditioned loss on ann-thyroid: sweep of {kind.upper()}")
+        path = out / f"conditioned_loss_thyroid_{kind}.json"
+        path.write_text(figure.to_json())
+        written.append(path)
+    summary = out / "conditioned_loss_thyroid_sweeps.json"
+    summary.write_text(json.dumps(sweeps, indent=1))
+    written.append(summary)
+    return written
+
+
+if __name__ == "__main__":
+    sys.exit(main())
