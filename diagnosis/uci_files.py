@@ -361,7 +361,9 @@ def _read_c45_names(folder: Path, data_file: Path):
             continue
         values = [v.strip() for v in kind.split(",") if v.strip()]
         if not values:
-            raise UCIFormatError(f"{names_file.name}: row {line_number}: no values for {attribute!r}")
+            raise UCIFormatError(
+                f"{names_file.name}: row {line_number}: no values for {attribute!r}"
+            )
         categorical_values[attribute] = values
     class_column = "class"
     while class_column in columns:
@@ -374,7 +376,8 @@ def _read_generic(folder, data_file, name, columns, class_column, class_values,
     if options:
         raise TypeError(f"{data_file.name} is not a known dataset; it has no options")
     rows = _read_rows(data_file, len(columns))
-    features = [c for c in columns if c != class_column and categorical_values.get(c, []) is not None]
+    ignored = {c for c, values in categorical_values.items() if values is None}
+    features = [c for c in columns if c != class_column and c not in ignored]
     X = np.empty((len(rows), len(features)))
     y = np.empty(len(rows), dtype=np.int64)
     for r, (line_number, fields) in enumerate(rows):
@@ -421,7 +424,9 @@ def _read_costs(folder: Path, features: Sequence[str], *, aliases=None, derived=
     def only(suffix: str) -> Path | None:
         found = sorted(cost_folder.glob(f"*{suffix}"))
         if len(found) > 1:
-            raise UCIFormatError(f"{cost_folder}: several {suffix} files: {[f.name for f in found]}")
+            raise UCIFormatError(
+                f"{cost_folder}: several {suffix} files: {[f.name for f in found]}"
+            )
         return found[0] if found else None
 
     expense, cost = only(".expense"), only(".cost")

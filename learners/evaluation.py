@@ -8,6 +8,7 @@ figures live in :mod:`learners._evaluation_report`.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -164,7 +165,8 @@ def run_case(
                     f"already has (tests so far: {bought})"
                 )
             if use_subtree and cost_model.delayed[test]:
-                order = [_check_test(t, n_features) for t in model.delayed_order(dict(known), test)]
+                order = [_check_test(t, n_features) for t in _delayed_order(model, known, test,
+                                                                            unavailable)]
                 if test not in order:
                     order.insert(0, test)
                 for t in order:
@@ -332,7 +334,7 @@ def cross_validate(
 
 
 def make_folds(y, *, n_splits: int = 10, random_state=0) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified shuffled folds as (train_indices, test_indices) pairs, for reuse across learners."""
+    """Stratified shuffled (train_indices, test_indices) pairs, to share across learners."""
     from sklearn.model_selection import StratifiedKFold
 
     y = np.asarray(y)
@@ -341,6 +343,21 @@ def make_folds(y, *, n_splits: int = 10, random_state=0) -> list[tuple[np.ndarra
 
 
 # ----------------------------------------------------------------- helpers
+def _delayed_order(model, known, test: int, unavailable) -> list[int]:
+    """The model's Turney order; passes ``unavailable`` when the model takes it.
+
+    A tree that knows which tests are unavailable walks past them exactly as
+    ``next_action`` did, so it orders the subtree below the node that asked.
+    """
+    try:
+        takes_unavailable = "unavailable" in inspect.signature(model.delayed_order).parameters
+    except (TypeError, ValueError):
+        takes_unavailable = False
+    if takes_unavailable:
+        return list(model.delayed_order(dict(known), test, unavailable=frozenset(unavailable)))
+    return list(model.delayed_order(dict(known), test))
+
+
 def _model_classes(model) -> list:
     classes = getattr(model, "classes_", None)
     if classes is None:
@@ -364,13 +381,17 @@ def _check_X(X, model) -> np.ndarray:
 def _label_indices(y, classes: Sequence, n_cases: int) -> np.ndarray:
     labels = np.asarray(y)
     if labels.shape != (n_cases,):
-        raise ValueError(f"y must have one label per row of X ({n_cases}), got shape {labels.shape}")
+        raise ValueError(
+            f"y must have one label per row of X ({n_cases}), got shape {labels.shape}"
+        )
     lookup = {c: k for k, c in enumerate(classes)}
     indices = np.empty(n_cases, dtype=np.int64)
     for i, label in enumerate(labels.tolist()):
         k = lookup.get(label)
         if k is None:
-            raise ValueError(f"label {label!r} of case {i} is not one of the model's classes {classes}")
+            raise ValueError(
+                f"label {label!r} of case {i} is not one of the model's classes {classes}"
+            )
         indices[i] = k
     return indices
 

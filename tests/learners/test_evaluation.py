@@ -122,7 +122,12 @@ def test_turney_mode_leaves_immediate_tests_alone():
 
 def test_referral_is_counted_separately():
     """A referral costs the reject cost, is not an error, and is not a correct answer."""
-    rule = lambda known: "reject" if known.get(2, 0) > 0 else (0 if 2 in known else None)  # noqa: E731
+
+    def rule(known):
+        if 2 not in known:
+            return None
+        return "reject" if known[2] > 0 else 0
+
     policy = ScriptedPolicy([2], rule, reject_cost=[30.0, 70.0])
     X = np.array([[0, 0, 1.0], [0, 0, 1.0], [0, 0, -1.0], [0, 0, -1.0]])
     report = evaluate(policy, X, [0, 1, 0, 1])
@@ -306,7 +311,7 @@ def test_real_tree_path_costs_match_hand_computation():
 
 
 def test_real_tree_turney_mode_charges_the_subtree():
-    """Under Turney's rule, ordering delayed test 1 also orders test 2 below it: every case pays 8."""
+    """Turney's rule: ordering delayed test 1 also orders test 2 below it, so every case pays 8."""
     from learners.tree import EG2Classifier
 
     X, y = _and_table()

@@ -1,4 +1,4 @@
-"""The UCI reader reproduces SOURCES.md's counts, DATA.md's prices, and rejects bad files clearly."""
+"""The UCI reader matches SOURCES.md's counts and DATA.md's prices, and names bad input."""
 
 from __future__ import annotations
 
