@@ -151,3 +151,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+CELERY_BEAT_SCHEDULE = {
+    "fail-stale-trainings": {
+        "task": "diagnosis.tasks.fail_stale_trainings",
+        "schedule": 60.0,
+    },
+}
