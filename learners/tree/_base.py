@@ -165,6 +165,18 @@ class TreePolicyMixin:
         self.categories_ = {
             int(f): np.asarray(c, dtype=float) for f, c in state["categories"].items()
         }
+        self._refresh_caches()
+
+    def _refresh_caches(self) -> None:
+        """Rebuild the walking and probability caches; call at the end of fit/load.
+
+        Built eagerly so prediction never changes the estimator's ``__dict__``.
+        """
+        self._walker_cache = (self.tree_, FastTree(self.tree_))
+        self._proba_cache = (
+            (id(self.tree_), self.probability),
+            leaf_probabilities(self.tree_, self.probability),
+        )
 
     # -------------------------------------------------------------- private
     def _walker(self) -> FastTree:
@@ -232,6 +244,11 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
         self.prune = prune
         self.probability = probability
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
+        return tags
+
     def _criterion(self) -> Criterion:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -268,6 +285,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
         if self.prune:
             prune_tree(grown, self._leaf_label, float(self.cf))
         self.tree_ = grown.to_structure()
+        self._refresh_caches()
         return self
 
     def _leaf_label(self, class_weight: np.ndarray) -> int:

@@ -65,7 +65,11 @@ class Criterion:
 
 
 class _CostAware(Criterion):
-    """Zero marginal cost ranks before any positive cost, then by gain (§2)."""
+    """Zero marginal cost ranks before any positive cost, then by gain (§2).
+
+    The rule exists because ``DeltaI / c`` is undefined at ``c = 0``; EG2's
+    ``(c + 1)^w`` is defined there, so EG2 overrides it and keeps its formula.
+    """
 
     def key(self, cand: Candidate) -> tuple:
         if cand.cost <= 0.0:
@@ -95,10 +99,19 @@ class GainRatio(Criterion):
 
 
 class EG2(_CostAware):
-    """EG2 (Núñez): ``ICF = (2^DeltaI - 1) / (c + 1)^w``."""
+    """EG2 (Núñez): ``ICF = (2^DeltaI - 1) / (c + 1)^w``, also at ``c = 0``.
+
+    Applying the zero-cost-first rule here would make any numeric test
+    already on the path (free to re-read) win at every node for the slightest
+    gain, splitting one feature into slivers; the formula itself already
+    favours free tests by the factor ``(c + 1)^w``.
+    """
 
     def __init__(self, w: float = 1.0) -> None:
         self.w = float(w)
+
+    def key(self, cand: Candidate) -> tuple:
+        return (0, self.ratio(cand.gain, cand.cost))
 
     def ratio(self, gain, cost):
         return (2.0**gain - 1.0) / (cost + 1.0) ** self.w

@@ -60,11 +60,19 @@ def test_eg2_with_w_zero_ignores_cost(cheap_vs_informative):
     assert _root_feature(_fit(EG2Classifier, X, y, [1000.0, 1.0], w=1.0)) == 1
 
 
-@pytest.mark.parametrize("cls", [EG2Classifier, IDXClassifier, CSID3Classifier])
+@pytest.mark.parametrize("cls", [IDXClassifier, CSID3Classifier])
 def test_zero_cost_test_ranks_first(cheap_vs_informative, cls):
     """A free test with some gain beats a better test of positive (even tiny) cost."""
     X, y = cheap_vs_informative
     assert _root_feature(_fit(cls, X, y, [1e-6, 0.0])) == 1
+
+
+def test_eg2_keeps_its_formula_at_zero_cost(cheap_vs_informative):
+    """EG2 at c = 0: ICF = 2^0.189 - 1 = 0.14 loses to the perfect test's 1 / 1.000001."""
+    X, y = cheap_vs_informative
+    assert _root_feature(_fit(EG2Classifier, X, y, [1e-6, 0.0])) == 0
+    # At c = 10 the perfect test's 1/11 = 0.09 drops below the free test's 0.14.
+    assert _root_feature(_fit(EG2Classifier, X, y, [10.0, 0.0])) == 1
 
 
 @pytest.mark.parametrize("cls", [EG2Classifier, IDXClassifier, CSID3Classifier])
