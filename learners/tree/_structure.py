@@ -14,6 +14,10 @@ Node arrays (length ``n_nodes``)
     ``n_edges[n]``         number of children (0 for a leaf).
     ``class_weight[n, k]`` training weight of class k that reached node n
                            (fractional under C4.5's missing-value handling).
+                           A leaf of an empty nominal branch (a category no
+                           training case at the parent had) carries its
+                           parent's class weights, as in C4.5; its edge has
+                           ``branch_weight`` 0.
 
 Edge arrays (length ``n_edges.sum()``)
     ``child[e]``           node id the edge leads to.
