@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -77,7 +78,8 @@ class TreePolicyMixin:
         unavailable : iterable of int
             Tests that cannot be done for this patient.
         """
-        check_is_fitted(self, "tree_")
+        self._ensure_fitted()
+        known, unavailable = self._check_known(known, unavailable)
         walker = self._walker()
         reach = walker.reach(known, unavailable)
         if reach.frontier:
@@ -87,30 +89,29 @@ class TreePolicyMixin:
                 waiting[f] = waiting.get(f, 0.0) + weight
             test = min(waiting, key=lambda f: (-waiting[f], f))
             nodes = [n for n in reach.frontier if walker.feature[n] == test]
-            counts = self.tree_.class_weight[nodes].sum(axis=0)
             return Extract(
-                test=int(test),
-                cost=self.cost_model_.marginal_cost(int(test), frozenset(known)),
-                reason=(
-                    f"the tree tests feature {test} next: it splits "
-                    f"{counts.sum():.4g} training cases ({self._describe(counts)})"
-                ),
+                test=test,
+                cost=self.cost_model_.marginal_cost(test, frozenset(known)),
+                reason=f"the tree tests feature {test} next: it splits {self._describe(nodes)}",
             )
-        proba = self._combine(reach.leaves)
-        counts = self.tree_.class_weight[list(reach.leaves)].sum(axis=0)
+        nodes = list(reach.leaves)
+        node_proba = self._node_proba()
+        shares = np.fromiter(reach.leaves.values(), dtype=float, count=len(nodes))
+        proba = shares @ node_proba[nodes] / shares.sum()
         return decide(
             proba,
-            classes=self.classes_.tolist(),
+            classes=self._class_list,
             cost_matrix=self.cost_matrix_,
             reject_cost=self.reject_cost_,
-            reason=f"leaf of {counts.sum():.4g} training cases ({self._describe(counts)})",
+            reason=f"leaf of {self._describe(nodes)}",
         )
 
     def decision_path_nodes(
         self, known: Mapping[int, float], unavailable: Iterable[int] = ()
     ) -> list[int]:
         """Node ids the patient's walk touches (root first), for highlighting."""
-        check_is_fitted(self, "tree_")
+        self._ensure_fitted()
+        known, unavailable = self._check_known(known, unavailable)
         return self._walker().reach(known, unavailable).visited
 
     def delayed_order(
@@ -122,10 +123,11 @@ class TreePolicyMixin:
         ``test``, in tree order, ``test`` first; tests already known or
         unavailable are left out.
         """
-        check_is_fitted(self, "tree_")
+        self._ensure_fitted()
+        known, blocked = self._check_known(known, unavailable)
+        test = self._check_feature(test)
         walker = self._walker()
-        reach = walker.reach(known, unavailable)
-        blocked = set(unavailable)
+        reach = walker.reach(known, blocked)
         ordered: dict[int, None] = {int(test): None}
         for node in sorted(reach.frontier):
             if walker.feature[node] != test:
@@ -173,6 +175,7 @@ class TreePolicyMixin:
         Built eagerly so prediction never changes the estimator's ``__dict__``.
         """
         self._walker_cache = (self.tree_, FastTree(self.tree_))
+        self._class_list = [c.item() if isinstance(c, np.generic) else c for c in self.classes_]
         self._proba_cache = (
             (id(self.tree_), self.probability),
             leaf_probabilities(self.tree_, self.probability),
@@ -182,8 +185,8 @@ class TreePolicyMixin:
     def _walker(self) -> FastTree:
         cached = getattr(self, "_walker_cache", None)
         if cached is None or cached[0] is not self.tree_:
-            cached = (self.tree_, FastTree(self.tree_))
-            self._walker_cache = cached
+            self._refresh_caches()
+            cached = self._walker_cache
         return cached[1]
 
     def _node_proba(self) -> np.ndarray:
@@ -194,14 +197,39 @@ class TreePolicyMixin:
             self._proba_cache = cached
         return cached[1]
 
-    def _combine(self, leaves: Mapping[int, float]) -> np.ndarray:
-        node_proba = self._node_proba()
-        total = sum(leaves.values())
-        proba = sum(weight * node_proba[node] for node, weight in leaves.items())
-        return np.asarray(proba, dtype=float) / total
+    def _check_feature(self, f) -> int:
+        try:
+            index = int(f)
+        except (TypeError, ValueError):
+            raise ValueError(f"feature index expected, got {f!r}") from None
+        if not 0 <= index < self.n_features_in_:
+            raise ValueError(
+                f"feature {index} is out of range for {self.n_features_in_} features"
+            )
+        return index
 
-    def _describe(self, counts: np.ndarray) -> str:
-        return ", ".join(f"{label}: {w:.4g}" for label, w in zip(self.classes_.tolist(), counts))
+    def _check_known(self, known, unavailable) -> tuple[dict[int, float], frozenset[int]]:
+        """Known values keyed by int (JSON gives strings), None as NaN; checked indices."""
+        values = {}
+        for f, value in known.items():
+            try:
+                values[self._check_feature(f)] = np.nan if value is None else float(value)
+            except TypeError:
+                raise ValueError(f"value of feature {f} must be a number, got {value!r}") from None
+        return values, frozenset(self._check_feature(f) for f in unavailable)
+
+    def _describe(self, nodes: list[int]) -> str:
+        """``"N training cases (label: n, ...)"`` summed over ``nodes``."""
+        rows = [self._walker().class_weight[n] for n in nodes]
+        counts = [sum(column) for column in zip(*rows)]
+        parts = ", ".join(f"{label}: {w:.4g}" for label, w in zip(self._class_list, counts))
+        return f"{sum(counts):.4g} training cases ({parts})"
+
+    def _ensure_fitted(self) -> None:
+        if getattr(self, "tree_", None) is None:
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit first."
+            )
 
     def _check_categories(self, X: np.ndarray) -> None:
         for f, codes in self.categories_.items():

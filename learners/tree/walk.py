@@ -45,7 +45,7 @@ class FastTree:
     """
 
     __slots__ = ("feature", "threshold", "edge_start", "n_edges", "child",
-                 "branch_value", "branch_weight")
+                 "branch_value", "branch_weight", "class_weight")
 
     def __init__(self, tree: TreeStructure) -> None:
         self.feature = tree.feature.tolist()
@@ -55,6 +55,7 @@ class FastTree:
         self.child = tree.child.tolist()
         self.branch_value = tree.branch_value.tolist()
         self.branch_weight = tree.branch_weight.tolist()
+        self.class_weight = tree.class_weight.tolist()
 
     def reach(self, known: Mapping[int, float], unavailable: Iterable[int] = ()) -> Reach:
         """Walk from the root with the values ``known`` (NaN = missing).

@@ -128,3 +128,18 @@ def test_next_action_is_fast(model):
     for _ in range(200):
         model.next_action(known)
     assert (time.perf_counter() - start) / 200 < 1e-3
+
+
+def test_known_keys_from_json_are_accepted(model):
+    """String keys (as JSON delivers them) and None values mean the same as ints and NaN."""
+    root = int(model.tree_.feature[0])
+    assert model.next_action({str(root): 0.25}) == model.next_action({root: 0.25})
+    assert model.next_action({root: None}) == model.next_action({root: np.nan})
+
+
+def test_out_of_range_feature_is_refused(model):
+    """A known or unavailable index that is not a feature raises ValueError."""
+    with pytest.raises(ValueError, match="out of range"):
+        model.next_action({99: 1.0})
+    with pytest.raises(ValueError, match="out of range"):
+        model.next_action({}, unavailable=[-1])
