@@ -1,0 +1,424 @@
+"""The screens through Django's test client: login, the case flow, validation, permissions."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from diagnosis.models import DiagnosisCase, DiagnosisStep, TrainedModel
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
+
+
+def patient_row(trained_model) -> list:
+    """Test values of a real past patient of the model's dataset."""
+    return trained_model.dataset.cases.order_by("id").first().values
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def start(client, trained_model, ref="p-1") -> DiagnosisCase:
+    response = client.post(reverse("case-new") + f"?model={trained_model.pk}", {"patient_reference": ref})
+    assert response.status_code == 302
+    case = DiagnosisCase.objects.get(patient_reference=ref)
+    assert response["Location"] == reverse("case-detail", args=[case.pk])
+    return case
+
+
+def advice_of(client, case) -> dict:
+    response = client.get(reverse("case-detail", args=[case.pk]))
+    assert response.status_code == 200
+    return response.context["advice"]
+
+
+def text(response) -> str:
+    """The page as a person reads it (HTML entities decoded)."""
+    return html.unescape(response.content.decode())
+
+
+def money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def test_every_page_requires_login(client, trained_model, clinician):
+    """Anonymous visitors are sent to the login page from every screen."""
+    case = DiagnosisCase.objects.create(trained_model=trained_model, clinician=clinician)
+    urls = [
+        reverse("home"),
+        reverse("train"),
+        reverse("model-detail", args=[trained_model.pk]),
+        reverse("model-tree", args=[trained_model.pk]),
+        reverse("model-progress", args=[trained_model.pk]),
+        reverse("case-new") + f"?model={trained_model.pk}",
+        reverse("case-detail", args=[case.pk]),
+        reverse("case-summary", args=[case.pk]),
+    ]
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith(reverse("login")), url
+    response = client.get(reverse("login"))
+    assert response.status_code == 200
+    assert b'name="password"' in response.content
+
+
+def test_home_lists_models_and_open_cases(client, clinician, trained_model):
+    """The home page offers to start a case with each ready model and to resume open cases."""
+    login(client, clinician)
+    case = start(client, trained_model, ref="resume-me")
+    page = text(client.get(reverse("home")))
+    assert str(trained_model) in page
+    assert "Start a case" in page
+    assert reverse("case-detail", args=[case.pk]) in page
+    assert "Train a model" not in page  # clinicians do not train
+
+
+def test_logout_is_a_post_button(client, clinician):
+    """The header's logout is a form posting to the logout URL (GET logout is not allowed)."""
+    login(client, clinician)
+    page = text(client.get(reverse("home")))
+    assert re.search(r'<form method="post" action="%s">' % reverse("logout"), page)
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert client.get(reverse("home")).status_code == 302
+
+
+def test_case_flow_follows_advice_to_a_conclusion(client, clinician, trained_model):
+    """Entering each recommended result then accepting the conclusion closes the case correctly."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    row = patient_row(trained_model)
+    names = trained_model.cost_snapshot["names"]
+    prices_shown = []
+    for _ in range(len(names) + 1):
+        advice = advice_of(client, case)
+        if advice["kind"] != "extract":
+            break
+        page = client.get(reverse("case-detail", args=[case.pk]))
+        prices_shown.append(page.context["recommended"].price_now)
+        assert money(page.context["recommended"].price_now) in page.content.decode()
+        response = client.post(
+            reverse("case-detail", args=[case.pk]),
+            {"action": "result", "test": advice["test_name"], "value": row[advice["test_index"]]},
+        )
+        assert response.status_code == 302  # post/redirect/get
+        assert response["Location"] == reverse("case-detail", args=[case.pk])
+    assert advice["kind"] == "classify"
+    assert prices_shown, "the model should order at least one test"
+    page = text(client.get(reverse("case-detail", args=[case.pk])))
+    assert f"Accept: classify as {advice['label']}" in page
+    response = client.post(
+        reverse("case-detail", args=[case.pk]), {"action": "classify", "label": advice["label_index"]}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == reverse("case-summary", args=[case.pk])
+    case.refresh_from_db()
+    assert case.status == "classified" and case.final_label == advice["label_index"]
+    steps = list(case.steps.all())
+    assert all(s.followed_advice for s in steps)
+    assert sum(s.price for s in steps) == pytest.approx(sum(prices_shown))
+    summary = text(client.get(reverse("case-summary", args=[case.pk])))
+    assert money(sum(prices_shown)) in summary
+    assert f"Classified as {advice['label']}" in summary
+    assert "as the model advised" in summary
+    # A closed case opens on its summary and accepts no more steps.
+    assert client.get(reverse("case-detail", args=[case.pk]))["Location"] == reverse(
+        "case-summary", args=[case.pk]
+    )
+    response = client.post(reverse("case-detail", args=[case.pk]), {"action": "refer"})
+    assert response.status_code == 302
+    assert case.steps.count() == len(steps)
+
+
+def test_refresh_after_post_repeats_nothing(client, clinician, trained_model):
+    """Reloading the page after saving a result shows the same state and adds no step."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    advice = advice_of(client, case)
+    client.post(
+        reverse("case-detail", args=[case.pk]),
+        {"action": "result", "test": advice["test_name"], "value": patient_row(trained_model)[advice["test_index"]]},
+    )
+    first = client.get(reverse("case-detail", args=[case.pk]))
+    second = client.get(reverse("case-detail", args=[case.pk]))
+    assert case.steps.count() == 1
+    assert first.context["state"].accumulated_cost == second.context["state"].accumulated_cost
+    assert first.context["advice"] == second.context["advice"]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("600", "at most 500"),
+        ("-3", "at least 0"),
+        ("abc", "as a number"),
+        ("", "Enter the Glucose result"),
+    ],
+)
+def test_bad_numeric_value_shows_message_and_saves_nothing(client, clinician, trained_model, value, message):
+    """An out-of-range, non-numeric or empty value is shown inline and nothing is saved."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    response = client.post(
+        reverse("case-detail", args=[case.pk]), {"action": "result", "test": "glucose", "value": value}
+    )
+    assert response.status_code == 400
+    page = text(response)
+    assert message in page
+    assert 'class="errorlist"' in page
+    assert case.steps.count() == 0
+
+
+def test_nominal_test_is_a_select_and_rejects_unknown_code(client, clinician, trained_model):
+    """A nominal test is entered from a select of its choices; an unknown code is refused."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    page = text(client.get(reverse("case-detail", args=[case.pk]) + "?test=sex"))
+    assert re.search(r'<select name="value"[^>]*>', page)
+    assert ">female</option>" in page and ">male</option>" in page
+    response = client.post(
+        reverse("case-detail", args=[case.pk]), {"action": "result", "test": "sex", "value": "7"}
+    )
+    assert response.status_code == 400
+    assert "not one of the Sex results" in text(response)
+    assert case.steps.count() == 0
+    response = client.post(
+        reverse("case-detail", args=[case.pk]), {"action": "result", "test": "sex", "value": "1"}
+    )
+    assert response.status_code == 302
+    assert case.steps.get().value == 1.0
+
+
+def test_number_input_has_range_unit_and_focus(client, clinician, trained_model):
+    """The numeric entry has min/max, shows the unit, and takes the focus with an access key."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    page = text(client.get(reverse("case-detail", args=[case.pk]) + "?test=glucose"))
+    field = re.search(r'<input type="number" name="value"[^>]*>', page).group(0)
+    assert 'min="0"' in field and 'max="500"' in field
+    assert "autofocus" in field and 'accesskey="v"' in field
+    assert "mg/dl" in page
+
+
+def test_unknown_test_and_action_are_refused(client, clinician, trained_model):
+    """Posting a test the model does not know, or an unknown action, saves nothing."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    response = client.post(
+        reverse("case-detail", args=[case.pk]), {"action": "result", "test": "nope", "value": "1"}
+    )
+    assert response.status_code == 400
+    assert "Choose one of this model's tests" in text(response)
+    response = client.post(reverse("case-detail", args=[case.pk]), {"action": "explode"})
+    assert response.status_code == 400
+    assert case.steps.count() == 0
+
+
+def test_group_discount_is_shown_and_charged(client, clinician, trained_model):
+    """After glucose, insulin (same blood draw) is offered and charged at its discounted price."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    detail = reverse("case-detail", args=[case.pk])
+    client.post(detail, {"action": "result", "test": "glucose", "value": "150"})
+    response = client.get(detail + "?test=insulin")
+    page = text(response)
+    assert response.context["entry"].price_now == pytest.approx(3.0)
+    assert "discounted: same group as Glucose" in page
+    client.post(detail, {"action": "result", "test": "insulin", "value": "120"})
+    steps = list(case.steps.order_by("position"))
+    assert [s.price for s in steps] == [pytest.approx(10.0), pytest.approx(3.0)]
+    page = text(client.get(detail))
+    assert "$13.00" in page  # accumulated cost
+    summary_page = ""
+    client.post(detail, {"action": "refer"})
+    summary_page = text(client.get(reverse("case-summary", args=[case.pk])))
+    assert "discounted: same group as Glucose" in summary_page
+    assert "$13.00" in summary_page
+
+
+def test_order_a_different_test_lists_remaining_tests_with_prices(client, clinician, trained_model):
+    """The 'order a different test' table lists every remaining test with its price now."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    response = client.get(reverse("case-detail", args=[case.pk]))
+    rows = {r["option"].test.name: r["option"].price_now for r in response.context["option_rows"]}
+    assert rows == {"glucose": 10.0, "insulin": 12.0, "sex": 1.0}
+    page = text(response)
+    assert "?test=insulin#entry" in page
+
+
+def test_mark_unavailable_is_free_and_removes_the_test(client, clinician, trained_model):
+    """Marking a test unavailable costs nothing and takes it off the list of tests to order."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    detail = reverse("case-detail", args=[case.pk])
+    response = client.post(detail, {"action": "unavailable", "test": "glucose"})
+    assert response.status_code == 302
+    step = case.steps.get()
+    assert step.kind == "unavailable" and step.price == 0
+    response = client.get(detail)
+    assert "glucose" not in {r["option"].test.name for r in response.context["option_rows"]}
+    assert "not available" in text(response)
+
+
+def test_overrule_and_refer_are_recorded_as_not_followed(client, clinician, trained_model):
+    """Classifying against the advice is recorded as overruled; so is referring without advice to."""
+    login(client, clinician)
+    case = start(client, trained_model, ref="a")
+    advice = advice_of(client, case)
+    assert advice["kind"] == "extract"
+    client.post(reverse("case-detail", args=[case.pk]), {"action": "classify", "label": "1"})
+    case.refresh_from_db()
+    assert case.status == "classified" and case.final_label == 1
+    assert case.steps.get().followed_advice is False
+    summary = text(client.get(reverse("case-summary", args=[case.pk])))
+    assert "overruled the model" in summary
+
+    other = start(client, trained_model, ref="b")
+    client.post(reverse("case-detail", args=[other.pk]), {"action": "refer"})
+    other.refresh_from_db()
+    assert other.status == "referred"
+    assert "Referred" in text(client.get(reverse("case-summary", args=[other.pk])))
+
+
+def test_classify_requires_a_valid_class(client, clinician, trained_model):
+    """Classifying with no class or an unknown class shows a message and keeps the case open."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    for label in ("", "9"):
+        response = client.post(reverse("case-detail", args=[case.pk]), {"action": "classify", "label": label})
+        assert response.status_code == 400
+        assert "class" in text(response).lower()
+    case.refresh_from_db()
+    assert case.is_open and case.steps.count() == 0
+
+
+def test_another_clinician_gets_403(client, clinician, other_clinician, trained_model):
+    """A clinician can neither see nor act on another clinician's case."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    client.logout()
+    login(client, other_clinician)
+    assert client.get(reverse("case-detail", args=[case.pk])).status_code == 403
+    assert client.get(reverse("case-summary", args=[case.pk])).status_code == 403
+    response = client.post(reverse("case-detail", args=[case.pk]), {"action": "refer"})
+    assert response.status_code == 403
+    tree = reverse("model-tree", args=[trained_model.pk]) + f"?case={case.pk}"
+    assert client.get(tree).status_code == 403
+    case.refresh_from_db()
+    assert case.is_open and case.steps.count() == 0
+    assert reverse("case-detail", args=[case.pk]) not in text(client.get(reverse("home")))
+
+
+def test_model_page_shows_metrics_prices_and_matrix(client, clinician, trained_model):
+    """The trust page shows the learner, held-out metrics, prices, error matrix and test frequency."""
+    login(client, clinician)
+    response = client.get(reverse("model-detail", args=[trained_model.pk]))
+    assert response.status_code == 200
+    page = text(response)
+    metrics = trained_model.metrics
+    assert f"{round(100 * metrics['accuracy'])}%" in page
+    assert money(metrics["mean_test_cost"]) in page
+    assert f"{metrics['normalized_cost']:.3f}" in page
+    assert "EG2" in page
+    assert "Glucose" in page and "$10.00" in page and "$2.00" in page  # full and group price
+    assert "Uniform 100" in page
+    assert 'id="fig-frequency"' in page
+    assert "vendor/plotly.min.js" in page
+    assert "cdn" not in page.lower()
+
+
+def test_model_progress_json(client, clinician, trained_model):
+    """The progress endpoint reports status, progress, elapsed time and error for the live bar."""
+    login(client, clinician)
+    data = client.get(reverse("model-progress", args=[trained_model.pk])).json()
+    assert data["status"] == "succeeded" and data["finished"] is True
+    assert data["progress"] == pytest.approx(1.0)
+    assert data["elapsed_seconds"] >= 0
+    assert data["error"] == ""
+
+
+def test_running_model_page_polls_progress_and_failed_shows_reason(client, model_admin, trained_model):
+    """A queued model's page carries the poller; a failed model's page shows why it failed."""
+    login(client, model_admin)
+    TrainedModel.objects.filter(pk=trained_model.pk).update(status="running", progress=0.4, finished_at=None)
+    page = text(client.get(reverse("model-detail", args=[trained_model.pk])))
+    assert 'id="training-progress"' in page and "js/progress.js" in page and "40%" in page
+    TrainedModel.objects.filter(pk=trained_model.pk).update(status="failed", error="Out of memory in fit")
+    page = text(client.get(reverse("model-detail", args=[trained_model.pk])))
+    assert "The training failed" in page and "Out of memory in fit" in page
+
+
+def test_tree_json_highlights_the_case_path(client, clinician, trained_model):
+    """With ?case=, the tree JSON highlights the root and the branch the patient took."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    advice = advice_of(client, case)
+    value = patient_row(trained_model)[advice["test_index"]]
+    client.post(reverse("case-detail", args=[case.pk]), {"action": "result", "test": advice["test_name"], "value": value})
+    url = reverse("model-tree", args=[trained_model.pk])
+    data = client.get(url + f"?case={case.pk}&format=json").json()
+    highlight = data["highlight"]
+    assert highlight[0] == 0 and len(highlight) >= 2
+    nodes = {n["id"]: n for n in data["layout"]["nodes"]}
+    for parent, child in zip(highlight, highlight[1:]):
+        assert nodes[child]["parent"] == parent
+    assert any(t.get("name") == "This patient's path" for t in data["figure"]["data"])
+    plain = client.get(url + "?format=json").json()
+    assert plain["highlight"] == []
+    page = text(client.get(url + f"?case={case.pk}"))
+    assert 'id="fig-tree"' in page and "case #%d" % case.pk in page
+    case_page = text(client.get(reverse("case-detail", args=[case.pk])))
+    assert "show where this patient is in the tree" in case_page
+
+
+def test_train_page_renders_params_and_queues(client, model_admin, toy_dataset, django_capture_on_commit_callbacks):
+    """A model admin sees every learner's parameters and a valid post queues a training."""
+    from diagnosis import learner_registry
+
+    login(client, model_admin)
+    page = text(client.get(reverse("train")))
+    for key, spec in learner_registry.LEARNERS.items():
+        assert spec.label in page
+        for p in spec.params:
+            assert f'name="{key}__{p.name}"' in page
+    matrix = toy_dataset.error_matrices.get(name="Refer at 30")
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            reverse("train"),
+            {"dataset": toy_dataset.pk, "learner": "eg2", "eg2__w": "0.5", "error_matrix": matrix.pk, "name": "Mine"},
+        )
+    assert response.status_code == 302
+    trained = TrainedModel.objects.get(name="Mine")
+    assert response["Location"] == reverse("model-detail", args=[trained.pk])
+    assert trained.status == "queued" and trained.params["w"] == 0.5
+    assert trained.reject_cost_snapshot == 30
+
+
+def test_train_page_rejects_bad_params_and_non_admins(client, model_admin, clinician, toy_dataset):
+    """An out-of-range parameter is shown and nothing is queued; clinicians get 403."""
+    login(client, model_admin)
+    response = client.post(reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2", "eg2__w": "99"})
+    assert response.status_code == 400
+    assert "at most 10" in text(response)
+    assert not TrainedModel.objects.exists()
+    client.logout()
+    login(client, clinician)
+    assert client.get(reverse("train")).status_code == 403
+    assert client.post(reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2"}).status_code == 403
+
+
+def test_steps_are_not_saved_by_get(client, clinician, trained_model):
+    """Viewing a case (even with ?test=) never records a step: only POSTs change a case."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    client.get(reverse("case-detail", args=[case.pk]) + "?test=insulin")
+    assert not DiagnosisStep.objects.filter(case=case).exists()
