@@ -22,3 +22,9 @@ def _fresh_model_cache():
     model_cache.clear()
     yield
     model_cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Users are created in many tests; a fast hasher keeps them quick (never used in production)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

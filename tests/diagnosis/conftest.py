@@ -76,16 +76,27 @@ def toy_dataset(db):
     )
 
 
+_FITTED: dict[str, dict] = {}
+
+
 @pytest.fixture
-def trained_model(toy_dataset, model_admin, django_capture_on_commit_callbacks):
-    """An EG2 model trained synchronously (the queue is bypassed: run_training is called)."""
-    from diagnosis.services.training import request_training
+def trained_model(toy_dataset, model_admin):
+    """An EG2 model on the toy data, trained synchronously with run_training once per session.
+
+    Later tests reuse the stored fit (same data, same prices), which keeps them fast.
+    """
+    from diagnosis.models import TrainedModel
+    from diagnosis.services.training import create_training
 
     matrix = toy_dataset.error_matrices.get(name="Uniform 100")
-    with django_capture_on_commit_callbacks(execute=False):
-        trained = request_training(
-            user=model_admin, dataset=toy_dataset, learner="eg2", params={}, error_matrix=matrix
-        )
-    result = run_training(trained_model_id=trained.pk)
-    assert result.status == "succeeded", result.error
-    return result
+    trained = create_training(
+        user=model_admin, dataset=toy_dataset, learner="eg2", params={}, error_matrix=matrix
+    )
+    if "eg2" not in _FITTED:
+        result = run_training(trained_model_id=trained.pk)
+        assert result.status == "succeeded", result.error
+        _FITTED["eg2"] = {f: getattr(result, f) for f in ("model_json", "metrics", "fit_seconds")}
+        return result
+    TrainedModel.objects.filter(pk=trained.pk).update(status="succeeded", progress=1.0, **_FITTED["eg2"])
+    trained.refresh_from_db()
+    return trained

@@ -1,0 +1,188 @@
+"""The clinician's case flow: prices, validation, permissions, closing, resuming."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from diagnosis import model_cache
+from diagnosis.models import DiagnosisCase, DiagnosisStep
+from diagnosis.selectors import case_state
+from diagnosis.services import cases
+
+
+def _test(trained, name):
+    return trained.dataset.tests.get(name=name)
+
+
+@pytest.fixture
+def case(trained_model, clinician):
+    return cases.start_case(user=clinician, trained_model=trained_model, patient_reference="P-1")
+
+
+def test_group_discount_is_charged_in_the_case_flow(case, clinician, trained_model):
+    """The second blood test costs its discounted price once the first is done."""
+    first = cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=150)
+    before = {o.test.name: o.price_now for o in case_state(user=clinician, case=case).test_options}
+    second = cases.record_result(user=clinician, case=case, test=_test(trained_model, "insulin"), value=120)
+    state = case_state(user=clinician, case=case)
+    assert first.price == 10.0
+    assert before["insulin"] == 3.0 and before["glucose"] == 0.0
+    assert second.price == 3.0
+    assert state.accumulated_cost == pytest.approx(13.0)
+    assert [s.position for s in state.steps] == [0, 1]
+
+
+def test_ungrouped_test_costs_full_price_after_a_blood_test(case, clinician, trained_model):
+    """A test outside the group gets no discount from a grouped test."""
+    cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=150)
+    step = cases.record_result(user=clinician, case=case, test=_test(trained_model, "sex"), value=1)
+    assert step.price == 1.0
+
+
+def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinician, trained_model):
+    """Following the recommended test is recorded as followed; another test is not."""
+    advice = case_state(user=clinician, case=case).advice
+    assert advice["kind"] == "extract"
+    recommended = trained_model.dataset.tests.get(index=advice["test_index"])
+    other = trained_model.dataset.tests.exclude(pk=recommended.pk).filter(kind="numeric").first()
+    step = cases.record_result(user=clinician, case=case, test=other, value=100)
+    assert step.advice == advice and step.followed_advice is False
+    state = case_state(user=clinician, case=case)
+    if state.advice["kind"] == "extract":
+        test = trained_model.dataset.tests.get(index=state.advice["test_index"])
+        followed = cases.record_result(user=clinician, case=case, test=test, value=1 if test.is_nominal else 100)
+        assert followed.followed_advice is True
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("glucose", 600, "above the maximum 500"),
+        ("glucose", -1, "below the minimum 0"),
+        ("glucose", "abc", "is not a number"),
+        ("glucose", float("nan"), "finite"),
+        ("sex", 7, r"is not one of 0 \(female\), 1 \(male\)"),
+        ("sex", 0.5, "is not one of"),
+    ],
+)
+def test_bad_values_are_rejected_with_a_clear_message(case, clinician, trained_model, name, value, message):
+    """Out-of-range numbers, non-numbers and unknown codes raise ValidationError; nothing is saved."""
+    with pytest.raises(ValidationError, match=message):
+        cases.record_result(user=clinician, case=case, test=_test(trained_model, name), value=value)
+    assert case.steps.count() == 0
+
+
+def test_nominal_value_may_be_given_by_its_label(case, clinician, trained_model):
+    """A nominal result given as its choice label is stored as the code."""
+    step = cases.record_result(user=clinician, case=case, test=_test(trained_model, "sex"), value="male")
+    assert step.value == 1.0
+
+
+def test_a_result_cannot_be_recorded_twice(case, clinician, trained_model):
+    """A second result for the same test is refused."""
+    test = _test(trained_model, "glucose")
+    cases.record_result(user=clinician, case=case, test=test, value=100)
+    with pytest.raises(ValidationError, match="already has a result"):
+        cases.record_result(user=clinician, case=case, test=test, value=110)
+
+
+def test_another_clinician_cannot_see_or_act_on_the_case(case, other_clinician, trained_model):
+    """Only the case's clinician (or staff) may read or change it."""
+    with pytest.raises(PermissionDenied):
+        case_state(user=other_clinician, case=case)
+    with pytest.raises(PermissionDenied):
+        cases.record_result(user=other_clinician, case=case, test=_test(trained_model, "glucose"), value=100)
+    with pytest.raises(PermissionDenied):
+        cases.classify(user=other_clinician, case=case, label=0)
+    assert case.steps.count() == 0
+
+
+def test_user_without_role_cannot_start_a_case(trained_model):
+    """A user outside the clinicians group gets PermissionDenied."""
+    nobody = User.objects.create_user("nobody", password="x-123456789")
+    with pytest.raises(PermissionDenied):
+        cases.start_case(user=nobody, trained_model=trained_model)
+
+
+def test_closed_case_accepts_no_more_steps(case, clinician, trained_model):
+    """After classifying, results, unavailability, classify and refer are all refused."""
+    cases.classify(user=clinician, case=case, label=1)
+    assert case.status == DiagnosisCase.CLASSIFIED and case.final_label == 1
+    test = _test(trained_model, "glucose")
+    for action in (
+        lambda: cases.record_result(user=clinician, case=case, test=test, value=100),
+        lambda: cases.mark_unavailable(user=clinician, case=case, test=test),
+        lambda: cases.classify(user=clinician, case=case, label=0),
+        lambda: cases.refer(user=clinician, case=case),
+    ):
+        with pytest.raises(ValidationError, match="closed"):
+            action()
+    assert case.steps.count() == 1
+
+
+def test_classify_overruling_the_advice_is_recorded(case, clinician, trained_model):
+    """A label different from the advised one is stored with followed_advice False."""
+    cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=70)
+    advice = case_state(user=clinician, case=case).advice
+    assert advice["kind"] == "classify"
+    other = 1 - advice["label_index"]
+    step = cases.classify(user=clinician, case=case, label=other)
+    assert step.kind == DiagnosisStep.CLASSIFY and step.label == other
+    assert step.followed_advice is False and step.advice == advice
+
+
+def test_classify_rejects_an_unknown_class(case, clinician):
+    """A class number outside the dataset's classes is refused."""
+    with pytest.raises(ValidationError, match="not one of 0..1"):
+        cases.classify(user=clinician, case=case, label=5)
+
+
+def test_refer_closes_the_case(case, clinician):
+    """Referring closes the case as referred, price 0."""
+    step = cases.refer(user=clinician, case=case)
+    assert step.price == 0.0 and case.status == DiagnosisCase.REFERRED and case.closed_at
+
+
+def test_unavailable_test_is_free_and_changes_the_advice(case, clinician, trained_model):
+    """Marking the advised test unavailable costs nothing and the model stops asking for it."""
+    advice = case_state(user=clinician, case=case).advice
+    test = trained_model.dataset.tests.get(index=advice["test_index"])
+    step = cases.mark_unavailable(user=clinician, case=case, test=test)
+    state = case_state(user=clinician, case=case)
+    assert step.price == 0.0
+    assert state.unavailable == {test.index}
+    assert state.advice["test_index"] != test.index
+    with pytest.raises(ValidationError, match="already marked unavailable"):
+        cases.mark_unavailable(user=clinician, case=case, test=test)
+
+
+def test_state_is_recomputed_from_the_database_when_resumed(case, clinician, trained_model):
+    """A case reloaded from the DB with an empty model cache shows the same state and advice."""
+    cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=180)
+    cases.mark_unavailable(user=clinician, case=case, test=_test(trained_model, "sex"))
+    before = case_state(user=clinician, case=case)
+    model_cache.clear()
+    reloaded = DiagnosisCase.objects.get(pk=case.pk)
+    after = case_state(user=clinician, case=reloaded)
+    assert after.known == before.known == {0: 180.0}
+    assert after.unavailable == before.unavailable == {2}
+    assert after.accumulated_cost == before.accumulated_cost == 10.0
+    assert after.advice == before.advice
+    assert [o.price_now for o in after.test_options] == [o.price_now for o in before.test_options]
+
+
+def test_prices_come_from_the_training_snapshot(case, clinician, trained_model):
+    """Changing a dataset price after training does not change what the model's cases are charged."""
+    trained_model.dataset.tests.filter(name="glucose").update(price=99.0, discounted_price=99.0)
+    step = cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=100)
+    assert step.price == 10.0
+
+
+def test_cannot_start_a_case_with_an_unready_model(trained_model, clinician):
+    """A model that has not succeeded cannot be used for patients."""
+    trained_model.status = "failed"
+    trained_model.save()
+    with pytest.raises(ValidationError, match="not ready"):
+        cases.start_case(user=clinician, trained_model=trained_model)
