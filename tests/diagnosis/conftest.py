@@ -100,3 +100,17 @@ def trained_model(toy_dataset, model_admin):
     TrainedModel.objects.filter(pk=trained.pk).update(status="succeeded", progress=1.0, **_FITTED["eg2"])
     trained.refresh_from_db()
     return trained
+
+
+@pytest.fixture
+def make_toy_dataset(db):
+    """Factory: another toy dataset, ``make_toy_dataset(name, n_rows=120, **create_dataset kwargs)``."""
+
+    def make(name: str, n_rows: int = 120, **kwargs):
+        rows, labels = toy_rows(n_rows)
+        return create_dataset(
+            name=name, class_labels=kwargs.pop("class_labels", ["healthy", "disease"]),
+            tests=kwargs.pop("tests", TOY_TESTS), rows=rows, labels=labels, **kwargs,
+        )
+
+    return make
