@@ -1,0 +1,109 @@
+"""Selectors: action dictionaries, model lists, the model report and the tree layout."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+
+from diagnosis.models import TrainedModel
+from diagnosis.selectors import (
+    action_to_dict,
+    case_state,
+    cost_model_for,
+    model_report,
+    models_for_user,
+    open_cases_for_user,
+    tree_layout,
+)
+from diagnosis.services import cases
+from learners import Classify, Extract, Reject
+
+
+def test_action_to_dict_names_tests_and_classes(toy_dataset):
+    """Extract, classify and reject become JSON with readable names."""
+    extract = action_to_dict(Extract(test=1, cost=3.0, reason="why"), dataset=toy_dataset)
+    assert extract["kind"] == "extract"
+    assert (extract["test_name"], extract["test_label"], extract["cost"]) == ("insulin", "Insulin", 3.0)
+    classify = action_to_dict(
+        Classify(label=1, proba=(0.25, 0.75), expected_cost=25.0), dataset=toy_dataset, classes=[0, 1]
+    )
+    assert classify["label"] == "disease" and classify["label_index"] == 1
+    assert classify["proba"] == [{"label": "healthy", "p": 0.25}, {"label": "disease", "p": 0.75}]
+    reject = action_to_dict(Reject(reason="unsure", expected_cost=30.0, proba=(0.5, 0.5)), dataset=toy_dataset)
+    assert reject["kind"] == "reject" and reject["expected_cost"] == 30.0 and reject["label"] is None
+
+
+def test_cost_model_for_uses_the_dataset_prices(toy_dataset):
+    """The dataset's CostModel applies the group discount."""
+    model = cost_model_for(toy_dataset)
+    assert model.marginal_cost(1, {0}) == 3.0 and model.marginal_cost(1, ()) == 12.0
+    assert model.marginal_cost(2, {0}) == 1.0
+
+
+def test_clinicians_see_only_ready_models_admins_see_all(trained_model, clinician, model_admin, toy_dataset):
+    """Queued/failed models are hidden from clinicians but listed for model admins."""
+    failed = TrainedModel.objects.create(dataset=toy_dataset, learner="eg2", status="failed")
+    assert list(models_for_user(user=clinician)) == [trained_model]
+    assert set(models_for_user(user=model_admin)) == {trained_model, failed}
+    nobody = User.objects.create_user("nobody", password="x-123456789")
+    with pytest.raises(PermissionDenied):
+        models_for_user(user=nobody)
+
+
+def test_open_cases_lists_only_own_open_cases(trained_model, clinician, other_clinician):
+    """A clinician's resume list holds their open cases only."""
+    mine = cases.start_case(user=clinician, trained_model=trained_model)
+    closed = cases.start_case(user=clinician, trained_model=trained_model)
+    cases.refer(user=clinician, case=closed)
+    cases.start_case(user=other_clinician, trained_model=trained_model)
+    assert list(open_cases_for_user(user=clinician)) == [mine]
+
+
+def test_model_report_has_prices_matrix_and_metrics(trained_model, clinician):
+    """The trust page data reflects the snapshots and the stored held-out metrics."""
+    report = model_report(user=clinician, trained_model=trained_model)
+    assert report["dataset_name"] == "Toy diabetes" and report["dataset_size"] == 120
+    prices = {p["name"]: p for p in report["prices"]}
+    assert prices["insulin"]["price"] == 12.0 and prices["insulin"]["discounted_price"] == 3.0
+    assert prices["insulin"]["group"] == "blood" and prices["insulin"]["delayed"] is True
+    assert report["matrix"] == [[0.0, 100.0], [100.0, 0.0]]
+    assert report["accuracy"] == trained_model.metrics["accuracy"]
+    assert report["n_test_cases"] == 36
+    assert report["learner_label"].startswith("EG2")
+
+
+def test_tree_layout_highlights_the_case_path(trained_model, clinician):
+    """Every node is placed, edges link parents to children, and the case's path starts at the root."""
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    glucose = trained_model.dataset.tests.get(name="glucose")
+    cases.record_result(user=clinician, case=case, test=glucose, value=70)
+    layout = tree_layout(user=clinician, trained_model=trained_model, case=case)
+    nodes = layout["nodes"]
+    assert [n["id"] for n in nodes] == list(range(len(nodes)))
+    assert len(layout["edges"]) == len(nodes) - 1
+    assert all(nodes[e["target"]]["parent"] == e["source"] for e in layout["edges"])
+    assert layout["highlight"][0] == 0 and len(layout["highlight"]) >= 2
+    assert nodes[layout["highlight"][-1]]["is_leaf"]
+    root = nodes[0]
+    assert root["test_name"] == "glucose" and "$0.00" in root["text"]  # glucose already done: free
+    assert tree_layout(user=clinician, trained_model=trained_model)["highlight"] == []
+
+
+def test_case_state_lists_priced_options_and_recommendation(trained_model, clinician):
+    """Test options carry today's price and mark the recommended test."""
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    state = case_state(user=clinician, case=case)
+    assert [o.test.name for o in state.test_options] == ["glucose", "insulin", "sex"]
+    assert [o.price_now for o in state.test_options] == [10.0, 12.0, 1.0]
+    recommended = [o.test.index for o in state.test_options if o.recommended]
+    assert recommended == [state.advice["test_index"]]
+    assert state.is_open and state.class_labels == ["healthy", "disease"]
+
+
+def test_closed_case_has_no_advice(trained_model, clinician):
+    """Once classified, the state carries no advice."""
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    cases.classify(user=clinician, case=case, label=0)
+    state = case_state(user=clinician, case=case)
+    assert state.advice is None and not state.is_open
