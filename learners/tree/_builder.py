@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ._criteria import Candidate, Criterion
-from ._kernels import MODE_COST, info_mass, misclassification_cost, scan_numeric
+from ._kernels import MODE_COST, misclassification_cost, scan_nominal, scan_numeric
 from ._structure import LEAF, TreeStructure
 from .pessimistic import expected_error
 
@@ -111,6 +111,11 @@ def grow_tree(
     # Presort once; children inherit sorted order by stable filtering.
     order = np.ascontiguousarray(np.argsort(X[:, numeric], axis=0, kind="stable").T)
     code_index = {f: _category_index(X[:, f], cats) for f, cats in categories.items()}
+    nominal = np.array(sorted(categories), dtype=np.int64)
+    codes = np.zeros((len(nominal), n_samples), dtype=np.int64)
+    for r, f in enumerate(nominal.tolist()):
+        codes[r] = code_index[f]
+    n_branches = np.array([len(categories[f]) for f in nominal], dtype=np.int64)
 
     tree = GrowingTree(n_classes)
     root_weights = np.ones(n_samples)
@@ -131,15 +136,12 @@ def grow_tree(
             X, y, cases, weights, node_order, numeric, n_classes,
             criterion, cost_model, cost_matrix, min_leaf, done,
         )
-        for f, index in code_index.items():
-            if f in done:  # a nominal test on the path already fixed its value
-                continue
-            cand = _nominal_candidate(
-                f, index[cases], y[cases], weights, class_weight, len(categories[f]),
-                criterion, cost_model, cost_matrix, min_leaf, done,
+        candidates.extend(
+            _nominal_candidates(
+                codes, nominal, n_branches, cases, weights, y, n_classes, criterion,
+                cost_model, cost_matrix, min_leaf, done,
             )
-            if cand is not None:
-                candidates.append(cand)
+        )
         chosen = criterion.choose(candidates, node_cost, total)
         if chosen is None:
             continue
@@ -245,40 +247,29 @@ def _numeric_candidates(
     return candidates
 
 
-def _nominal_candidate(
-    f, index, y_node, weights, class_weight, n_branches,
-    criterion, cost_model, cost_matrix, min_leaf, done,
-) -> Candidate | None:
-    known = index >= 0
-    n_classes = class_weight.shape[0]
-    table = np.bincount(
-        index[known] * n_classes + y_node[known],
-        weights=weights[known],
-        minlength=n_branches * n_classes,
-    ).reshape(n_branches, n_classes)
-    branch_total = table.sum(axis=1)
-    if np.count_nonzero(branch_total + _EPS >= min_leaf) < 2:
-        return None
-    w_known = float(branch_total.sum())
-    w_total = float(class_weight.sum())
-    missing = np.maximum(class_weight - table.sum(axis=0), 0.0)
-    parts = np.append(branch_total, w_total - w_known) / w_total
-    parts = parts[parts > 0]
-    split_info = float(-(parts * np.log2(parts)).sum())
-    if criterion.scan_mode == MODE_COST:
-        shares = branch_total / w_known
-        child_cost = sum(
-            misclassification_cost(table[b] + shares[b] * missing, cost_matrix)
-            for b in range(n_branches)
-        )
-        gain = 0.0
-    else:
-        child_cost = 0.0
-        gain = (info_mass(table.sum(axis=0)) - sum(info_mass(row) for row in table)) / w_total
-    return Candidate(
-        feature=f,
-        gain=max(float(gain), 0.0),
-        split_info=split_info,
-        cost=cost_model.marginal_cost(f, done),
-        child_cost=float(child_cost),
+def _nominal_candidates(
+    codes, nominal, n_branches, cases, weights, y, n_classes, criterion,
+    cost_model, cost_matrix, min_leaf, done,
+) -> list[Candidate]:
+    if nominal.size == 0:
+        return []
+    # A nominal test on the path already fixed its value below it.
+    active = np.array([f not in done for f in nominal.tolist()])
+    score, split_info = scan_nominal(
+        codes, cases, weights, y, n_classes, n_branches, active,
+        criterion.scan_mode, cost_matrix, float(min_leaf),
     )
+    cost_mode = criterion.scan_mode == MODE_COST
+    candidates = []
+    for r in np.flatnonzero(~np.isnan(score)):
+        f = int(nominal[r])
+        candidates.append(
+            Candidate(
+                feature=f,
+                gain=0.0 if cost_mode else float(score[r]),
+                split_info=float(split_info[r]),
+                cost=cost_model.marginal_cost(f, done),
+                child_cost=float(score[r]) if cost_mode else 0.0,
+            )
+        )
+    return candidates

@@ -161,3 +161,88 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
                 info -= q * np.log2(q)
         split_info[r] = info
     return score, threshold, split_info, left_weight, known_weight
+
+
+@njit(cache=True)
+def scan_nominal(codes, cases, weights, y, n_classes, n_branches, active, mode, cost_matrix,
+                 min_leaf):
+    """Multiway split of every nominal feature at one node (one branch per category).
+
+    Parameters
+    ----------
+    codes : (n_nominal, n_samples) category index of every row, -1 = missing.
+    n_branches : categories per nominal feature.
+    active : whether each nominal feature may split here (not yet on the path).
+    Other parameters as in :func:`scan_numeric`.
+
+    Returns
+    -------
+    score : information gain (known fraction applied) or, in MODE_COST, the
+        children's summed ``mc`` with missing cases shared out; NaN when fewer
+        than two branches hold ``min_leaf`` known weight.
+    split_info : C4.5's split information, missing counted as a branch.
+    """
+    n_rows = codes.shape[0]
+    m = cases.shape[0]
+    score = np.full(n_rows, np.nan)
+    split_info = np.zeros(n_rows)
+    total = np.zeros(n_classes)
+    for p in range(m):
+        total[y[cases[p]]] += weights[p]
+    w_total = total.sum()
+    max_branches = 1
+    for r in range(n_rows):
+        if n_branches[r] > max_branches:
+            max_branches = n_branches[r]
+    table = np.zeros((max_branches, n_classes))
+    branch_total = np.zeros(max_branches)
+    known = np.zeros(n_classes)
+    missing = np.zeros(n_classes)
+    side = np.zeros(n_classes)
+    eps = 1e-9
+    for r in range(n_rows):
+        if not active[r]:
+            continue
+        b_count = n_branches[r]
+        table[:b_count, :] = 0.0
+        branch_total[:b_count] = 0.0
+        for p in range(m):
+            b = codes[r, cases[p]]
+            if b >= 0:
+                table[b, y[cases[p]]] += weights[p]
+                branch_total[b] += weights[p]
+        big = 0
+        w_known = 0.0
+        for b in range(b_count):
+            w_known += branch_total[b]
+            if branch_total[b] + eps >= min_leaf:
+                big += 1
+        if big < 2:
+            continue
+        for c in range(n_classes):
+            s = 0.0
+            for b in range(b_count):
+                s += table[b, c]
+            known[c] = s
+            missing[c] = max(total[c] - s, 0.0)
+        if mode == MODE_INFORMATION:
+            children = 0.0
+            for b in range(b_count):
+                children += info_mass(table[b])
+            score[r] = max(info_mass(known) - children, 0.0) / w_total
+        else:
+            cost = 0.0
+            for b in range(b_count):
+                share = branch_total[b] / w_known
+                for c in range(n_classes):
+                    side[c] = table[b, c] + share * missing[c]
+                cost += misclassification_cost(side, cost_matrix)
+            score[r] = cost
+        info = 0.0
+        for b in range(b_count + 1):
+            part = branch_total[b] if b < b_count else w_total - w_known
+            if part > 0.0:
+                q = part / w_total
+                info -= q * np.log2(q)
+        split_info[r] = info
+    return score, split_info

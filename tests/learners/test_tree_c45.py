@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from learners.tree import C45Classifier, expected_error, upper_confidence_limit
-from learners.tree._builder import GrowingTree, _nominal_candidate, prune_tree
+from learners.tree._builder import GrowingTree, _nominal_candidates, prune_tree
 from learners.tree._criteria import GainRatio
 from learners.costs import CostModel
 
@@ -39,13 +39,12 @@ def _golf(missing_outlook=False):
 
 
 def _outlook_candidate(X, y):
-    index = np.where(np.isnan(X[:, 0]), -1, X[:, 0]).astype(np.int64)
-    weights = np.ones(len(y))
-    class_weight = np.bincount(y, minlength=2).astype(float)
-    return _nominal_candidate(
-        0, index, y, weights, class_weight, 3, GainRatio(), CostModel.uniform(4),
-        1 - np.eye(2), 2.0, frozenset(),
+    codes = np.where(np.isnan(X[:, 0]), -1, X[:, 0]).astype(np.int64)[None, :]
+    (cand,) = _nominal_candidates(
+        codes, np.array([0]), np.array([3]), np.arange(len(y)), np.ones(len(y)), y, 2,
+        GainRatio(), CostModel.uniform(4), 1 - np.eye(2), 2.0, frozenset(),
     )
+    return cand
 
 
 def test_gain_and_split_info_of_outlook():
