@@ -1,0 +1,65 @@
+"""Headless Chromium (Debian's, not Playwright's download) against pytest-django's live server.
+
+Data: ``load_demo_data --no-train`` plus a heart model trained synchronously
+here, so no Celery worker is needed.  Sync Playwright runs an event loop in the
+test thread, so Django's async-safety guard must be relaxed for these tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+from browser_helpers import ADMIN  # noqa: E402  (tests/browser is on sys.path under pytest)
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the session; fails (never skips) when it is missing."""
+    from playwright.sync_api import sync_playwright
+
+    if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def heart_model(transactional_db):
+    """Demo users and datasets without training, plus an EG2 heart model trained in-process."""
+    from django.core.management import call_command
+
+    from diagnosis.management.demo_data import HEART
+    from diagnosis.models import Dataset, TrainedModel
+    from django.contrib.auth.models import User
+    from diagnosis.services.training import create_training, run_training
+
+    call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
+    dataset = Dataset.objects.get(name=HEART)
+    trained = create_training(
+        user=User.objects.get(username=ADMIN[0]),
+        dataset=dataset,
+        learner="eg2",
+        params={},
+        error_matrix=dataset.error_matrices.filter(name="Uniform 100").first(),
+        name="EG2 heart (browser test)",
+    )
+    result = run_training(trained_model_id=trained.pk)
+    assert result.status == TrainedModel.SUCCEEDED, result.error
+    return result
