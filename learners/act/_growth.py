@@ -1,0 +1,258 @@
+"""Growing the final tree of ACT and LSID3: each split chosen by sampled lookahead trees.
+
+At a node, every candidate split (a nominal feature, or one of the ``r``
+best thresholds of a numeric feature) is scored by growing sample trees
+under each of its children in the compiled builder (:mod:`._engine`):
+
+* ACT: ``c(test | path) + sum_k best_k / |E|`` where ``best_k`` is the least
+  ``Total * |E_k|`` among ``r`` samples (1 EG2 + ``r - 1`` SEG2) for a nominal
+  feature; a numeric feature's ``r`` best thresholds share those ``r``
+  samples (one EG2 tree per child each once it has ``r`` thresholds);
+* LSID3: ``sum_k`` of the fewest leaves among the samples (1 ID3 + ``r - 1``
+  SID3; one ID3 tree per child of a numeric threshold).
+
+The result is a :class:`~learners.tree._builder.GrowingTree`, so the tree
+package flattens, walks and serializes it exactly as its own trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tree._builder import GrowingTree
+from ..tree._structure import TreeStructure
+from . import _engine as engine
+from ._encoding import EncodedData
+
+__all__ = ["GrowthSettings", "grow_lookahead_tree", "cost_prune", "estimated_total"]
+
+_EPS = 1e-9
+#: depth limit of the sample trees (bounds the builder's per-level buffers)
+_LOOKAHEAD_DEPTH = 40
+
+
+@dataclass
+class GrowthSettings:
+    """Everything the growth needs besides the data (see ``ACTClassifier``)."""
+
+    r: int
+    by_size: bool  # LSID3 scores by leaves, ACT by cost
+    w: float
+    cf: float
+    coeff: float
+    laplace: bool
+    min_leaf: float
+    max_depth: int
+    prune_lookahead: bool
+    stop_at_leaf_cost: bool
+    n_jobs: int
+
+
+def grow_lookahead_tree(
+    data: EncodedData,
+    y: np.ndarray,
+    n_classes: int,
+    prices: tuple,
+    cost_matrix: np.ndarray,
+    settings: GrowthSettings,
+    rng: np.random.Generator,
+    progress: Callable[[float, str], None] | None = None,
+) -> tuple[GrowingTree, dict[int, float]]:
+    """Grow the tree top-down; return it and each internal node's test price on its path."""
+    n_samples = y.shape[0]
+    tree = GrowingTree(n_classes)
+    weights = np.ones(n_samples)
+    tree.add(np.bincount(y, weights=weights, minlength=n_classes).astype(float))
+    node_price: dict[int, float] = {}
+    stack = [(0, np.arange(n_samples, dtype=np.int64), weights,
+              np.zeros(data.nominal.shape[0], dtype=np.int64), 0)]
+    finished = 0.0
+    pool = ThreadPoolExecutor(settings.n_jobs) if settings.n_jobs > 1 else None
+    try:
+        while stack:
+            node, cases, weights, done, depth = stack.pop()
+            split = _choose_split(data, y, cases, weights, done, depth, tree.class_weight[node],
+                                  prices, cost_matrix, settings, rng, pool)
+            if split is None:
+                finished += float(tree.class_weight[node].sum())
+                if progress is not None:
+                    progress(min(finished / n_samples, 1.0), f"{len(tree.feature)} nodes grown")
+                continue
+            f, boundary = split
+            node_price[node] = float(engine.marginal_cost(f, done, prices))
+            children = _apply_split(tree, node, data, y, cases, weights, f, boundary, n_classes)
+            child_done = done.copy()
+            engine.mark_done(f, child_done, prices, 1)
+            stack.extend(
+                (child, c_cases, c_weights, child_done, depth + 1)
+                for child, c_cases, c_weights in reversed(children)
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return tree, node_price
+
+
+def _candidates(data, y, cases, weights, done, n, settings) -> list[tuple[int, int, int]]:
+    """Valid splits at a node as ``(feature, boundary, samples per child)``.
+
+    Each nominal feature gets ``r`` samples; a numeric feature offers its
+    ``r`` best thresholds, which share the same ``r`` samples (at least one
+    each): with ``r`` or more thresholds, one EG2 tree per child.
+    """
+    result = []
+    for f in range(data.nominal.shape[0]):
+        if data.nominal[f]:
+            if done[f] > 0:
+                continue
+            totals = engine.branch_totals(data.ranks, f, -1, True, data.n_values[f], cases, weights)
+            if np.count_nonzero(totals + _EPS >= settings.min_leaf) >= 2:
+                result.append((f, -1, settings.r))
+            continue
+        gains, bounds = engine.numeric_boundaries(
+            data.ranks, y, f, data.nominal, data.n_values, cases, weights, n, settings.min_leaf
+        )
+        if gains.size:
+            best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
+            # the r samples a nominal test gets are shared among the thresholds
+            n_trees = max(1, settings.r // len(best))
+            result.extend((f, int(bounds[i]), n_trees) for i in sorted(best))
+    return result
+
+
+def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_matrix,
+                  settings, rng, pool):
+    n = float(counts.sum())
+    if (
+        n + _EPS < 2.0 * settings.min_leaf
+        or counts.max() >= n - _EPS
+        or depth >= settings.max_depth
+    ):
+        return None
+    candidates = _candidates(data, y, cases, weights, done, n, settings)
+    if not candidates:
+        return None
+    seeds = rng.integers(1, 2**62, size=len(candidates))
+    if settings.by_size:
+        first, other = engine.SELECT_ID3, engine.SELECT_SID3
+        prune = engine.PRUNE_NONE
+    else:
+        first, other = engine.SELECT_EG2, engine.SELECT_SEG2
+        prune = engine.PRUNE_COST if settings.prune_lookahead else engine.PRUNE_NONE
+
+    def score(i):
+        f, boundary, n_trees = candidates[i]
+        total = engine.candidate_score(
+            data.ranks, y, data.nominal, data.n_values, cases, weights, done, prices,
+            cost_matrix, f, boundary, n_trees, first, other, settings.w, prune,
+            settings.coeff, settings.cf, settings.laplace, settings.min_leaf,
+            min(settings.max_depth, _LOOKAHEAD_DEPTH), int(seeds[i]), settings.by_size,
+        )
+        if settings.by_size:
+            return total
+        return engine.marginal_cost(f, done, prices) + total / n
+
+    indices = range(len(candidates))
+    scores = list(pool.map(score, indices)) if pool is not None else [score(i) for i in indices]
+    best = int(np.argmin(scores))  # first minimum: lowest feature, then lowest threshold
+    if settings.stop_at_leaf_cost and not settings.by_size:
+        label = engine.leaf_label(counts, cost_matrix, settings.laplace)
+        as_leaf = engine.leaf_mcost(counts, label, cost_matrix, settings.coeff, settings.cf) / n
+        if scores[best] >= as_leaf - 1e-12 * (1.0 + as_leaf):
+            return None
+    return candidates[best][:2]
+
+
+def _apply_split(tree, node, data, y, cases, weights, f, boundary, n_classes):
+    nominal = bool(data.nominal[f])
+    n_branches = int(data.n_values[f]) if nominal else 2
+    totals = engine.branch_totals(data.ranks, f, boundary, nominal, n_branches, cases, weights)
+    shares = totals / totals.sum()
+    if nominal:
+        values = data.values[f].astype(float)
+        tree.threshold[node] = np.nan
+    else:
+        node_ranks = data.ranks[cases, f]
+        upper = int(node_ranks[node_ranks > boundary].min())
+        values = np.array([np.nan, np.nan])
+        tree.threshold[node] = data.threshold(f, boundary, upper)
+    tree.feature[node] = f
+    parent_weight = tree.class_weight[node]
+    children = []
+    for b in range(n_branches):
+        if shares[b] <= 0.0:
+            leaf = tree.add(parent_weight.copy(), empty=True)
+            tree.edges[node].append((leaf, float(values[b]), 0.0))
+            continue
+        c_cases, c_weights = engine.branch_cases(
+            data.ranks, f, boundary, nominal, b, shares[b], cases, weights
+        )
+        counts = np.bincount(y[c_cases], weights=c_weights, minlength=n_classes).astype(float)
+        child = tree.add(counts)
+        tree.edges[node].append((child, float(values[b]), float(shares[b])))
+        children.append((child, c_cases, c_weights))
+    return children
+
+
+def cost_prune(tree: GrowingTree, node_price: dict[int, float], cost_matrix, settings) -> float:
+    """ACT's cost-sensitive post-pruning, bottom-up, in place; returns ``Total * |E|``.
+
+    A subtree reached by ``m`` cases becomes a leaf when its leaf estimate
+    ``mcost`` is at most ``sum_leaves mcost + m * tcost`` (ALGORITHMS.md §4).
+    """
+    value = np.zeros(len(tree.feature))
+    for node in range(len(tree.feature) - 1, -1, -1):  # children have larger ids
+        if tree.empty[node]:
+            continue
+        as_leaf = _leaf_cost(tree.class_weight[node], cost_matrix, settings)
+        if tree.feature[node] < 0:
+            value[node] = as_leaf
+            continue
+        subtree = float(tree.class_weight[node].sum()) * node_price[node] + sum(
+            value[child] for child, _, _ in tree.edges[node]
+        )
+        if as_leaf <= subtree + 1e-9 * (1.0 + abs(subtree)):
+            tree.feature[node] = -1
+            tree.threshold[node] = np.nan
+            tree.edges[node] = []
+            value[node] = as_leaf
+        else:
+            value[node] = subtree
+    return float(value[0])
+
+
+def estimated_total(tree: TreeStructure, prices: tuple, cost_matrix, settings) -> float:
+    """``Total(T, E)`` of a fitted tree on its training cases, from its node weights.
+
+    ``tcost`` charges each node's test in the context of its path; leaves
+    contribute ``mcost / |E|``.
+    """
+    n_total = float(tree.class_weight[0].sum())
+    if n_total <= 0:
+        return 0.0
+    total = 0.0
+    stack = [(0, np.zeros(len(prices[0]), dtype=np.int64))]
+    while stack:
+        node, done = stack.pop()
+        counts = tree.class_weight[node]
+        f = int(tree.feature[node])
+        if f < 0:
+            total += _leaf_cost(counts, cost_matrix, settings)
+            continue
+        total += float(counts.sum()) * float(engine.marginal_cost(f, done, prices))
+        child_done = done.copy()
+        engine.mark_done(f, child_done, prices, 1)
+        for edge in tree.edges(node):
+            if tree.branch_weight[edge] > 0.0:  # an empty branch holds no training case
+                stack.append((int(tree.child[edge]), child_done))
+    return total / n_total
+
+
+def _leaf_cost(counts, cost_matrix, settings) -> float:
+    counts = np.ascontiguousarray(counts, dtype=float)
+    label = engine.leaf_label(counts, cost_matrix, settings.laplace)
+    return float(engine.leaf_mcost(counts, label, cost_matrix, settings.coeff, settings.cf))

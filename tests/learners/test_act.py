@@ -1,0 +1,189 @@
+"""ACT: faithfulness to paper 000 §3 and the shared tree-model contract."""
+
+import json
+
+import numpy as np
+import pytest
+
+from learners import evaluate
+from learners.act import ACTClassifier
+from learners.act._encoding import encode_prices
+from learners.act import _engine as engine
+from learners.costs import CostModel
+from learners.policy import Classify, Extract
+from learners.synthetic import make_parity
+from learners.tree import C45Classifier, EG2Classifier
+
+
+def _mixed_data(seed=0, n=160):
+    """Numeric + nominal features with missing values and a noisy concept."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([
+        rng.normal(size=n),
+        rng.integers(0, 3, n).astype(float),
+        rng.normal(size=n),
+        rng.integers(0, 2, n).astype(float),
+        rng.uniform(size=n),
+    ])
+    y = ((X[:, 0] + (X[:, 1] == 2) + 0.5 * rng.normal(size=n)) > 0.7).astype(int)
+    X[rng.random(X.shape) < 0.08] = np.nan
+    return X, y
+
+
+def _grouped_costs():
+    return CostModel(
+        [1.0, 5.0, 20.0, 8.0, 12.0],
+        discounted=[1.0, 5.0, 4.0, 8.0, 3.0],
+        groups=[None, None, "blood", None, "blood"],
+    )
+
+
+@pytest.fixture(scope="module")
+def parity():
+    # paper 000's boolean XOR: five relevant attributes, five irrelevant ones
+    data = make_parity(2000, n_relevant=5, n_irrelevant=5, relevant_cost=10.0,
+                       irrelevant_cost=1.0, random_state=3)
+    half = 1000
+    return data, (data.X[:half], data.y[:half]), (data.X[half:], data.y[half:])
+
+
+def test_r0_reproduces_eg2_tree_and_predictions():
+    """r = 0 gives EG2's tree exactly (same arrays, same predictions) with the same w and cf."""
+    X, y = _mixed_data()
+    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 30], [60, 0]],
+                  categorical_features=[1, 3])
+    act = ACTClassifier(r=0, w=0.7, cf=0.3, **kwargs).fit(X, y)
+    eg2 = EG2Classifier(w=0.7, cf=0.3, **kwargs).fit(X, y)
+    assert act.tree_.to_dict() == eg2.tree_.to_dict()
+    np.testing.assert_array_equal(act.predict(X), eg2.predict(X))
+    np.testing.assert_allclose(act.predict_proba(X), eg2.predict_proba(X))
+
+
+def test_finds_the_relevant_attributes_of_a_parity_concept(parity):
+    """On XOR with cheap irrelevant attributes, ACT (r=5) tests only the pricier relevant ones."""
+    data, (X, y), _ = parity
+    model = ACTClassifier(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
+                          r=5, random_state=0).fit(X, y)
+    used = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
+    assert used == set(data.relevant.tolist())
+
+
+def test_parity_cost_clearly_below_eg2_and_c45(parity):
+    """Held-out total cost of ACT on XOR is at least 30% below EG2's and C4.5's."""
+    data, (X, y), (X_test, y_test) = parity
+    kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]])
+    act = ACTClassifier(r=5, random_state=0, **kwargs).fit(X, y)
+    act_cost = evaluate(act, X_test, y_test).mean_total_cost
+    for other in (EG2Classifier(**kwargs), C45Classifier(**kwargs)):
+        other_cost = evaluate(other.fit(X, y), X_test, y_test).mean_total_cost
+        assert act_cost < 0.7 * other_cost, (type(other).__name__, act_cost, other_cost)
+
+
+def test_free_errors_shrink_the_tree_to_one_leaf():
+    """When misclassification costs almost nothing, no test is worth buying: one leaf."""
+    X, y = _mixed_data()
+    model = ACTClassifier(test_costs=_grouped_costs(), cost_matrix=[[0, 0.01], [0.01, 0]],
+                          categorical_features=[1, 3], random_state=0).fit(X, y)
+    assert model.tree_.n_nodes == 1
+    assert isinstance(model.next_action({}), Classify)
+
+
+def test_costly_errors_reach_c45_accuracy():
+    """With huge error costs ACT's held-out accuracy is at least close to C4.5's."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(y))
+    train, test = order[:380], order[380:]
+    kwargs = dict(test_costs=np.linspace(1, 10, X.shape[1]), cost_matrix=[[0, 1e6], [1e6, 0]])
+    act = ACTClassifier(r=2, random_state=0, **kwargs).fit(X[train], y[train])
+    c45 = C45Classifier(**kwargs).fit(X[train], y[train])
+    act_accuracy = np.mean(act.predict(X[test]) == y[test])
+    c45_accuracy = np.mean(c45.predict(X[test]) == y[test])
+    assert act_accuracy >= c45_accuracy - 0.03
+
+
+def test_same_seed_same_tree_and_json_round_trip():
+    """Fits are reproducible with random_state, and JSON keeps tree, policy and estimated cost."""
+    X, y = _mixed_data(1)
+    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 50], [80, 0]],
+                  categorical_features=[1, 3], random_state=7, r=3)
+    a = ACTClassifier(**kwargs).fit(X, y)
+    b = ACTClassifier(**kwargs).fit(X, y)
+    assert a.tree_.to_dict() == b.tree_.to_dict()
+    loaded = ACTClassifier.from_json(a.to_json())
+    assert loaded.tree_.to_dict() == a.tree_.to_dict()
+    assert loaded.estimated_cost_ == a.estimated_cost_
+    np.testing.assert_allclose(loaded.predict_proba(X), a.predict_proba(X))
+    assert loaded.next_action({}) == a.next_action({})
+    assert json.loads(a.to_json())["learner"] == "ACTClassifier"
+
+
+def test_policy_asks_for_the_root_test_with_its_marginal_cost():
+    """next_action on an empty case asks for the root's test, priced by the cost model."""
+    X, y = _mixed_data(2)
+    costs = _grouped_costs()
+    model = ACTClassifier(test_costs=costs, cost_matrix=[[0, 500], [500, 0]],
+                          categorical_features=[1, 3], random_state=0).fit(X, y)
+    action = model.next_action({})
+    assert isinstance(action, Extract)
+    assert action.test == model.tree_.feature[0]
+    assert action.cost == costs.marginal_cost(action.test, ())
+
+
+def test_progress_callback_reaches_one_and_is_not_serialized():
+    """The callback sees non-decreasing fractions ending at 1; to_json still works."""
+    X, y = _mixed_data(3)
+    seen = []
+    model = ACTClassifier(cost_matrix=[[0, 100], [100, 0]], random_state=0, r=2,
+                          progress_callback=lambda fraction, message: seen.append(fraction))
+    model.fit(X, y)
+    assert seen and seen[-1] == 1.0
+    assert all(a <= b + 1e-12 for a, b in zip(seen, seen[1:]))
+    assert "progress_callback" in model.to_json()
+
+
+def test_estimated_cost_is_total_of_the_tree_on_training_data():
+    """estimated_cost_ equals tcost + mcost/|E| recomputed independently for a one-leaf tree."""
+    X, y = _mixed_data(4)
+    model = ACTClassifier(cost_matrix=[[0, 0.01], [0.01, 0]], cf=0.25, random_state=0).fit(X, y)
+    counts = np.bincount(y).astype(float)
+    n = counts.sum()
+    label = int(np.argmin((counts + 1) @ model.cost_matrix_))
+    e = n - counts[label]
+    coeff = 0.6744897501960817**2
+    pr = (e + 0.5 + coeff / 2 + np.sqrt(coeff * ((e + 0.5) * (1 - (e + 0.5) / n) + coeff / 4))) / (n + coeff)
+    expected = n * pr * 0.01 / n  # EE * avgpen / |E|, K = 2 so avgpen = M[other, label]
+    assert model.estimated_cost_ == pytest.approx(expected, rel=1e-9)
+
+
+def test_compiled_pricing_matches_cost_model():
+    """The compiled marginal cost agrees with CostModel.marginal_cost (groups, derived, free)."""
+    model = CostModel(
+        [1.0, 22.78, 11.41, 14.51, 11.41, 0.0],
+        discounted=[1.0, 20.68, 9.31, 12.41, 9.31, 0.0],
+        groups=[None, "A", "A", "A", "A", None],
+        derived={5: (3, 4)},
+        free=[0],
+    )
+    prices = encode_prices(model)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        done_set = {int(t) for t in np.flatnonzero(rng.random(6) < 0.3)}
+        done = np.zeros(6, dtype=np.int64)
+        for t in done_set:
+            engine.mark_done(t, done, prices, 1)
+        for t in range(6):
+            assert engine.marginal_cost(t, done, prices) == pytest.approx(
+                model.marginal_cost(t, done_set)
+            )
+
+
+def test_bad_parameters_are_rejected_clearly():
+    """Invalid r, stop_rule or cf raise ValueError naming the parameter."""
+    X, y = _mixed_data()
+    for params, word in [({"r": -1}, "r"), ({"stop_rule": "never"}, "stop_rule"),
+                         ({"cf": 1.5}, "cf")]:
+        with pytest.raises(ValueError, match=word):
+            ACTClassifier(**params).fit(X, y)
