@@ -58,8 +58,8 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
     max_subsets : int
         Upper bound on 2^m, m = number of priced tests.
     window_widths : sequence of float, optional
-        Candidate hypercube half-widths in scaled units; one is chosen per
-        state on held-out validation data.  Defaults to
+        Candidate hypercube half-widths in scaled units, chosen on held-out
+        validation data (see ``width_selection``).  Defaults to
         :data:`DEFAULT_WINDOW_WIDTHS`.
     validation_fraction : float
         Share of the training cases held out to choose the window widths.
@@ -74,6 +74,15 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         The conditioned loss needs graded beliefs: with a raw pure leaf
         (p = 1) classify always has the lowest risk (-REWARD), so the model
         would stop at the first leaf that happens to be pure.
+    width_selection : {"loss", "posterior"}
+        "loss": one width for every state, the one whose policy has the
+        lowest realized conditioned loss on the validation cases (test costs,
+        -REWARD / PENALTY per right / wrong decision; the objective the
+        policy itself minimizes).  "posterior": per state, the width whose
+        q_k is closest (squared error) to Y_k's actual posterior on the
+        validation cases.  On a split of ann-train, "posterior" favoured
+        wide windows whose blurred q_k made the policy stop early and
+        misclassify more; hence the default.
 
     Attributes
     ----------
@@ -91,12 +100,19 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         whose inputs are all in S.  ``Y_k`` in state S is ``trees_[S | k]``.
     window_width_ : ndarray of shape (2^m,)
         Half-width chosen for each state's Parzen windows.
-    window_validation_ : ndarray of shape (2^m, n_widths)
-        Mean squared error of q_k against Y_k's posterior on the validation
-        cases, per state and candidate width (NaN for the full state).
+    window_validation_ : ndarray of shape (1, n_widths) or (2^m, n_widths)
+        Validation score of each candidate width: the mean realized loss
+        ("loss"), or per state the mean squared error of q_k against Y_k's
+        posterior ("posterior"; NaN for the full state).
 
     Notes
     -----
+    REWARD and PENALTY enter the decisions and, with ``width_selection=
+    "loss"``, the choice of window width; the trees do not depend on them.
+    ``set_params(reward=..., penalty=...)`` on a fitted model changes its
+    policy at once but keeps the widths chosen under the fitted values;
+    refit to choose them again.
+
     Scaling with m priced tests: 2^m trees and m 2^(m-1) (state, test)
     estimators.  The estimators are not stored separately: ``q_k(S)``
     averages ``trees_[S | k]``'s posteriors on the training cases, so the
@@ -124,6 +140,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         max_depth=None,
         feature_scaling="rank",
         leaf_smoothing=1.0,
+        width_selection="loss",
     ):
         self.test_costs = test_costs
         self.reward = reward
@@ -138,6 +155,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self.max_depth = max_depth
         self.feature_scaling = feature_scaling
         self.leaf_smoothing = leaf_smoothing
+        self.width_selection = width_selection
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -169,11 +187,17 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
 
         fit_idx, val_idx = self._validation_split(y_codes, rng)
         trees = self._grow_all(X[fit_idx], y_codes[fit_idx], roles, tree_seed)
-        self.window_validation_ = self._score_widths(
-            trees, X[fit_idx], X[val_idx], roles, widths
-        )
-        best = np.argmin(np.nan_to_num(self.window_validation_, nan=0.0), axis=1)
-        self.window_width_ = widths[best]
+        if self.width_selection == "posterior":
+            self.window_validation_ = self._score_widths(
+                trees, X[fit_idx], X[val_idx], roles, widths
+            )
+            best = np.argmin(np.nan_to_num(self.window_validation_, nan=0.0), axis=1)
+            self.window_width_ = widths[best]
+        else:
+            self.window_validation_ = self._policy_losses(
+                trees, X[fit_idx], X[val_idx], y_codes[val_idx], roles, widths
+            )[None, :]
+            self.window_width_ = np.full(roles.n_states, widths[np.argmin(self.window_validation_[0])])
 
         self._install(X, self._grow_all(X, y_codes, roles, tree_seed), roles)
         return self
@@ -191,6 +215,38 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             )
             for state in range(roles.n_states)
         ]
+
+    def _policy_losses(self, trees, X_fit, X_val, y_val, roles, widths) -> np.ndarray:
+        """Mean realized conditioned loss of the policy on the validation cases, per width.
+
+        Test costs paid, plus -REWARD for a right and PENALTY for a wrong
+        classification; a referral earns -REWARD only if neither the final
+        state's classifier nor any classifier one test away is right
+        (PENALTY otherwise), the realized form of the paper's Table 1.
+        """
+        self._install(X_fit, trees, roles)
+        losses = np.zeros(widths.size)
+        for w, width in enumerate(widths):
+            self.window_width_ = np.full(roles.n_states, width)
+            actions, paths = self.decide_all(X_val, return_tests=True)
+            total = 0.0
+            for row, true, action, path in zip(X_val, y_val, actions, paths):
+                total += self.cost_model_.path_cost(path)
+                if action.kind == "classify":
+                    right = self.classes_[true] == action.label
+                else:
+                    state = roles.state_of(t for t in path if row[t] == row[t])
+                    reachable = [state] + [
+                        roles.with_test(state, k) for k in roles.priced if k not in path
+                    ]
+                    right = any(
+                        int(np.argmax(tree_proba(trees[s], row[None, :], self.leaf_smoothing)[0])) == true
+                        for s in reachable
+                    )
+                    right = not right  # referring is right only when nobody could be
+                total += -float(self.reward) if right else float(self.penalty)
+            losses[w] = total / X_val.shape[0]
+        return losses
 
     def _score_widths(self, trees, X_fit, X_val, roles, widths) -> np.ndarray:
         """Squared error of q_k vs Y_k's posterior on the validation cases."""
@@ -222,13 +278,18 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self.free_features_ = roles.free
         self.priced_tests_ = roles.priced
         self.n_features_in_ = X_train.shape[1]
-        n_classes = len(self.classes_)
-        self.cost_matrix_ = float(self.penalty) * (1.0 - np.eye(n_classes))
         self._roles = roles
         self._scaler = FeatureScaler(X_train, self.categorical_mask_, self.feature_scaling)
         self._scaled_train = self._scaler.transform(X_train)
         self._train_posteriors = [tree_proba(t, X_train, self.leaf_smoothing) for t in trees]
         self._usable = [roles.usable(state) for state in range(roles.n_states)]
+
+    @property
+    def cost_matrix_(self) -> np.ndarray:
+        """PENALTY off the diagonal, 0 on it (follows the current ``penalty``)."""
+        check_is_fitted(self, "trees_")
+        n_classes = len(self.classes_)
+        return float(self.penalty) * (1.0 - np.eye(n_classes))
 
     # --------------------------------------------------------------- policy
     def next_action(self, known: Mapping[int, float], unavailable: Iterable[int] = ()):
@@ -455,6 +516,8 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         smoothing = self.leaf_smoothing
         if not isinstance(smoothing, (int, float, np.number)) or not np.isfinite(smoothing) or smoothing < 0:
             raise ValueError(f"leaf_smoothing must be a finite non-negative number, got {smoothing!r}")
+        if self.width_selection not in ("loss", "posterior"):
+            raise ValueError(f"width_selection must be 'loss' or 'posterior', got {self.width_selection!r}")
         if int(self.max_subsets) < 1:
             raise ValueError(f"max_subsets must be a positive integer, got {self.max_subsets!r}")
 

@@ -106,6 +106,8 @@ def tree_proba(tree: TreeStructure, X: np.ndarray, smoothing: float = 0.0) -> np
     ``branch_weight`` (C4.5's rule), so a missing value never raises.
     """
     X = np.atleast_2d(np.asarray(X, dtype=float))
+    if X.shape[0] == 1:
+        return _one_row_proba(tree, X[0], smoothing)[None, :]
     mass = np.zeros((tree.n_nodes, X.shape[0]))
     mass[0] = 1.0
     proba = np.zeros((X.shape[0], tree.n_classes))
@@ -132,3 +134,26 @@ def tree_proba(tree: TreeStructure, X: np.ndarray, smoothing: float = 0.0) -> np
     proba[~empty] /= total[~empty]
     proba[empty] = 1.0 / tree.n_classes
     return proba
+
+
+def _one_row_proba(tree: TreeStructure, x: np.ndarray, smoothing: float) -> np.ndarray:
+    """:func:`tree_proba` for one row, visiting only the nodes the row reaches."""
+    proba = np.zeros(tree.n_classes)
+    stack = [(0, 1.0)]
+    while stack:
+        node, weight = stack.pop()
+        if tree.feature[node] == LEAF:
+            counts = tree.class_weight[node] + smoothing
+            total = counts.sum()
+            if total > 0:
+                proba += weight * counts / total
+            continue
+        value = x[tree.feature[node]]
+        start = tree.edge_start[node]
+        if value != value:  # NaN: both edges, C4.5 weights
+            stack.append((tree.child[start], weight * tree.branch_weight[start]))
+            stack.append((tree.child[start + 1], weight * tree.branch_weight[start + 1]))
+        else:
+            stack.append((tree.child[start] if value <= tree.threshold[node] else tree.child[start + 1], weight))
+    total = proba.sum()
+    return proba / total if total > 0 else np.full(tree.n_classes, 1.0 / tree.n_classes)
