@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -115,6 +116,10 @@ STORAGES = {
     # No manifest: tests and runserver work without collectstatic having run.
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+
+# Before collectstatic has run (tests, first start) whitenoise serves from the finders instead.
+WHITENOISE_USE_FINDERS = True
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
