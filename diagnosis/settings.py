@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -117,9 +116,13 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# Before collectstatic has run (tests, first start) whitenoise serves from the finders instead.
+# Before collectstatic has run (tests, first start) whitenoise serves from the finders instead;
+# an existing (empty) STATIC_ROOT keeps it from warning on every request.
 WHITENOISE_USE_FINDERS = True
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+try:
+    STATIC_ROOT.mkdir(exist_ok=True)
+except OSError:
+    pass
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
