@@ -362,8 +362,19 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
                     f"categorical feature {f} has non-integer code {fractional[0]:g}; "
                     "category codes must be whole numbers"
                 )
-            codes = np.unique(known)
+            codes = _distinct_codes(known)
             if codes.size == 0:
                 codes = np.array([0.0])
             result[int(f)] = codes
         return result
+
+
+def _distinct_codes(codes: np.ndarray) -> np.ndarray:
+    """Sorted distinct whole-number codes; a bincount when their range is small."""
+    if codes.size == 0:
+        return codes
+    lowest, highest = codes.min(), codes.max()
+    if highest - lowest > 4 * codes.size + 1024:
+        return np.unique(codes)
+    present = np.bincount((codes - lowest).astype(np.int64)) > 0
+    return np.flatnonzero(present).astype(float) + lowest

@@ -16,7 +16,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ._criteria import Candidate, Criterion
-from ._kernels import MODE_COST, misclassification_cost, scan_nominal, scan_numeric
+from ._kernels import (
+    MODE_COST,
+    misclassification_cost,
+    scan_nominal,
+    scan_numeric,
+    split_cases,
+)
 from ._structure import LEAF, TreeStructure
 from .pessimistic import expected_error
 
@@ -155,26 +161,22 @@ def grow_tree(
             branch = np.where(np.isnan(column), -1, np.where(column <= chosen.threshold, 0, 1))
             values = np.array([np.nan, np.nan])
             tree.threshold[node] = chosen.threshold
+        branch = branch.astype(np.int64, copy=False)
         known = branch >= 0
         branch_total = np.bincount(branch[known], weights=weights[known], minlength=len(values))
         shares = branch_total / branch_total.sum()
         tree.feature[node] = f
         child_done = done | {f}
         children = []
-        missing = ~known
         for b in range(len(values)):
             if shares[b] <= 0.0:
                 leaf = tree.add(class_weight.copy(), empty=True)
                 tree.edges[node].append((leaf, float(values[b]), 0.0))
                 continue
-            keep = (branch == b) | missing
-            child_cases = cases[keep]
-            child_weights = np.where(missing[keep], weights[keep] * shares[b], weights[keep])
-            position = np.cumsum(keep) - 1
-            mask = keep[node_order]
-            child_order = position[node_order[mask].reshape(node_order.shape[0], -1)]
-            cw = np.bincount(y[child_cases], weights=child_weights, minlength=n_classes)
-            child = tree.add(cw.astype(float))
+            child_cases, child_weights, child_order, cw = split_cases(
+                cases, weights, branch, b, float(shares[b]), node_order, y, n_classes
+            )
+            child = tree.add(cw)
             tree.edges[node].append((child, float(values[b]), float(shares[b])))
             children.append((child, child_cases, child_weights, child_order, child_done, depth + 1))
         stack.extend(reversed(children))
@@ -214,10 +216,10 @@ def prune_tree(
 
 
 def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
-    """Position of each value in ``categories``; -1 for missing."""
-    index = np.searchsorted(categories, np.nan_to_num(column, nan=categories[0]))
-    index = np.minimum(index, len(categories) - 1)
-    return np.where(np.isnan(column), -1, index).astype(np.int64)
+    """Position of each value in ``categories`` (every known value is one); -1 for missing."""
+    index = np.searchsorted(categories, column)  # NaN sorts past the end
+    index[np.isnan(column)] = -1
+    return index.astype(np.int64, copy=False)
 
 
 def _numeric_candidates(

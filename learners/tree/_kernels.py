@@ -246,3 +246,43 @@ def scan_nominal(codes, cases, weights, y, n_classes, n_branches, active, mode, 
                 info -= q * np.log2(q)
         split_info[r] = info
     return score, split_info
+
+
+@njit(cache=True)
+def split_cases(cases, weights, branch, b, share, order, y, n_classes):
+    """The cases, weights, sorted orders and class weights of child ``b``.
+
+    Cases whose ``branch`` is ``b`` keep their weight; cases with a missing
+    value (``branch < 0``) join every child with their weight times ``share``
+    (C4.5's fractional cases).  ``order`` rows stay sorted: they are filtered,
+    never re-sorted.
+    """
+    m = cases.shape[0]
+    position = np.empty(m, np.int64)
+    count = 0
+    for p in range(m):
+        if branch[p] == b or (branch[p] < 0 and share > 0.0):
+            position[p] = count
+            count += 1
+        else:
+            position[p] = -1
+    child_cases = np.empty(count, np.int64)
+    child_weights = np.empty(count)
+    class_weight = np.zeros(n_classes)
+    for p in range(m):
+        q = position[p]
+        if q >= 0:
+            w = weights[p] * share if branch[p] < 0 else weights[p]
+            child_cases[q] = cases[p]
+            child_weights[q] = w
+            class_weight[y[cases[p]]] += w
+    n_rows = order.shape[0]
+    child_order = np.empty((n_rows, count), np.int64)
+    for r in range(n_rows):
+        k = 0
+        for i in range(m):
+            q = position[order[r, i]]
+            if q >= 0:
+                child_order[r, k] = q
+                k += 1
+    return child_cases, child_weights, child_order, class_weight
