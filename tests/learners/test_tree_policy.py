@@ -143,3 +143,18 @@ def test_out_of_range_feature_is_refused(model):
         model.next_action({99: 1.0})
     with pytest.raises(ValueError, match="out of range"):
         model.next_action({}, unavailable=[-1])
+
+
+def test_export_text_shows_splits_counts_and_decisions(model):
+    """The text export names the split features, class weights and each leaf's decision."""
+    from learners.tree import export_text
+
+    names = ["age", "bp", "chol", "hr", "cp"]
+    text = export_text(model, feature_names=names, class_names=["SICK", "WELL"])
+    assert text == model.export_text(feature_names=names, class_names=["SICK", "WELL"])
+    root = names[int(model.tree_.feature[0])]
+    assert text.splitlines()[1].startswith(root)
+    assert text.count("-> class") + text.count("-> refer") == model.tree_.n_leaves
+    assert "SICK: " in text and "WELL: " in text
+    with pytest.raises(ValueError, match="feature_names"):
+        export_text(model, feature_names=["only one"])
