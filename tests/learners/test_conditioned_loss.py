@@ -252,3 +252,72 @@ def test_evaluate_runs_the_policy(thyroid_model):
     _, paths = model.decide_all(X[:80], return_tests=True)
     expected = np.mean([model.cost_model_.path_cost(path) for path in paths])
     assert report.mean_test_cost == pytest.approx(expected)
+
+
+# -------------------------------------------------------- window selection
+def test_loss_selection_uses_the_width_with_the_lowest_validation_loss():
+    """width_selection='loss' scores every candidate and gives every state the best one."""
+    X, y, costs = thyroid_like(seed=1)
+    widths = [0.01, 0.1, 0.5]
+    model = ConditionedLossClassifier(
+        test_costs=costs, window_widths=widths, random_state=0, penalty=PENALTY
+    ).fit(X, y)
+    assert model.window_validation_.shape == (1, 3)
+    best = widths[int(np.argmin(model.window_validation_[0]))]
+    assert model.window_width_ == pytest.approx([best] * 4)
+
+
+def test_posterior_selection_picks_a_width_per_state():
+    """width_selection='posterior' takes, per state, the width with the lowest squared error."""
+    X, y, costs = thyroid_like(seed=2)
+    widths = np.array([0.01, 0.1, 0.5])
+    model = ConditionedLossClassifier(
+        test_costs=costs, window_widths=widths, width_selection="posterior", random_state=0
+    ).fit(X, y)
+    scores = model.window_validation_
+    assert scores.shape == (4, 3)
+    assert np.isnan(scores[0b11]).all()  # nothing left to estimate in the full state
+    for state in range(3):
+        assert model.window_width_[state] == widths[int(np.argmin(scores[state]))]
+
+
+def test_bad_parameters_are_refused():
+    """Unknown width selection, negative penalty or empty widths give a clear ValueError."""
+    X, y, costs = thyroid_like(n=60)
+    for params, message in (
+        ({"width_selection": "best"}, "width_selection"),
+        ({"penalty": -1.0}, "penalty"),
+        ({"window_widths": []}, "window_widths"),
+        ({"feature_scaling": "zscore"}, "feature_scaling"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            ConditionedLossClassifier(test_costs=costs, **params).fit(X, y)
+
+
+def test_changing_penalty_after_fit_changes_the_policy_consistently(thyroid_model):
+    """set_params(penalty=...) on a fitted model moves cost_matrix_ and the risks with it."""
+    import copy
+
+    model, X, _ = thyroid_model
+    other = copy.deepcopy(model).set_params(penalty=5 * PENALTY)
+    assert other.cost_matrix_ == pytest.approx(5 * PENALTY * (1 - np.eye(3)))
+    known = {0: X[0, 0], 1: X[0, 1]}
+    before, after = dict(model.next_action(known).risks), dict(other.next_action(known).risks)
+    assert after["classify"] != pytest.approx(before["classify"])
+
+
+def test_zero_price_feature_counts_as_free_without_being_listed():
+    """A feature priced 0 is free even when CostModel.free does not name it."""
+    roles = FeatureRoles.from_cost_model(CostModel([0.0, 3.0, 0.0, 2.0], derived={2: (1, 3)}))
+    assert roles.free == (0,)
+    assert roles.priced == (1, 3)
+    assert roles.usable(0b01).tolist() == [0, 1]
+    assert roles.usable(0b11).tolist() == [0, 1, 2, 3]
+
+
+def test_unavailable_free_answer_still_reaches_a_decision(thyroid_model):
+    """A free answer marked unavailable is skipped and the case is still decided."""
+    model, X, _ = thyroid_model
+    actions, paths = model.decide_all(X[:20], unavailable=[0], return_tests=True)
+    assert all(a.kind in {"classify", "reject"} for a in actions)
+    assert all(0 not in path for path in paths)
