@@ -8,5 +8,6 @@ prediction and JSON persistence.
 """
 
 from .act import ACTClassifier, LSID3Classifier
+from .icet import ICETClassifier
 
-__all__ = ["ACTClassifier", "LSID3Classifier"]
+__all__ = ["ACTClassifier", "ICETClassifier", "LSID3Classifier"]

@@ -1,0 +1,293 @@
+"""ICET (Turney 1995): a genetic search for the test costs EG2 should believe.
+
+An individual is a vector of biased test costs plus EG2's ``w`` and the
+pruning confidence ``CF``.  Its fitness is the average TRUE total cost (test
+costs in context plus misclassification) of the pruned EG2 tree grown with
+those biases on a random half of the training data, measured on the other
+half.  The population is seeded with the true costs.  The final tree is EG2
+grown on all the training data with the best individual; it is priced with
+the true costs at prediction time.
+"""
+
+from __future__ import annotations
+
+import copy
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
+from ..costs import CostModel
+from ..serialization import SerializableMixin, model_to_json
+from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
+from . import _engine as engine
+from ._encoding import encode_data, encode_prices, normal_coefficient
+
+__all__ = ["ICETClassifier"]
+
+_CF_RANGE = (0.01, 0.5)
+_LOOKAHEAD_DEPTH = 40
+
+
+class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEstimator):
+    """ICET: EG2 with test costs, ``w`` and ``CF`` tuned by a genetic algorithm.
+
+    Parameters
+    ----------
+    test_costs, cost_matrix, reject_cost, categorical_features
+        As for every learner; ``test_costs`` are the TRUE prices (used for
+        the fitness and by the fitted policy).
+    random_state : int, RandomState, Generator or None
+        Seeds the half split, the initial population and the operators.
+    population : int, default 50
+    generations : int, default 20
+        The anytime knob: ``population * (generations + 1)`` fitness
+        evaluations (about 1000 by default, as in Turney's experiments).
+    crossover : float, default 0.6
+        Probability that two parents exchange genes (uniform crossover).
+    mutation : float, optional
+        Per-gene mutation probability; None means ``1 / genome length``.
+    min_samples_leaf : float, default 2
+    probability : {"laplace", "frequency"}, default "laplace"
+    progress_callback : callable(fraction, message), optional
+        Called after each generation.  Not serialized.
+
+    Attributes
+    ----------
+    tree_ : TreeStructure
+        EG2's tree grown with ``biased_costs_``, ``w_`` and ``cf_``.
+    biased_costs_ : ndarray
+        The best individual's test costs.
+    w_, cf_ : float
+    best_fitness_ : float
+        Its fitness (average true cost per case on the held-out half).
+    fitness_history_ : list of float
+        Best fitness after each generation (index 0: the initial population).
+    classes_, n_features_in_, cost_model_, cost_matrix_, reject_cost_, categories_
+        As for every learner; ``cost_model_`` holds the true prices.
+    """
+
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=None,
+        random_state=None,
+        population=50,
+        generations=20,
+        crossover=0.6,
+        mutation=None,
+        min_samples_leaf=2,
+        probability="laplace",
+        progress_callback=None,
+    ):
+        self.test_costs = test_costs
+        self.cost_matrix = cost_matrix
+        self.reject_cost = reject_cost
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.population = population
+        self.generations = generations
+        self.crossover = crossover
+        self.mutation = mutation
+        self.min_samples_leaf = min_samples_leaf
+        self.probability = probability
+        self.progress_callback = progress_callback
+
+    def fit(self, X, y):
+        """Search the biases on halves of ``(X, y)``, then grow EG2 on all of it.
+
+        Raises
+        ------
+        ValueError
+            On malformed input or parameters.
+        """
+        self._check_params()
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
+        )
+        check_classification_targets(y)
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
+        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
+        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        self.categories_ = GreedyTreeClassifier._categories(self, X)
+        rng = np.random.default_rng(self._seed())
+        search = _Search(self, X, y_codes.astype(np.int64), rng)
+        genome, fitness, history = search.run()
+        self.biased_costs_, self.w_, self.cf_ = search.decode(genome)
+        self.best_fitness_ = float(fitness)
+        self.fitness_history_ = [float(v) for v in history]
+        final = EG2Classifier(
+            test_costs=_biased_model(self.cost_model_, self.biased_costs_),
+            cost_matrix=self.cost_matrix_,
+            reject_cost=self.reject_cost_,
+            categorical_features=self.categorical_features,
+            min_samples_leaf=self.min_samples_leaf,
+            cf=self.cf_,
+            prune=True,
+            probability=self.probability,
+            w=self.w_,
+        ).fit(X, y)
+        self.tree_ = final.tree_
+        if self.progress_callback is not None:
+            self.progress_callback(1.0, f"best fitness {self.best_fitness_:.4g}")
+        return self
+
+    def to_json(self) -> str:
+        """Serialize parameters and fitted state (the progress callback is not kept)."""
+        detached = copy.copy(self)
+        detached.progress_callback = None
+        return model_to_json(detached)
+
+    def _fitted_state(self) -> dict:
+        state = super()._fitted_state()
+        state["biased_costs"] = self.biased_costs_.tolist()
+        state["w"] = float(self.w_)
+        state["cf"] = float(self.cf_)
+        state["best_fitness"] = float(self.best_fitness_)
+        state["fitness_history"] = list(self.fitness_history_)
+        return state
+
+    def _load_fitted_state(self, state: dict) -> None:
+        super()._load_fitted_state(state)
+        self.biased_costs_ = np.asarray(state["biased_costs"], dtype=float)
+        self.w_ = float(state["w"])
+        self.cf_ = float(state["cf"])
+        self.best_fitness_ = float(state["best_fitness"])
+        self.fitness_history_ = [float(v) for v in state["fitness_history"]]
+
+    def _seed(self):
+        rs = self.random_state
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(0, 2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(0, 2**31 - 1))
+        return rs
+
+    def _check_params(self) -> None:
+        for name in ("population", "generations"):
+            value = getattr(self, name)
+            minimum = 2 if name == "population" else 0
+            if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
+                raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+        if not 0.0 <= float(self.crossover) <= 1.0:
+            raise ValueError(f"crossover must be in [0, 1], got {self.crossover!r}")
+        if self.mutation is not None and not 0.0 <= float(self.mutation) <= 1.0:
+            raise ValueError(f"mutation must be None or in [0, 1], got {self.mutation!r}")
+        if self.probability not in ("laplace", "frequency"):
+            raise ValueError(
+                f"probability must be 'laplace' or 'frequency', got {self.probability!r}"
+            )
+        if self.progress_callback is not None and not callable(self.progress_callback):
+            raise ValueError("progress_callback must be callable or None")
+
+
+def _biased_model(true_model: CostModel, costs: np.ndarray) -> CostModel:
+    """The true model's structure (groups, derived, free) with other full prices."""
+    full = true_model.costs
+    ratio = np.divide(true_model.discounted, full, out=np.ones_like(full), where=full > 0)
+    return CostModel(
+        costs,
+        discounted=np.asarray(costs) * ratio,
+        groups=true_model.groups,
+        delayed=true_model.delayed,
+        derived=true_model.derived,
+        free=true_model.free,
+    )
+
+
+class _Search:
+    """Real-coded genetic algorithm over ``[log biased costs..., w, cf]``."""
+
+    def __init__(self, model: ICETClassifier, X, y, rng):
+        self.model = model
+        self.rng = rng
+        self.y = y
+        self.data = encode_data(X, model.categories_)
+        self.true_prices = encode_prices(model.cost_model_)
+        self.n_tests = X.shape[1]
+        order = rng.permutation(X.shape[0])
+        half = X.shape[0] // 2
+        self.train = np.sort(order[:half]).astype(np.int64)
+        self.test = np.sort(order[half:]).astype(np.int64)
+        # a test's cost floor keeps log-costs finite; free tests stay free anyway
+        self.scale = np.maximum(model.cost_model_.costs, 1e-3)
+
+    def decode(self, genome) -> tuple[np.ndarray, float, float]:
+        costs = np.exp(genome[: self.n_tests])
+        free = np.asarray(self.model.cost_model_.costs) <= 0
+        costs[free] = 0.0
+        w = float(np.clip(genome[self.n_tests], 0.0, 1.0))
+        cf = float(np.clip(genome[self.n_tests + 1], *_CF_RANGE))
+        return costs, w, cf
+
+    def fitness(self, genome) -> float:
+        costs, w, cf = self.decode(genome)
+        select = encode_prices(self.model.cost_model_, costs)
+        return float(engine.fitness(
+            self.data.ranks, self.y, self.data.nominal, self.data.n_values, self.train,
+            self.test, select, self.true_prices, self.model.cost_matrix_, w, cf,
+            normal_coefficient(cf), self.model.probability == "laplace",
+            float(self.model.min_samples_leaf), _LOOKAHEAD_DEPTH,
+        ))
+
+    def run(self):
+        m = self.model
+        n_genes = self.n_tests + 2
+        size = int(m.population)
+        seed = np.concatenate([np.log(self.scale), [1.0, 0.25]])
+        population = np.empty((size, n_genes))
+        population[0] = seed
+        # the rest spread two orders of magnitude around the true costs
+        population[1:, : self.n_tests] = np.log(self.scale) + self.rng.uniform(
+            -np.log(100.0), np.log(100.0), size=(size - 1, self.n_tests)
+        )
+        population[1:, self.n_tests] = self.rng.uniform(0.0, 1.0, size - 1)
+        population[1:, self.n_tests + 1] = self.rng.uniform(*_CF_RANGE, size - 1)
+        scores = np.array([self.fitness(g) for g in population])
+        history = [float(scores.min())]
+        mutation = m.mutation if m.mutation is not None else 1.0 / n_genes
+        for generation in range(int(m.generations)):
+            elite = population[int(np.argmin(scores))].copy()
+            children = [elite]
+            while len(children) < size:
+                a = self._tournament(population, scores)
+                b = self._tournament(population, scores)
+                if self.rng.random() < m.crossover:
+                    mask = self.rng.random(n_genes) < 0.5
+                    a, b = np.where(mask, a, b), np.where(mask, b, a)
+                children.extend(self._mutate(c, mutation) for c in (a, b))
+            population = np.array(children[:size])
+            scores = np.concatenate([[scores.min()], [self.fitness(g) for g in population[1:]]])
+            history.append(float(scores.min()))
+            if m.progress_callback is not None:
+                m.progress_callback(
+                    (generation + 1) / (m.generations + 1),
+                    f"generation {generation + 1}: best fitness {scores.min():.4g}",
+                )
+        best = int(np.argmin(scores))  # ties: the earliest, so the elite first
+        return population[best], scores[best], history
+
+    def _tournament(self, population, scores):
+        i, j = self.rng.integers(0, len(population), size=2)
+        return population[i if scores[i] <= scores[j] else j].copy()
+
+    def _mutate(self, genome, rate):
+        genome = genome.copy()
+        hit = self.rng.random(genome.shape[0]) < rate
+        noise = self.rng.normal(size=genome.shape[0])
+        genome[: self.n_tests] += np.where(hit[: self.n_tests], noise[: self.n_tests], 0.0)
+        if hit[self.n_tests]:
+            genome[self.n_tests] = np.clip(genome[self.n_tests] + 0.2 * noise[self.n_tests], 0, 1)
+        if hit[self.n_tests + 1]:
+            genome[self.n_tests + 1] = np.clip(
+                genome[self.n_tests + 1] + 0.05 * noise[self.n_tests + 1], *_CF_RANGE
+            )
+        return genome
