@@ -47,63 +47,43 @@ def held_out_metrics(
     reject_cost,
     test_names: Sequence[str],
 ) -> dict:
-    """Replay every held-out case through ``next_action``, paying as a clinician would.
+    """``learners.evaluate`` on the held-out cases, as the JSON the model report shows.
 
-    A value is revealed only when the model asks for it; a missing value counts
-    as an unavailable test (free).  Costs use the same ``marginal_cost``.
+    The policy is replayed case by case (values revealed only when asked for)
+    and charged with the same ``marginal_cost`` the clinician's screen uses.
     """
-    matrix = np.asarray(cost_matrix, dtype=float)
-    n_features = X.shape[1]
-    test_costs, error_costs, bought_counts = [], [], Counter()
-    correct = rejected = 0
-    for row, actual in zip(X, y):
-        known: dict[int, float] = {}
-        unavailable: set[int] = set()
-        paid = 0.0
-        for _ in range(2 * n_features + 2):
-            action = estimator.next_action(known, unavailable)
-            if action.kind != "extract":
-                break
-            t = int(action.test)
-            if t in known or t in unavailable:
-                raise RuntimeError(f"the model asked again for test {t}, which it already has")
-            if np.isnan(row[t]):
-                unavailable.add(t)
-                continue
-            paid += cost_model.marginal_cost(t, frozenset(known))
-            known[t] = float(row[t])
-            bought_counts[t] += 1
-        else:
-            raise RuntimeError("the model kept asking for tests without concluding")
-        if action.kind == "classify":
-            predicted = int(action.label)
-            correct += int(predicted == int(actual))
-            error_costs.append(float(matrix[int(actual), predicted]))
-        else:
-            rejected += 1
-            error_costs.append(_reject_cost_for(reject_cost, int(actual)))
-        test_costs.append(paid)
-    n = len(y)
-    total = np.asarray(test_costs) + np.asarray(error_costs)
-    frequencies = np.bincount(y, minlength=matrix.shape[0])
-    standard = cost_model.standard_cost(frequencies, matrix) if frequencies.sum() else 0.0
+    from learners import evaluate
+
+    report = evaluate(
+        estimator,
+        X,
+        y,
+        test_costs=cost_model,
+        cost_matrix=np.asarray(cost_matrix, dtype=float),
+        reject_cost=reject_cost,
+        delayed="path",
+    )
+    frequency = np.asarray(report.test_frequency, dtype=float)
     return {
-        "n_test_cases": int(n),
-        "accuracy": correct / n,
-        "mean_test_cost": float(np.mean(test_costs)),
-        "mean_misclassification_cost": float(np.mean(error_costs)),
-        "mean_total_cost": float(np.mean(total)),
-        "normalized_cost": float(np.mean(total) / standard) if standard > 0 else None,
-        "standard_cost": float(standard),
-        "reject_rate": rejected / n,
+        "n_test_cases": int(report.n_cases),
+        "accuracy": _number(report.accuracy),
+        "accuracy_classified": _number(report.accuracy_classified),
+        "mean_test_cost": _number(report.mean_test_cost),
+        "mean_misclassification_cost": _number(report.mean_misclassification_cost),
+        "mean_reject_cost": _number(report.mean_reject_cost),
+        "mean_total_cost": _number(report.mean_total_cost),
+        "standard_cost": _number(report.standard_cost),
+        # learners reports a percentage; the report stores the ratio (1.0 = standard cost).
+        "normalized_cost": _number(report.normalized_cost / 100.0),
+        "high_cost_errors": int(report.high_cost_errors),
+        "reject_rate": _number(report.reject_rate),
+        "confusion": np.asarray(report.confusion).tolist(),
         "test_order_frequency": {
-            test_names[t]: bought_counts[t] / n for t in sorted(bought_counts)
+            test_names[t]: float(f) for t, f in enumerate(frequency) if f > 0
         },
     }
 
 
-def _reject_cost_for(reject_cost, actual: int) -> float:
-    if reject_cost is None:
-        return 0.0
-    value = np.asarray(reject_cost, dtype=float)
-    return float(value) if value.ndim == 0 else float(value[actual])
+def _number(value) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None

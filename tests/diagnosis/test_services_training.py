@@ -109,6 +109,7 @@ def test_run_training_stores_a_loadable_model_and_held_out_metrics(toy_dataset, 
     assert metrics["n_test_cases"] == 36 and metrics["n_training_cases"] == 84
     assert 0.0 <= metrics["accuracy"] <= 1.0 and 0.0 <= metrics["reject_rate"] <= 1.0
     assert set(metrics["test_order_frequency"]) <= {"glucose", "insulin", "sex"}
+    assert metrics["normalized_cost"] == pytest.approx(metrics["mean_total_cost"] / metrics["standard_cost"])
     model = model_from_json(result.model_json)
     assert model.next_action({}, ()).kind in {"extract", "classify", "reject"}
 
