@@ -112,3 +112,33 @@ def test_group_discount_in_path_context_changes_choice(cls):
     assert int(with_discount.tree_.feature[child]) == 2
     child = int(without.tree_.children(0)[1])
     assert int(without.tree_.feature[child]) == 1
+
+
+def _retest_table():
+    """x0 in 0..3 sets the class mostly; below x0 <= 1.5, x1 has more gain (0.20) than x0 (0.14)."""
+    rows = [(0, i % 2, 0) for i in range(8)]
+    rows += [(1, 0, 0)] * 6 + [(1, 1, 1)] * 2
+    rows += [(2, 0, 0)] * 2 + [(2, 1, 1)] * 6
+    rows += [(3, i % 2, 1) for i in range(8)]
+    table = np.array(rows, dtype=float)
+    return table[:, :2], table[:, 2].astype(int)
+
+
+@pytest.mark.parametrize(
+    "cls, expected",
+    [
+        # x0 is on the path, so re-testing it is free: IDX ranks it first; EG2's
+        # 2^0.138 - 1 = 0.10 beats x1's (2^0.20 - 1) / 2 = 0.074.
+        (IDXClassifier, 0),
+        (EG2Classifier, 0),
+        # Cost-blind C4.5 takes the higher gain ratio of x1.
+        (C45Classifier, 1),
+    ],
+)
+def test_test_already_on_path_is_free(cls, expected):
+    """Below a split on x0, x0 costs nothing again, which changes the cost-aware choice."""
+    X, y = _retest_table()
+    model = _fit(cls, X, y, [1.0, 1.0])
+    assert _root_feature(model) == 0
+    left = int(model.tree_.children(0)[0])
+    assert int(model.tree_.feature[left]) == expected
