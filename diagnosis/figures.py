@@ -28,6 +28,8 @@ REFER_COLOUR = "#7f7f7f"
 TEST_NODE_COLOUR = "#ffffff"
 EDGE_COLOUR = "#9aa5b4"
 HIGHLIGHT_COLOUR = "#111111"
+PIXELS_PER_LEAF = 92
+MIN_SCROLL_WIDTH = 1150
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif", size=14)
 
 
@@ -123,10 +125,21 @@ def node_hover_text(node: Mapping[str, Any], class_labels: Sequence[str] = ()) -
     return "<br>".join(lines)
 
 
+def _wrap(text: str, width: int = 16) -> str:
+    """Break a caption into lines of about ``width`` characters (Plotly's ``<br>``)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
 def _node_caption(node: Mapping[str, Any]) -> str:
     if node.get("is_leaf"):
-        return str(node.get("decision") or "")
-    return str(node.get("test_label") or node.get("text") or "")
+        return _wrap(str(node.get("decision") or ""))
+    return _wrap(str(node.get("test_label") or node.get("text") or ""))
 
 
 def tree_figure(
@@ -176,20 +189,24 @@ def tree_figure(
                     ),
                 )
             )
-    # Edge labels sit a little above the middle of each edge.
-    label_x, label_y, label_text = [], [], []
+    # Edge labels sit at the middle of each edge, on the outer side: a left branch's
+    # label extends leftwards and a right branch's rightwards, so siblings never collide.
+    label_x, label_y, label_text, label_side = [], [], [], []
     for node in nodes:
         if node.get("parent") is None or not node.get("edge_label"):
             continue
         (x0, y0), (x1, y1) = pos[node["parent"]], pos[node["id"]]
-        label_x.append(x0 + 0.55 * (x1 - x0))
-        label_y.append(y0 + 0.55 * (y1 - y0))
+        label_x.append(x0 + 0.5 * (x1 - x0))
+        label_y.append(y0 + 0.5 * (y1 - y0))
         label_text.append(str(node["edge_label"]))
+        label_side.append(
+            "middle left" if x1 < x0 - 1e-9 else "middle right" if x1 > x0 + 1e-9 else "middle center"
+        )
     if label_x:
         fig.add_trace(
             go.Scatter(
-                x=label_x, y=label_y, mode="text", text=label_text, hoverinfo="skip",
-                showlegend=False, name="Branch values",
+                x=label_x, y=label_y, mode="text", text=label_text, textposition=label_side,
+                hoverinfo="skip", showlegend=False, name="Branch values",
                 textfont=dict(size=12, color="#33404f"),
             )
         )
@@ -231,6 +248,11 @@ def tree_figure(
         )
     depth = max(-y for _, y in pos.values())
     width = max(x for x, _ in pos.values())
+    n_leaves = sum(1 for n in nodes if n["id"] not in {m.get("parent") for m in nodes})
+    # Wide trees get a fixed pixel width (the page scrolls sideways) so captions stay legible.
+    pixel_width = PIXELS_PER_LEAF * (n_leaves + 1)
+    if pixel_width > MIN_SCROLL_WIDTH:
+        fig.update_layout(autosize=False, width=pixel_width)
     fig.update_layout(
         font=FONT,
         margin=dict(l=10, r=10, t=30, b=10),
@@ -241,7 +263,7 @@ def tree_figure(
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
         xaxis=dict(visible=False, range=[-0.8, width + 0.8]),
         yaxis=dict(visible=False, range=[-depth - 0.6, 0.5]),
-        height=max(420, 130 * (depth + 1)),
+        height=max(420, 140 * (depth + 1)),
     )
     figure = _finish(fig)
     # Kept alongside the figure so tests and the page can read positions by node id.

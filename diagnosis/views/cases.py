@@ -7,6 +7,7 @@ database where it was.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -91,6 +92,28 @@ def _value_display(step) -> str:
     return f"{step.value:g}{unit}"
 
 
+_FEATURE = re.compile(r"\bfeature (\d+)\b")
+_CLASS_COUNTS = re.compile(r"\((\d+: [-\d.e]+(?:, \d+: [-\d.e]+)*)\)")
+
+
+def readable_reason(reason: str, *, test_labels: dict[int, str], class_labels: list[str]) -> str:
+    """The learner's reason with feature indices and class codes replaced by their names."""
+
+    def feature(match: re.Match) -> str:
+        return test_labels.get(int(match.group(1)), match.group(0))
+
+    def counts(match: re.Match) -> str:
+        parts = []
+        for item in match.group(1).split(", "):
+            code, _, count = item.partition(": ")
+            index = int(code)
+            name = class_labels[index] if 0 <= index < len(class_labels) else code
+            parts.append(f"{name}: {count}")
+        return "(" + ", ".join(parts) + ")"
+
+    return _CLASS_COUNTS.sub(counts, _FEATURE.sub(feature, reason or ""))
+
+
 def _advice_text(advice: dict | None) -> str:
     if not advice:
         return ""
@@ -133,8 +156,14 @@ def _case_context(
     errors: list[str] | None = None,
     entry_name: str | None = None,
 ) -> dict[str, Any]:
-    advice = state.advice
+    advice = dict(state.advice) if state.advice else None
     options = list(state.test_options)
+    if advice and advice.get("reason"):
+        advice["reason"] = readable_reason(
+            advice["reason"],
+            test_labels={o.test.index: o.test.display_label for o in options},
+            class_labels=list(state.class_labels),
+        )
     open_options = [o for o in options if not o.done and not o.unavailable]
     by_name = {o.test.name: o for o in options}
     recommended = next((o for o in options if o.recommended), None)

@@ -24,6 +24,14 @@ def _elapsed_seconds(trained: TrainedModel) -> float | None:
     return max(0.0, (end - trained.started_at).total_seconds())
 
 
+def _param_display(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
 @require_http_methods(["GET", "POST"])
 def train(request: HttpRequest) -> HttpResponse:
     """Form: dataset, learner and its parameters, error matrix; queues the training."""
@@ -80,6 +88,10 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
             if any(c.get("estimated_cost") is not None for c in checkpoints)
             else None
         ),
+        "param_rows": [
+            (report.get("param_labels", {}).get(name, name), _param_display(value))
+            for name, value in (report.get("params") or {}).items()
+        ],
         "matrix_rows": [
             {"label": label, "values": row}
             for label, row in zip(report.get("class_labels") or [], report.get("matrix") or [])

@@ -252,7 +252,7 @@ def test_order_a_different_test_lists_remaining_tests_with_prices(client, clinic
     rows = {r["option"].test.name: r["option"].price_now for r in response.context["option_rows"]}
     assert rows == {"glucose": 10.0, "insulin": 12.0, "sex": 1.0}
     page = text(response)
-    assert "?test=insulin#entry" in page
+    assert "?test=insulin#order-entry" in page
 
 
 def test_mark_unavailable_is_free_and_removes_the_test(client, clinician, trained_model):
@@ -338,11 +338,19 @@ def test_model_page_shows_metrics_prices_and_matrix(client, clinician, trained_m
 
 def test_model_progress_json(client, clinician, trained_model):
     """The progress endpoint reports status, progress, elapsed time and error for the live bar."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    finished = timezone.now()
+    TrainedModel.objects.filter(pk=trained_model.pk).update(
+        started_at=finished - timedelta(seconds=5), finished_at=finished
+    )
     login(client, clinician)
     data = client.get(reverse("model-progress", args=[trained_model.pk])).json()
     assert data["status"] == "succeeded" and data["finished"] is True
     assert data["progress"] == pytest.approx(1.0)
-    assert data["elapsed_seconds"] >= 0
+    assert data["elapsed_seconds"] == pytest.approx(5.0)
     assert data["error"] == ""
 
 
@@ -422,3 +430,27 @@ def test_steps_are_not_saved_by_get(client, clinician, trained_model):
     case = start(client, trained_model)
     client.get(reverse("case-detail", args=[case.pk]) + "?test=insulin")
     assert not DiagnosisStep.objects.filter(case=case).exists()
+
+
+def test_risks_chart_and_readable_reason(client, clinician, trained_model, monkeypatch):
+    """When the advice carries risks (conditioned-loss models) the screen draws a risk chart."""
+    from diagnosis import selectors
+    from diagnosis.views import cases as case_views
+
+    real = selectors.case_state
+
+    def with_risks(*, user, case):
+        state = real(user=user, case=case)
+        state.advice = {
+            **state.advice,
+            "reason": "the tree tests feature 0 next (0: 3, 1: 4)",
+            "risks": [{"action": "order Glucose", "risk": 12.5}, {"action": "refer", "risk": 30.0}],
+        }
+        return state
+
+    monkeypatch.setattr(case_views.selectors, "case_state", with_risks)
+    login(client, clinician)
+    case = start(client, trained_model)
+    page = text(client.get(reverse("case-detail", args=[case.pk])))
+    assert 'id="fig-risks"' in page and "Risk of each action now" in page
+    assert "the tree tests Glucose next (healthy: 3, disease: 4)" in page

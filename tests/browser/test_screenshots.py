@@ -1,0 +1,123 @@
+"""Screenshots of the main screens at laptop and tablet sizes, saved in var/screenshots/.
+
+Run: ``python -m pytest tests/browser/test_screenshots.py`` and look at the PNGs.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+OUT = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
+
+
+def complete_patient(dataset):
+    return next(c for c in dataset.cases.order_by("id") if all(v is not None for v in c.values))
+
+
+def enter_recommended(page, tests, values) -> None:
+    name = page.locator("#entry input[name=test]").input_value()
+    value = values[tests[name].index]
+    select = page.locator("#entry select[name=value]")
+    if select.count():
+        select.select_option(value=str(int(value)))
+    else:
+        page.locator("#entry input[name=value]").fill(f"{value:g}")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save result").click()
+
+
+def shot(page, name: str, size: str) -> Path:
+    path = OUT / f"{name}-{size}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def wait_for_figures(page) -> None:
+    for figure in page.locator("[data-figure]").all():
+        figure.locator(".main-svg").first.wait_for()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_screenshots(chromium, live_server, heart_model, size):
+    """Every main screen renders (figures drawn) and is saved as a PNG for review."""
+    from django.utils import timezone
+
+    from diagnosis.models import TrainedModel
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    width, height = SIZES[size]
+    tests = {t.name: t for t in heart_model.dataset.tests.all()}
+    patient = complete_patient(heart_model.dataset)
+    saved = []
+    context, page = new_page(chromium, live_server, width=width, height=height)
+    try:
+        page.goto("/accounts/login/")
+        saved.append(shot(page, "01-login", size))
+        log_in(page, *CLINICIAN)
+        saved.append(shot(page, "02-home", size))
+
+        page.goto(f"/cases/new/?model={heart_model.pk}")
+        page.get_by_label("Patient reference (optional)").fill("MRN-0042")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Start the case").click()
+        case_url = page.url
+        saved.append(shot(page, "03-case-start", size))
+        enter_recommended(page, tests, patient.values)
+        saved.append(shot(page, "04-case-midway", size))
+        for _ in range(len(tests)):
+            if page.locator("#advice").get_attribute("data-kind") != "extract":
+                break
+            enter_recommended(page, tests, patient.values)
+        # A second test of cholesterol's group, from "order a different test", shows the discount.
+        page.goto(case_url + "?test=chol#order-entry")
+        page.locator("#entry input[name=value]").fill(f"{patient.values[tests['chol'].index]:g}")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save result").click()
+        page.goto(case_url + "?test=fbs#order-entry")
+        saved.append(shot(page, "05-case-other-test-discount", size))
+        page.goto(case_url)
+        saved.append(shot(page, "06-case-conclude", size))
+
+        page.goto(f"/models/{heart_model.pk}/tree/?case={case_url.rstrip('/').split('/')[-1]}")
+        wait_for_figures(page)
+        saved.append(shot(page, "07-tree-with-case", size))
+
+        page.goto(case_url)
+        if page.locator("#advice").get_attribute("data-kind") == "classify":
+            label = page.locator("#advice .headline").inner_text().strip()
+            with page.expect_navigation():
+                page.get_by_role("button", name=f"Accept: classify as {label}").click()
+        else:
+            with page.expect_navigation():
+                page.get_by_role("button", name="Refer the patient").click()
+        saved.append(shot(page, "08-summary", size))
+
+        page.goto(f"/models/{heart_model.pk}/")
+        wait_for_figures(page)
+        saved.append(shot(page, "09-model", size))
+
+        page.goto("/")
+        page.get_by_role("button", name="Log out").click()
+        log_in(page, *ADMIN)
+        page.goto("/train/")
+        saved.append(shot(page, "10-train", size))
+        running = TrainedModel.objects.create(
+            dataset=heart_model.dataset, name="EG2 w=0.5 (training)", learner="eg2",
+            params={"w": 0.5}, cost_snapshot=heart_model.cost_snapshot,
+            matrix_snapshot=heart_model.matrix_snapshot, status=TrainedModel.RUNNING,
+            progress=0.42, progress_message="Fitting on 212 cases",
+            started_at=timezone.now() - timedelta(seconds=12), heartbeat_at=timezone.now(),
+        )
+        page.goto(f"/models/{running.pk}/")
+        page.wait_for_timeout(1500)  # one poll of the progress JSON
+        saved.append(shot(page, "11-model-training", size))
+    finally:
+        context.close()
+    assert all(p.stat().st_size > 10_000 for p in saved)
