@@ -2,4 +2,4 @@
 
 from ._model import DEFAULT_WINDOW_WIDTHS, ConditionedLossClassifier
 
-__all__ = ["ConditionedLossClassifier", "DEFAULT_WINDOW_WIDTHS"]
+__all__ = ["DEFAULT_WINDOW_WIDTHS", "ConditionedLossClassifier"]

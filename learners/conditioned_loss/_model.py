@@ -14,17 +14,17 @@ from ..costs import CostModel
 from ..policy import Classify, Extract, Reject, reject_expected_cost
 from ..serialization import SerializableMixin
 from ..tree._structure import TreeStructure
+from ._checks import as_matrix, candidate_widths, categorical_mask, check_case, check_params
 from ._risks import classify_risk, extract_risk, reject_risk
 from ._subsets import FeatureRoles
 from ._trees import grow_tree, tree_proba
+from ._widths import policy_losses, posterior_errors
 from .parzen import FeatureScaler, window_average, window_distances
 
-__all__ = ["ConditionedLossClassifier", "DEFAULT_WINDOW_WIDTHS"]
+__all__ = ["DEFAULT_WINDOW_WIDTHS", "ConditionedLossClassifier"]
 
 #: Candidate hypercube half-widths, in scaled units ([0, 1] per feature).
 DEFAULT_WINDOW_WIDTHS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
-
-_VALIDATION_CHUNK = 256
 
 
 class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimator):
@@ -167,10 +167,12 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             If 2^m exceeds ``max_subsets``, or on malformed input.
         """
         X, y_codes = self._check_training_data(X, y)
-        self._check_params()
+        check_params(self)
         self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
         self.reject_cost_ = (
-            0.0 if self.reject_cost is None else check_reject_cost(self.reject_cost, len(self.classes_))
+            0.0
+            if self.reject_cost is None
+            else check_reject_cost(self.reject_cost, len(self.classes_))
         )
         roles = FeatureRoles.from_cost_model(self.cost_model_)
         if roles.n_states > self.max_subsets:
@@ -180,24 +182,31 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
                 f"max_subsets={roles.n_states} (or more) to allow it, or make some tests free "
                 "or derived in test_costs"
             )
-        self.categorical_mask_ = self._categorical_mask(X.shape[1])
+        self.categorical_mask_ = categorical_mask(self.categorical_features, X.shape[1])
         rng = check_random_state(self.random_state)
         tree_seed = int(rng.randint(np.iinfo(np.int32).max))
-        widths = self._candidate_widths()
+        widths = candidate_widths(self.window_widths, DEFAULT_WINDOW_WIDTHS)
 
         fit_idx, val_idx = self._validation_split(y_codes, rng)
         trees = self._grow_all(X[fit_idx], y_codes[fit_idx], roles, tree_seed)
         if self.width_selection == "posterior":
-            self.window_validation_ = self._score_widths(
-                trees, X[fit_idx], X[val_idx], roles, widths
+            self.window_validation_ = posterior_errors(
+                trees,
+                X[fit_idx],
+                X[val_idx],
+                roles,
+                widths,
+                categorical=self.categorical_mask_,
+                scaling=self.feature_scaling,
+                smoothing=self.leaf_smoothing,
             )
             best = np.argmin(np.nan_to_num(self.window_validation_, nan=0.0), axis=1)
             self.window_width_ = widths[best]
         else:
-            self.window_validation_ = self._policy_losses(
-                trees, X[fit_idx], X[val_idx], y_codes[val_idx], roles, widths
-            )[None, :]
-            self.window_width_ = np.full(roles.n_states, widths[np.argmin(self.window_validation_[0])])
+            self._install(X[fit_idx], trees, roles)
+            losses = policy_losses(self, X[val_idx], y_codes[val_idx], widths)
+            self.window_validation_ = losses[None, :]
+            self.window_width_ = np.full(roles.n_states, widths[np.argmin(losses)])
 
         self._install(X, self._grow_all(X, y_codes, roles, tree_seed), roles)
         return self
@@ -216,62 +225,9 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             for state in range(roles.n_states)
         ]
 
-    def _policy_losses(self, trees, X_fit, X_val, y_val, roles, widths) -> np.ndarray:
-        """Mean realized conditioned loss of the policy on the validation cases, per width.
-
-        Test costs paid, plus -REWARD for a right and PENALTY for a wrong
-        classification; a referral earns -REWARD only if neither the final
-        state's classifier nor any classifier one test away is right
-        (PENALTY otherwise), the realized form of the paper's Table 1.
-        """
-        self._install(X_fit, trees, roles)
-        losses = np.zeros(widths.size)
-        for w, width in enumerate(widths):
-            self.window_width_ = np.full(roles.n_states, width)
-            actions, paths = self.decide_all(X_val, return_tests=True)
-            total = 0.0
-            for row, true, action, path in zip(X_val, y_val, actions, paths):
-                total += self.cost_model_.path_cost(path)
-                if action.kind == "classify":
-                    right = self.classes_[true] == action.label
-                else:
-                    state = roles.state_of(t for t in path if row[t] == row[t])
-                    reachable = [state] + [
-                        roles.with_test(state, k) for k in roles.priced if k not in path
-                    ]
-                    right = any(
-                        int(np.argmax(tree_proba(trees[s], row[None, :], self.leaf_smoothing)[0])) == true
-                        for s in reachable
-                    )
-                    right = not right  # referring is right only when nobody could be
-                total += -float(self.reward) if right else float(self.penalty)
-            losses[w] = total / X_val.shape[0]
-        return losses
-
-    def _score_widths(self, trees, X_fit, X_val, roles, widths) -> np.ndarray:
-        """Squared error of q_k vs Y_k's posterior on the validation cases."""
-        scaler = FeatureScaler(X_fit, self.categorical_mask_, self.feature_scaling)
-        Z_fit, Z_val = scaler.transform(X_fit), scaler.transform(X_val)
-        fit_post = [tree_proba(t, X_fit, self.leaf_smoothing) for t in trees]
-        val_post = [tree_proba(t, X_val, self.leaf_smoothing) for t in trees]
-        scores = np.full((roles.n_states, widths.size), np.nan)
-        for state in range(roles.n_states):
-            futures = [roles.with_test(state, k) for k in roles.priced if k not in roles.bought(state)]
-            if not futures:
-                continue
-            dims = roles.usable(state)
-            total = np.zeros(widths.size)
-            for start in range(0, Z_val.shape[0], _VALIDATION_CHUNK):
-                rows = slice(start, start + _VALIDATION_CHUNK)
-                distances = window_distances(Z_val[rows], Z_fit, dims, self.categorical_mask_)
-                for w, width in enumerate(widths):
-                    for future in futures:
-                        q = window_average(distances, width, fit_post[future], val_post[state][rows])
-                        total[w] += np.sum((q - val_post[future][rows]) ** 2)
-            scores[state] = total / (Z_val.shape[0] * len(futures))
-        return scores
-
-    def _install(self, X_train: np.ndarray, trees: list[TreeStructure], roles: FeatureRoles) -> None:
+    def _install(
+        self, X_train: np.ndarray, trees: list[TreeStructure], roles: FeatureRoles
+    ) -> None:
         """Set the fitted attributes that follow from the stored state."""
         self.X_train_ = X_train
         self.trees_ = trees
@@ -308,7 +264,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             ``("extract:<index>", r)`` for every candidate test.
         """
         check_is_fitted(self, "trees_")
-        known, unavailable = self._check_case(known, unavailable)
+        known, unavailable = check_case(known, unavailable, self.n_features_in_)
         roles = self._roles
         done = frozenset(known)
         state = roles.state_of(known)
@@ -378,7 +334,10 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         width = float(self.window_width_[state])
         return {
             k: window_average(
-                distances, width, self._train_posteriors[self._roles.with_test(state, k)], p[None, :]
+                distances,
+                width,
+                self._train_posteriors[self._roles.with_test(state, k)],
+                p[None, :],
             )[0]
             for k in tests
         }
@@ -420,7 +379,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
                     break
                 asked.append(action.test)
                 value = float(row[action.test])
-                if value != value:
+                if np.isnan(value):
                     missing.add(action.test)
                 else:
                     known[action.test] = value
@@ -449,11 +408,14 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             "cost_model": self.cost_model_.to_dict(),
             "reject_cost": refer.tolist() if isinstance(refer, np.ndarray) else refer,
             "categorical": self.categorical_mask_.tolist(),
-            "X_train": [[None if v != v else v for v in row] for row in self.X_train_.tolist()],
+            "X_train": [
+                [None if np.isnan(v) else v for v in row] for row in self.X_train_.tolist()
+            ],
             "trees": [t.to_dict() for t in self.trees_],
             "window_width": self.window_width_.tolist(),
             "window_validation": [
-                [None if v != v else v for v in row] for row in self.window_validation_.tolist()
+                [None if np.isnan(v) else v for v in row]
+                for row in self.window_validation_.tolist()
             ],
         }
 
@@ -461,7 +423,9 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self.classes_ = np.asarray(state["classes"])
         self.cost_model_ = CostModel.from_dict(state["cost_model"])
         refer = state["reject_cost"]
-        self.reject_cost_ = np.asarray(refer, dtype=float) if isinstance(refer, list) else float(refer)
+        self.reject_cost_ = (
+            np.asarray(refer, dtype=float) if isinstance(refer, list) else float(refer)
+        )
         self.categorical_mask_ = np.asarray(state["categorical"], dtype=bool)
         self.window_width_ = np.asarray(state["window_width"], dtype=float)
         self.window_validation_ = np.array(
@@ -479,7 +443,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
 
     # ----------------------------------------------------------- validation
     def _check_training_data(self, X, y):
-        X = self._as_matrix(X)
+        X = as_matrix(X)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be a vector of {X.shape[0]} labels, got shape {y.shape}")
@@ -488,90 +452,30 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self.classes_, y_codes = np.unique(y, return_inverse=True)
         return X, y_codes.astype(np.int64)
 
-    @staticmethod
-    def _as_matrix(X) -> np.ndarray:
-        try:
-            X = np.asarray(X, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("X must be numeric (encode nominal values as numbers; NaN = missing)") from None
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
-        if np.isinf(X).any():
-            raise ValueError("X holds an infinite value")
-        return X
-
     def _check_rows(self, X) -> np.ndarray:
-        X = self._as_matrix(X)
+        X = as_matrix(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}"
+            )
         return X
-
-    def _check_params(self) -> None:
-        for name in ("reward", "penalty"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
-        if not 0.0 < float(self.validation_fraction) < 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
-        smoothing = self.leaf_smoothing
-        if not isinstance(smoothing, (int, float, np.number)) or not np.isfinite(smoothing) or smoothing < 0:
-            raise ValueError(f"leaf_smoothing must be a finite non-negative number, got {smoothing!r}")
-        if self.width_selection not in ("loss", "posterior"):
-            raise ValueError(f"width_selection must be 'loss' or 'posterior', got {self.width_selection!r}")
-        if int(self.max_subsets) < 1:
-            raise ValueError(f"max_subsets must be a positive integer, got {self.max_subsets!r}")
-
-    def _candidate_widths(self) -> np.ndarray:
-        widths = np.asarray(
-            DEFAULT_WINDOW_WIDTHS if self.window_widths is None else self.window_widths, dtype=float
-        ).ravel()
-        if widths.size == 0 or not np.isfinite(widths).all() or (widths <= 0).any():
-            raise ValueError("window_widths must be a non-empty list of positive numbers")
-        return np.sort(widths)
-
-    def _categorical_mask(self, n_features: int) -> np.ndarray:
-        mask = np.zeros(n_features, dtype=bool)
-        for f in self.categorical_features or ():
-            if not 0 <= int(f) < n_features:
-                raise ValueError(f"categorical feature {f} is out of range for {n_features} features")
-            mask[int(f)] = True
-        return mask
 
     def _validation_split(self, y_codes, rng):
         indices = np.arange(y_codes.shape[0])
         counts = np.bincount(y_codes)
         stratify = y_codes if counts.min() >= 2 else None
-        n_val = int(round(self.validation_fraction * y_codes.shape[0]))
+        n_val = round(self.validation_fraction * y_codes.shape[0])
         if n_val < 1 or n_val >= y_codes.shape[0]:
             raise ValueError("too few training cases to hold out validation data")
         if stratify is not None and n_val < len(counts):
             stratify = None
         fit_idx, val_idx = train_test_split(
-            indices, test_size=n_val, stratify=stratify, random_state=rng.randint(np.iinfo(np.int32).max)
+            indices,
+            test_size=n_val,
+            stratify=stratify,
+            random_state=rng.randint(np.iinfo(np.int32).max),
         )
         return np.sort(fit_idx), np.sort(val_idx)
-
-    def _check_case(self, known, unavailable):
-        if not isinstance(known, Mapping):
-            raise TypeError("known must map feature index -> value")
-        checked: dict[int, float] = {}
-        for feature, value in known.items():
-            index = self._feature_index(feature)
-            try:
-                checked[index] = float(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"value of feature {index} must be a number, got {value!r}") from None
-        blocked = frozenset(self._feature_index(t) for t in unavailable)
-        return checked, blocked
-
-    def _feature_index(self, feature) -> int:
-        try:
-            index = int(feature)
-        except (TypeError, ValueError):
-            raise TypeError(f"features are indexed by int, got {feature!r}") from None
-        if not 0 <= index < self.n_features_in_:
-            raise IndexError(f"feature {index} is out of range for {self.n_features_in_} features")
-        return index
 
     def _label(self, index: int):
         label = self.classes_[index]

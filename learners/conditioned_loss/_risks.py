@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["classify_risk", "reject_risk", "extract_risk", "actual_class_belief"]
+__all__ = ["actual_class_belief", "classify_risk", "extract_risk", "reject_risk"]
 
 
 def classify_risk(p: np.ndarray, reward: float, penalty: float) -> float:
@@ -40,9 +40,7 @@ def actual_class_belief(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return product / total
 
 
-def extract_risk(
-    p: np.ndarray, q: np.ndarray, cost: float, reward: float, penalty: float
-) -> float:
+def extract_risk(p: np.ndarray, q: np.ndarray, cost: float, reward: float, penalty: float) -> float:
     """``R(extract_k) = sum_j a_k(j) [cost_k + (1 - q_k(j)) PENALTY - (1 - p(j)) q_k(j) REWARD]``."""
     p = np.asarray(p, dtype=float)
     q = np.asarray(q, dtype=float)

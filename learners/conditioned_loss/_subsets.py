@@ -28,7 +28,7 @@ class FeatureRoles:
     derived: dict
 
     @classmethod
-    def from_cost_model(cls, cost_model: CostModel) -> "FeatureRoles":
+    def from_cost_model(cls, cost_model: CostModel) -> FeatureRoles:
         """Free = non-derived features with zero price; priced = the other non-derived ones."""
         derived = {int(k): tuple(int(s) for s in v) for k, v in cost_model.derived.items()}
         free, priced = [], []
@@ -52,7 +52,7 @@ class FeatureRoles:
 
     def state_of(self, features) -> int:
         """Bit mask of the priced tests among ``features``."""
-        present = set(int(f) for f in features)
+        present = {int(f) for f in features}
         return sum(1 << i for i, f in enumerate(self.priced) if f in present)
 
     def with_test(self, state: int, test: int) -> int:

@@ -150,10 +150,15 @@ def _one_row_proba(tree: TreeStructure, x: np.ndarray, smoothing: float) -> np.n
             continue
         value = x[tree.feature[node]]
         start = tree.edge_start[node]
-        if value != value:  # NaN: both edges, C4.5 weights
+        if np.isnan(value):  # missing: both edges, C4.5 weights
             stack.append((tree.child[start], weight * tree.branch_weight[start]))
             stack.append((tree.child[start + 1], weight * tree.branch_weight[start + 1]))
         else:
-            stack.append((tree.child[start] if value <= tree.threshold[node] else tree.child[start + 1], weight))
+            stack.append(
+                (
+                    tree.child[start] if value <= tree.threshold[node] else tree.child[start + 1],
+                    weight,
+                )
+            )
     total = proba.sum()
     return proba / total if total > 0 else np.full(tree.n_classes, 1.0 / tree.n_classes)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FeatureScaler", "window_distances", "window_average", "SCALINGS"]
+__all__ = ["SCALINGS", "FeatureScaler", "window_average", "window_distances"]
 
 SCALINGS = ("rank", "range")
 

@@ -34,14 +34,14 @@ def tiny_problem():
 
 def fit_tiny(**params):
     X, y, costs = tiny_problem()
-    settings = dict(
-        test_costs=costs,
-        reward=REWARD,
-        penalty=PENALTY,
-        window_widths=[0.1],
-        min_samples_leaf=1,
-        random_state=0,
-    )
+    settings = {
+        "test_costs": costs,
+        "reward": REWARD,
+        "penalty": PENALTY,
+        "window_widths": [0.1],
+        "min_samples_leaf": 1,
+        "random_state": 0,
+    }
     settings.update(params)
     return ConditionedLossClassifier(**settings).fit(X, y)
 
@@ -321,3 +321,25 @@ def test_unavailable_free_answer_still_reaches_a_decision(thyroid_model):
     actions, paths = model.decide_all(X[:20], unavailable=[0], return_tests=True)
     assert all(a.kind in {"classify", "reject"} for a in actions)
     assert all(0 not in path for path in paths)
+
+
+def test_nominal_features_must_match_exactly_in_the_window():
+    """A nominal feature puts every case with another code infinitely far away."""
+    from learners.conditioned_loss.parzen import window_distances
+
+    reference = np.array([[0.0, 0.50], [1.0, 0.52], [2.0, 0.9]])
+    categorical = np.array([True, False])
+    distances = window_distances(np.array([[1.0, 0.5]]), reference, np.array([0, 1]), categorical)
+    assert distances[0, 0] == np.inf and distances[0, 2] == np.inf
+    assert distances[0, 1] == pytest.approx(0.02)
+
+
+def test_no_priced_test_means_one_classifier_and_no_extraction():
+    """With every feature free the model only asks the answers, then classifies or refers."""
+    X, y, _ = thyroid_like(n=120)
+    model = ConditionedLossClassifier(test_costs=[0.0] * 5, random_state=0).fit(X, y)
+    assert len(model.trees_) == 1
+    actions, paths = model.decide_all(X[:10], return_tests=True)
+    assert all(a.kind in {"classify", "reject"} for a in actions)
+    assert all(set(path) == set(range(5)) for path in paths)
+    assert all({name for name, _ in a.risks} == {"classify", "reject"} for a in actions)
