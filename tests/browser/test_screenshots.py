@@ -57,6 +57,9 @@ def test_screenshots(chromium, live_server, heart_model, size):
     patient = complete_patient(heart_model.dataset)
     saved = []
     context, page = new_page(chromium, live_server, width=width, height=height)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     try:
         page.goto("/accounts/login/")
         saved.append(shot(page, "01-login", size))
@@ -121,3 +124,4 @@ def test_screenshots(chromium, live_server, heart_model, size):
     finally:
         context.close()
     assert all(p.stat().st_size > 10_000 for p in saved)
+    assert errors == [], errors  # no JavaScript errors, no failed requests (e.g. a missing asset)
