@@ -1,0 +1,239 @@
+"""Admin: datasets with their priced tests, groups and error matrices; imports; trainings.
+
+Templates for the two extra admin pages are inline strings (the project's
+``templates/`` folder belongs to the screens).
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect
+from django.template import engines
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from .admin_forms import (
+    DatasetForm,
+    DiagnosticTestForm,
+    DiagnosticTestFormSet,
+    ErrorMatrixForm,
+    ErrorMatrixFormSet,
+    ImportForm,
+)
+from .models import (
+    Dataset,
+    DiagnosisCase,
+    DiagnosisStep,
+    DiagnosticTest,
+    ErrorMatrix,
+    TestGroup,
+    TrainedModel,
+    TrainingCheckpoint,
+)
+from .permissions import is_model_admin
+from .services import datasets as dataset_services
+from .services import training as training_services
+
+_CHANGE_LIST = engines["django"].from_string(
+    """{% extends "admin/change_list.html" %}
+{% block object-tools-items %}
+<li><a href="{% url 'admin:diagnosis_dataset_import' %}" class="addlink">Import CSV or UCI folder</a></li>
+{{ block.super }}
+{% endblock %}"""
+)
+
+_IMPORT_PAGE = engines["django"].from_string(
+    """{% extends "admin/base_site.html" %}
+{% block content %}
+<h1>Import a dataset</h1>
+<p>A CSV needs a header row; numeric columns are detected, the others become categories.
+Every test costs 1 until you set its price. A UCI folder brings Turney's prices when it has a
+<code>costs/</code> folder. Nothing is saved when the file has an error.</p>
+<form method="post" enctype="multipart/form-data">{% csrf_token %}
+{{ form.non_field_errors }}
+<table>{{ form.as_table }}</table>
+<div class="submit-row"><input type="submit" value="Import" class="default"></div>
+</form>
+{% endblock %}"""
+)
+
+
+class TestGroupInline(admin.TabularInline):
+    model = TestGroup
+    extra = 0
+
+
+class DiagnosticTestInline(admin.TabularInline):
+    model = DiagnosticTest
+    form = DiagnosticTestForm
+    formset = DiagnosticTestFormSet
+    extra = 0
+    fields = DiagnosticTestForm.Meta.fields
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "group":
+            dataset_id = request.resolver_match.kwargs.get("object_id")
+            kwargs["queryset"] = TestGroup.objects.filter(dataset_id=dataset_id or 0)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class ErrorMatrixInline(admin.TabularInline):
+    model = ErrorMatrix
+    form = ErrorMatrixForm
+    formset = ErrorMatrixFormSet
+    extra = 0
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    form = DatasetForm
+    inlines = [TestGroupInline, DiagnosticTestInline, ErrorMatrixInline]
+    list_display = ["name", "n_cases", "n_tests", "classes", "created_at"]
+    search_fields = ["name", "description"]
+    change_list_template = _CHANGE_LIST
+
+    @admin.display(description="cases")
+    def n_cases(self, obj: Dataset) -> int:
+        return obj.cases.count()
+
+    @admin.display(description="tests")
+    def n_tests(self, obj: Dataset) -> int:
+        return obj.tests.count()
+
+    @admin.display(description="classes")
+    def classes(self, obj: Dataset) -> str:
+        return ", ".join(obj.class_labels)
+
+    def get_urls(self):
+        extra = [
+            path("import/", self.admin_site.admin_view(self.import_view), name="diagnosis_dataset_import"),
+        ]
+        return extra + super().get_urls()
+
+    def import_view(self, request):
+        """Import a CSV upload or a UCI folder through the import service."""
+        if not is_model_admin(request.user):
+            raise PermissionDenied
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                if data["source"] == "csv":
+                    dataset = dataset_services.import_csv(
+                        user=request.user,
+                        name=data["name"],
+                        file=data["file"],
+                        class_column=data["class_column"],
+                        categorical=form.categorical_columns(),
+                        description=data["description"],
+                    )
+                else:
+                    dataset = dataset_services.import_uci_folder(
+                        user=request.user, name=data["name"], path=data["folder"]
+                    )
+            except ValidationError as exc:
+                for message in exc.messages:
+                    form.add_error(None, message)
+            else:
+                self.message_user(
+                    request,
+                    f"Imported {dataset.name}: {dataset.cases.count()} cases, "
+                    f"{dataset.tests.count()} tests. Check the prices below.",
+                    messages.SUCCESS,
+                )
+                return redirect(reverse("admin:diagnosis_dataset_change", args=[dataset.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "title": "Import a dataset",
+                   "opts": self.model._meta}
+        return TemplateResponse(request, _IMPORT_PAGE, context)
+
+
+class CheckpointInline(admin.TabularInline):
+    model = TrainingCheckpoint
+    fields = ["elapsed_seconds", "estimated_cost", "label", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(TrainedModel)
+class TrainedModelAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "dataset", "learner", "status", "progress_percent", "created_at", "fit_seconds"]
+    list_filter = ["status", "learner", "dataset"]
+    search_fields = ["name"]
+    actions = ["retrain", "cancel"]
+    inlines = [CheckpointInline]
+    fields = [
+        "name", "dataset", "learner", "params", "error_matrix", "status", "progress",
+        "progress_message", "error", "created_by", "created_at", "started_at", "finished_at",
+        "heartbeat_at", "fit_seconds", "metrics", "cost_snapshot", "matrix_snapshot",
+        "reject_cost_snapshot", "celery_task_id",
+    ]
+    readonly_fields = [f for f in fields if f != "name"]
+
+    @admin.display(description="progress")
+    def progress_percent(self, obj: TrainedModel) -> str:
+        return f"{obj.progress * 100:.0f}%"
+
+    def has_add_permission(self, request) -> bool:
+        return False  # trainings start from the Train page or the "retrain" action
+
+    @admin.action(description="Retrain with the dataset's current prices")
+    def retrain(self, request, queryset):
+        for trained in queryset:
+            try:
+                new = training_services.request_training(
+                    user=request.user,
+                    dataset=trained.dataset,
+                    learner=trained.learner,
+                    params=trained.params,
+                    error_matrix=trained.error_matrix,
+                    name=trained.name,
+                )
+            except (ValidationError, PermissionDenied) as exc:
+                self.message_user(request, f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}", messages.ERROR)
+            else:
+                self.message_user(request, f"Queued {new} (#{new.pk}).", messages.SUCCESS)
+
+    @admin.action(description="Cancel queued or running trainings")
+    def cancel(self, request, queryset):
+        for trained in queryset:
+            try:
+                training_services.cancel_training(user=request.user, trained_model=trained)
+            except (ValidationError, PermissionDenied) as exc:
+                self.message_user(request, f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}", messages.ERROR)
+            else:
+                self.message_user(request, f"Cancelled {trained}.", messages.SUCCESS)
+
+
+class StepInline(admin.TabularInline):
+    model = DiagnosisStep
+    fields = ["position", "kind", "test", "value", "price", "label", "followed_advice", "created_by", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(DiagnosisCase)
+class DiagnosisCaseAdmin(admin.ModelAdmin):
+    """Cases are audit records: readable here, changed only through the clinician's screen."""
+
+    list_display = ["__str__", "trained_model", "clinician", "status", "updated_at"]
+    list_filter = ["status"]
+    inlines = [StepInline]
+    readonly_fields = [
+        "trained_model", "clinician", "patient_reference", "status", "final_label",
+        "created_at", "updated_at", "closed_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
