@@ -22,6 +22,7 @@ from ._kernels import (
     scan_nominal,
     scan_numeric,
     split_cases,
+    xlogx_table,
 )
 from ._structure import LEAF, TreeStructure
 from .pessimistic import expected_error
@@ -116,6 +117,8 @@ def grow_tree(
     numeric = np.array([f for f in range(n_features) if f not in categories], dtype=np.int64)
     # Presort once; children inherit sorted order by stable filtering.
     order = np.ascontiguousarray(np.argsort(X[:, numeric], axis=0, kind="stable").T)
+    XT = np.ascontiguousarray(X.T)
+    table = xlogx_table(n_samples)
     code_index = {f: _category_index(X[:, f], cats) for f, cats in categories.items()}
     nominal = np.array(sorted(categories), dtype=np.int64)
     codes = np.zeros((len(nominal), n_samples), dtype=np.int64)
@@ -139,8 +142,8 @@ def grow_tree(
             continue
         node_cost = misclassification_cost(class_weight, cost_matrix)
         candidates = _numeric_candidates(
-            X, y, cases, weights, node_order, numeric, n_classes,
-            criterion, cost_model, cost_matrix, min_leaf, done,
+            XT, y, cases, weights, node_order, numeric, n_classes,
+            criterion, cost_model, cost_matrix, min_leaf, done, table,
         )
         candidates.extend(
             _nominal_candidates(
@@ -223,14 +226,14 @@ def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
 
 
 def _numeric_candidates(
-    X, y, cases, weights, node_order, numeric, n_classes,
-    criterion, cost_model, cost_matrix, min_leaf, done,
+    XT, y, cases, weights, node_order, numeric, n_classes,
+    criterion, cost_model, cost_matrix, min_leaf, done, table,
 ) -> list[Candidate]:
     if numeric.size == 0:
         return []
     score, threshold, split_info, _, _ = scan_numeric(
-        X, cases, weights, y, n_classes, node_order, numeric,
-        criterion.scan_mode, cost_matrix, float(min_leaf),
+        XT, cases, weights, y, n_classes, node_order, numeric,
+        criterion.scan_mode, cost_matrix, float(min_leaf), table,
     )
     candidates = []
     cost_mode = criterion.scan_mode == MODE_COST

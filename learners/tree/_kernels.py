@@ -7,8 +7,12 @@ every boundary between adjacent distinct values in one pass.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+_INV_LN2 = 1.0 / math.log(2.0)
 
 #: Scan objectives: information (C4.5/ID3 family) or misclassification cost (DTMC).
 MODE_INFORMATION = 0
@@ -23,10 +27,31 @@ def info_mass(counts):
     for c in counts:
         if c > 0.0:
             total += c
-            acc -= c * np.log2(c)
+            acc -= c * math.log(c)
     if total <= 0.0:
         return 0.0
-    return total * np.log2(total) + acc
+    return (total * math.log(total) + acc) * _INV_LN2
+
+
+@njit(cache=True)
+def xlogx_table(n):
+    """``k * log2(k)`` for k = 0..n: entropy of whole-number counts without logs."""
+    table = np.zeros(n + 1)
+    for k in range(2, n + 1):
+        table[k] = k * math.log(k) * _INV_LN2
+    return table
+
+
+@njit(cache=True)
+def info_mass_counted(counts, table):
+    """:func:`info_mass` for whole-number ``counts`` by table look-up."""
+    total = 0
+    acc = 0.0
+    for c in counts:
+        k = int(c)
+        total += k
+        acc -= table[k]
+    return table[total] + acc
 
 
 @njit(cache=True)
@@ -44,12 +69,14 @@ def misclassification_cost(counts, cost_matrix):
 
 
 @njit(cache=True)
-def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_matrix, min_leaf):
+def scan_numeric(XT, cases, weights, y, n_classes, order, features, mode, cost_matrix, min_leaf,
+                 table):
     """Best binary threshold of every numeric feature at one node.
 
     Parameters
     ----------
-    X : (n_samples, n_features) float array, NaN = missing.
+    XT : (n_features, n_samples) float array, NaN = missing.  Feature-major,
+        so a scan reads one contiguous row.
     cases, weights : the node's cases (global row ids) and their weights.
     y : class code of every training row.
     order : (n_numeric, n_node) local positions sorted by each feature's
@@ -59,6 +86,9 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
         the children's summed misclassification cost (missing cases shared
         out in proportion to the known weights, as they will be at growth).
     min_leaf : each side must receive at least this much known weight.
+    table : :func:`xlogx_table` up to the number of training cases; used
+        when every weight at the node is 1 (no fractional cases), which
+        replaces the logarithms of the scan by look-ups.
 
     Returns
     -------
@@ -81,6 +111,11 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
     for p in range(m):
         total[y[cases[p]]] += weights[p]
     w_total = total.sum()
+    counted = w_total < table.shape[0]
+    for p in range(m):
+        if weights[p] != 1.0:
+            counted = False
+            break
     known = np.zeros(n_classes)
     missing = np.zeros(n_classes)
     left = np.zeros(n_classes)
@@ -93,7 +128,7 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
         n_known = 0
         for i in range(m):
             p = order[r, i]
-            if np.isnan(X[cases[p], f]):
+            if np.isnan(XT[f, cases[p]]):
                 break
             known[y[cases[p]]] += weights[p]
             n_known += 1
@@ -110,13 +145,14 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
         best = np.inf
         best_i = -1
         best_left = 0.0
+        v_next = XT[f, cases[order[r, 0]]]
         for i in range(n_known - 1):
             p = order[r, i]
             wp = weights[p]
             left[y[cases[p]]] += wp
             w_left += wp
-            v = X[cases[p], f]
-            v_next = X[cases[order[r, i + 1]], f]
+            v = v_next
+            v_next = XT[f, cases[order[r, i + 1]]]
             if not v_next > v:
                 continue
             w_right = w_known - w_left
@@ -127,7 +163,10 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
             for c in range(n_classes):
                 right[c] = known[c] - left[c]
             if mode == MODE_INFORMATION:
-                objective = info_mass(left) + info_mass(right)
+                if counted:
+                    objective = info_mass_counted(left, table) + info_mass_counted(right, table)
+                else:
+                    objective = info_mass(left) + info_mass(right)
             else:
                 share = w_left / w_known
                 for c in range(n_classes):
@@ -142,8 +181,8 @@ def scan_numeric(X, cases, weights, y, n_classes, order, features, mode, cost_ma
                 best_left = w_left
         if best_i < 0:
             continue
-        lo = X[cases[order[r, best_i]], f]
-        hi = X[cases[order[r, best_i + 1]], f]
+        lo = XT[f, cases[order[r, best_i]]]
+        hi = XT[f, cases[order[r, best_i + 1]]]
         mid = lo + (hi - lo) / 2.0
         if not mid < hi:
             mid = lo
