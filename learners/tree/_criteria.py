@@ -84,13 +84,13 @@ class GainRatio(Criterion):
     """C4.5: best gain ratio among tests with at least average gain (cost-blind)."""
 
     def choose(self, candidates, node_cost, node_weight):
-        possible = [c for c in candidates if c.gain > _EPS and c.split_info > _EPS]
-        if not possible:
+        if not candidates:
             return None
-        average = sum(c.gain for c in possible) / len(possible)
+        # As in C4.5, the average runs over every valid test, zero gain included.
+        average = sum(c.gain for c in candidates) / len(candidates)
         best, best_ratio = None, None
-        for cand in sorted(possible, key=lambda c: c.feature):
-            if cand.gain < average - 1e-3:
+        for cand in sorted(candidates, key=lambda c: c.feature):
+            if cand.gain <= _EPS or cand.split_info <= _EPS or cand.gain < average - 1e-3:
                 continue
             ratio = cand.gain / cand.split_info
             if best_ratio is None or ratio > best_ratio:
