@@ -123,6 +123,17 @@ def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
     return forms.CharField(widget=forms.NumberInput(attrs=attrs), **common)
 
 
+class MatrixSelect(forms.Select):
+    """A select whose options name their dataset, so the page can hide other datasets' matrices."""
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        instance = getattr(value, "instance", None)
+        if instance is not None:
+            option["attrs"]["data-dataset"] = str(instance.dataset_id)
+        return option
+
+
 class TrainForm(forms.Form):
     """Which data, which learner with which parameters, and which error costs to train with.
 
@@ -136,7 +147,7 @@ class TrainForm(forms.Form):
     learner = forms.ChoiceField(label="Learner")
     error_matrix = forms.ModelChoiceField(
         label="Error costs", queryset=ErrorMatrix.objects.select_related("dataset"),
-        required=False, empty_label="0/1 loss (every error costs 1; never refer)",
+        required=False, widget=MatrixSelect, empty_label="0/1 loss (every error costs 1; never refer)",
         help_text="What each misclassification costs, and the cost of referring.",
     )
 

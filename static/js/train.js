@@ -13,3 +13,22 @@
   select.addEventListener("change", sync);
   sync();
 })();
+
+// Offers only the error matrices of the chosen dataset.
+(function () {
+  "use strict";
+  var dataset = document.getElementById("id_dataset");
+  var matrix = document.getElementById("id_error_matrix");
+  if (!dataset || !matrix) { return; }
+  function sync() {
+    Array.prototype.forEach.call(matrix.options, function (option) {
+      var owner = option.getAttribute("data-dataset");
+      var hide = owner !== null && owner !== dataset.value;
+      option.hidden = hide;
+      option.disabled = hide;
+      if (hide && option.selected) { matrix.value = ""; }
+    });
+  }
+  dataset.addEventListener("change", sync);
+  sync();
+})();

@@ -59,7 +59,7 @@ def test_follow_the_advice_to_a_classification(chromium, live_server, heart_mode
     try:
         log_in(page, *CLINICIAN)
         row = page.locator("article.model-card", has_text=str(heart_model))
-        row.get_by_placeholder("Patient ref. (optional)").fill(f"heart-{patient.pk}")
+        row.get_by_placeholder("Patient ref.").fill(f"heart-{patient.pk}")
         with page.expect_navigation():
             row.get_by_role("button", name="Start a case").click()
         assert "/cases/" in page.url

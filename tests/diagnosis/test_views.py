@@ -399,6 +399,7 @@ def test_train_page_renders_params_and_queues(client, model_admin, toy_dataset, 
         for p in spec.params:
             assert f'name="{key}__{p.name}"' in page
     matrix = toy_dataset.error_matrices.get(name="Refer at 30")
+    assert f'value="{matrix.pk}" data-dataset="{toy_dataset.pk}"' in page
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(
             reverse("train"),
