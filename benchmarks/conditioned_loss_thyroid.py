@@ -31,10 +31,10 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from learners.conditioned_loss import ConditionedLossClassifier  # noqa: E402
-from learners.conditioned_loss._trees import tree_proba  # noqa: E402
-from learners.costs import CostModel  # noqa: E402
-from learners.evaluation import evaluate  # noqa: E402
+from learners.conditioned_loss import ConditionedLossClassifier
+from learners.conditioned_loss._trees import tree_proba
+from learners.costs import CostModel
+from learners.evaluation import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 CLASS_NAMES = ("hypothyroid", "hyperthyroid", "normal")  # ann-thyroid codes 1, 2, 3
@@ -90,6 +90,18 @@ def run(model, X, y, prices: CostModel, all_tests_cost: float) -> dict:
     }
 
 
+def tree_path_cost(tree, X, prices: CostModel) -> float:
+    """Mean price of the tests each case meets on its way down ``tree`` (FTI costs its inputs)."""
+    total = 0.0
+    for row in X:
+        node, tests = 0, []
+        while not tree.is_leaf(node):
+            tests.append(int(tree.feature[node]))
+            node = int(tree.child[tree.route(node, row[tree.feature[node]])])
+        total += prices.path_cost(dict.fromkeys(tests))
+    return total / X.shape[0]
+
+
 def print_confusion(title: str, confusion: np.ndarray, with_reject: bool) -> None:
     print(title)
     head = "".join(f"{c[:12]:>14}" for c in CLASS_NAMES) + ("       reject" if with_reject else "")
@@ -105,7 +117,9 @@ def fit(X, y, prices: CostModel, seed: int, **params) -> ConditionedLossClassifi
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-sweep", action="store_true", help="skip Figure 1's sweeps")
@@ -113,17 +127,23 @@ def main(argv=None) -> int:
 
     X_train, y_train = load("train")
     X_test, y_test = load("test")
-    print(f"ann-thyroid: train {X_train.shape[0]}, test {X_test.shape[0]}, {X_train.shape[1]} features")
+    print(
+        f"ann-thyroid: train {X_train.shape[0]}, test {X_test.shape[0]}, {X_train.shape[1]} features"
+    )
 
     full, turney = cost_model(discount=False), cost_model(discount=True)
     started = time.time()
     model = fit(X_train, y_train, full, args.seed)
-    print(f"fitted {len(model.trees_)} state trees in {time.time() - started:.1f}s; "
-          f"window half-widths per state: {np.round(model.window_width_, 3).tolist()}")
+    print(
+        f"fitted {len(model.trees_)} state trees in {time.time() - started:.1f}s; "
+        f"window half-widths per state: {np.round(model.window_width_, 3).tolist()}"
+    )
 
     # Table 3: the same tree learner on all 21 features (the model's full state).
     all_tree = model.trees_[-1]
-    tree_pred = model.classes_[np.argmax(tree_proba(all_tree, X_test, model.leaf_smoothing), axis=1)]
+    tree_pred = model.classes_[
+        np.argmax(tree_proba(all_tree, X_test, model.leaf_smoothing), axis=1)
+    ]
     tree_confusion = np.array(
         [[np.sum((y_test == a) & (tree_pred == b)) for b in model.classes_] for a in model.classes_]
     )
@@ -139,39 +159,78 @@ def main(argv=None) -> int:
 
     paper = results["full price (paper)"]
     print()
-    print_confusion("Table 2 — conditioned loss, REWARD 100, PENALTY 10000 (full prices):",
-                    paper["confusion"], with_reject=True)
+    print_confusion(
+        "Table 2 — conditioned loss, REWARD 100, PENALTY 10000 (full prices):",
+        paper["confusion"],
+        with_reject=True,
+    )
     print()
-    print_confusion("Table 3 — all-features tree (same learner, 21 features):", tree_confusion, False)
+    print_confusion(
+        "Table 3 — all-features tree (same learner, 21 features):", tree_confusion, False
+    )
     print(f"  all-features tree tests {sorted(tested)}; errors {tree_errors}")
+    for label, prices in (("full price", full), ("Turney discount", turney)):
+        print(
+            f"  all-features tree charging only the tests on each case's path ({label}): "
+            f"{tree_path_cost(all_tree, X_test, prices):.2f}/case"
+        )
     print()
     for label, r in results.items():
-        print(f"{label:>22}: all-features test cost {r['all_tests']:.2f}/case, "
-              f"conditioned loss {r['mean_test_cost']:.2f}/case -> reduction {r['reduction']:.2f}% "
-              f"(paper 47.61%, target >= 40%)")
-        print(f"{'':>22}  misclassified {r['errors']} (all-features tree {tree_errors}), "
-              f"rejected {r['rejects']}, test frequency TSH/T3/TT4/T4U "
-              f"{np.round(r['test_frequency'][16:20], 3).tolist()}")
+        print(
+            f"{label:>22}: all-features test cost {r['all_tests']:.2f}/case, "
+            f"conditioned loss {r['mean_test_cost']:.2f}/case -> reduction {r['reduction']:.2f}% "
+            f"(paper 47.61%, target >= 40%)"
+        )
+        print(
+            f"{'':>22}  misclassified {r['errors']} (all-features tree {tree_errors}), "
+            f"rejected {r['rejects']}, test frequency TSH/T3/TT4/T4U "
+            f"{np.round(r['test_frequency'][16:20], 3).tolist()}"
+        )
     ok_cost = paper["reduction"] >= 40.0
     ok_errors = paper["errors"] <= tree_errors
-    print(f"targets (full prices): reduction >= 40%: {'met' if ok_cost else 'NOT met'}; "
-          f"misclassifications <= all-features tree: {'met' if ok_errors else 'NOT met'}")
+    started = time.time()
+    text = model.to_json()
+    reloaded = ConditionedLossClassifier.from_json(text)
+    same = all(
+        a == b and a.risks == b.risks
+        for a, b in zip(model.decide_all(X_test[:200]), reloaded.decide_all(X_test[:200]))
+    )
+    print(
+        f"model JSON {len(text) / 1e6:.2f} MB; reloaded in {time.time() - started:.1f}s; "
+        f"identical actions on the first 200 test cases: {same}"
+    )
+    print(
+        f"targets (full prices): reduction >= 40%: {'met' if ok_cost else 'NOT met'}; "
+        f"misclassifications <= all-features tree: {'met' if ok_errors else 'NOT met'}"
+    )
 
     if args.no_sweep:
         return 0
     sweeps = {"penalty": [], "reward": []}
     all_tests = full.path_cost(sorted(PRICES))
     print("\nFigure 1 sweeps (full prices):")
-    print(f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   accuracy hypo/hyper/normal")
+    print(
+        f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   accuracy hypo/hyper/normal"
+    )
     for kind, grid in (("penalty", PENALTIES), ("reward", REWARDS)):
         for value in grid:
-            reward, penalty = (100.0, float(value)) if kind == "penalty" else (float(value), 10000.0)
+            reward, penalty = (
+                (100.0, float(value)) if kind == "penalty" else (float(value), 10000.0)
+            )
             policy = fit(X_train, y_train, full, args.seed, reward=reward, penalty=penalty)
             r = run(policy, X_test, y_test, full, all_tests)
-            sweeps[kind].append({"reward": reward, "penalty": penalty, **{
-                k: r[k] for k in ("reduction", "errors", "rejects", "per_class_accuracy")}})
-            print(f"{reward:>8g}{penalty:>9g}{r['reduction']:>13.2f}{r['errors']:>8}{r['rejects']:>9}   "
-                  + "/".join(f"{a:.3f}" for a in r["per_class_accuracy"]), flush=True)
+            sweeps[kind].append(
+                {
+                    "reward": reward,
+                    "penalty": penalty,
+                    **{k: r[k] for k in ("reduction", "errors", "rejects", "per_class_accuracy")},
+                }
+            )
+            print(
+                f"{reward:>8g}{penalty:>9g}{r['reduction']:>13.2f}{r['errors']:>8}{r['rejects']:>9}   "
+                + "/".join(f"{a:.3f}" for a in r["per_class_accuracy"]),
+                flush=True,
+            )
     written = save_figures(sweeps, args.out)
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
@@ -184,20 +243,55 @@ def save_figures(sweeps: dict, out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for kind, axis in (("penalty", "PENALTY (REWARD = 100)"), ("reward", "REWARD (PENALTY = 10000)")):
+    for kind, axis in (
+        ("penalty", "PENALTY (REWARD = 100)"),
+        ("reward", "REWARD (PENALTY = 10000)"),
+    ):
         points = sweeps[kind]
         x = [p[kind] for p in points]
-        figure = make_subplots(rows=1, cols=2, subplot_titles=(
-            "test-set accuracy per class", "test-cost reduction, errors and rejects"),
-            specs=[[{}, {"secondary_y": True}]])
+        figure = make_subplots(
+            rows=1,
+            cols=2,
+            subplot_titles=(
+                "test-set accuracy per class",
+                "test-cost reduction, errors and rejects",
+            ),
+            specs=[[{}, {"secondary_y": True}]],
+        )
         for c, name in enumerate(CLASS_NAMES):
-            figure.add_trace(go.Scatter(x=x, y=[p["per_class_accuracy"][c] for p in points],
-                                        mode="lines+markers", name=name), row=1, col=1)
-        figure.add_trace(go.Scatter(x=x, y=[p["reduction"] for p in points], mode="lines+markers",
-                                    name="cost reduction %"), row=1, col=2)
+            figure.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=[p["per_class_accuracy"][c] for p in points],
+                    mode="lines+markers",
+                    name=name,
+                ),
+                row=1,
+                col=1,
+            )
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=[p["reduction"] for p in points],
+                mode="lines+markers",
+                name="cost reduction %",
+            ),
+            row=1,
+            col=2,
+        )
         for key in ("errors", "rejects"):
-            figure.add_trace(go.Scatter(x=x, y=[p[key] for p in points], mode="lines+markers",
-                                        name=key, line={"dash": "dot"}), row=1, col=2, secondary_y=True)
+            figure.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=[p[key] for p in points],
+                    mode="lines+markers",
+                    name=key,
+                    line={"dash": "dot"},
+                ),
+                row=1,
+                col=2,
+                secondary_y=True,
+            )
         figure.update_xaxes(type="log", title_text=axis)
         figure.update_yaxes(title_text="accuracy", row=1, col=1)
         figure.update_yaxes(title_text="reduction %", row=1, col=2, secondary_y=False)
