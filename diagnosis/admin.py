@@ -107,7 +107,11 @@ class DatasetAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         extra = [
-            path("import/", self.admin_site.admin_view(self.import_view), name="diagnosis_dataset_import"),
+            path(
+                "import/",
+                self.admin_site.admin_view(self.import_view),
+                name="diagnosis_dataset_import",
+            ),
         ]
         return extra + super().get_urls()
 
@@ -143,8 +147,12 @@ class DatasetAdmin(admin.ModelAdmin):
                     messages.SUCCESS,
                 )
                 return redirect(reverse("admin:diagnosis_dataset_change", args=[dataset.pk]))
-        context = {**self.admin_site.each_context(request), "form": form, "title": "Import a dataset",
-                   "opts": self.model._meta}
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "title": "Import a dataset",
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, _IMPORT_PAGE, context)
 
 
@@ -161,16 +169,40 @@ class CheckpointInline(admin.TabularInline):
 
 @admin.register(TrainedModel)
 class TrainedModelAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "dataset", "learner", "status", "progress_percent", "created_at", "fit_seconds"]
+    list_display = [
+        "__str__",
+        "dataset",
+        "learner",
+        "status",
+        "progress_percent",
+        "created_at",
+        "fit_seconds",
+    ]
     list_filter = ["status", "learner", "dataset"]
     search_fields = ["name"]
     actions = ["retrain", "cancel"]
     inlines = [CheckpointInline]
     fields = [
-        "name", "dataset", "learner", "params", "error_matrix", "status", "progress",
-        "progress_message", "error", "created_by", "created_at", "started_at", "finished_at",
-        "heartbeat_at", "fit_seconds", "metrics", "cost_snapshot", "matrix_snapshot",
-        "reject_cost_snapshot", "celery_task_id",
+        "name",
+        "dataset",
+        "learner",
+        "params",
+        "error_matrix",
+        "status",
+        "progress",
+        "progress_message",
+        "error",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "heartbeat_at",
+        "fit_seconds",
+        "metrics",
+        "cost_snapshot",
+        "matrix_snapshot",
+        "reject_cost_snapshot",
+        "celery_task_id",
     ]
     readonly_fields = [f for f in fields if f != "name"]
 
@@ -194,7 +226,11 @@ class TrainedModelAdmin(admin.ModelAdmin):
                     name=trained.name,
                 )
             except (ValidationError, PermissionDenied) as exc:
-                self.message_user(request, f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}", messages.ERROR)
+                self.message_user(
+                    request,
+                    f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}",
+                    messages.ERROR,
+                )
             else:
                 self.message_user(request, f"Queued {new} (#{new.pk}).", messages.SUCCESS)
 
@@ -204,14 +240,28 @@ class TrainedModelAdmin(admin.ModelAdmin):
             try:
                 training_services.cancel_training(user=request.user, trained_model=trained)
             except (ValidationError, PermissionDenied) as exc:
-                self.message_user(request, f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}", messages.ERROR)
+                self.message_user(
+                    request,
+                    f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}",
+                    messages.ERROR,
+                )
             else:
                 self.message_user(request, f"Cancelled {trained}.", messages.SUCCESS)
 
 
 class StepInline(admin.TabularInline):
     model = DiagnosisStep
-    fields = ["position", "kind", "test", "value", "price", "label", "followed_advice", "created_by", "created_at"]
+    fields = [
+        "position",
+        "kind",
+        "test",
+        "value",
+        "price",
+        "label",
+        "followed_advice",
+        "created_by",
+        "created_at",
+    ]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -228,8 +278,14 @@ class DiagnosisCaseAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     inlines = [StepInline]
     readonly_fields = [
-        "trained_model", "clinician", "patient_reference", "status", "final_label",
-        "created_at", "updated_at", "closed_at",
+        "trained_model",
+        "clinician",
+        "patient_reference",
+        "status",
+        "final_label",
+        "created_at",
+        "updated_at",
+        "closed_at",
     ]
 
     def has_add_permission(self, request) -> bool:

@@ -7,7 +7,13 @@ from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 
 from .models import Dataset, DiagnosticTest, ErrorMatrix
-from .services.validation import clean_choices, clean_matrix, clean_price_pair, clean_range, clean_reject_cost
+from .services.validation import (
+    clean_choices,
+    clean_matrix,
+    clean_price_pair,
+    clean_range,
+    clean_reject_cost,
+)
 
 
 class DatasetForm(forms.ModelForm):
@@ -17,8 +23,12 @@ class DatasetForm(forms.ModelForm):
 
     def clean_class_labels(self):
         labels = self.cleaned_data["class_labels"]
-        if not isinstance(labels, list) or not all(isinstance(x, str) and x.strip() for x in labels):
-            raise ValidationError('Class labels must be a list of names, e.g. ["healthy", "disease"].')
+        if not isinstance(labels, list) or not all(
+            isinstance(x, str) and x.strip() for x in labels
+        ):
+            raise ValidationError(
+                'Class labels must be a list of names, e.g. ["healthy", "disease"].'
+            )
         if len(labels) < 2:
             raise ValidationError("A dataset needs at least two classes.")
         if len(set(labels)) != len(labels):
@@ -36,8 +46,19 @@ class DiagnosticTestForm(forms.ModelForm):
     class Meta:
         model = DiagnosticTest
         fields = [
-            "index", "name", "label", "unit", "kind", "min_value", "max_value", "choices",
-            "price", "discounted_price", "group", "delayed", "derived_from",
+            "index",
+            "name",
+            "label",
+            "unit",
+            "kind",
+            "min_value",
+            "max_value",
+            "choices",
+            "price",
+            "discounted_price",
+            "group",
+            "delayed",
+            "derived_from",
         ]
 
     def clean(self):
@@ -61,7 +82,9 @@ class DiagnosticTestForm(forms.ModelForm):
             self.add_error("choices", f"Only nominal tests have choices; {name} is numeric.")
         derived = data.get("derived_from") or []
         if not isinstance(derived, list) or not all(isinstance(x, str) for x in derived):
-            self.add_error("derived_from", 'Derived from must be a list of test names, e.g. ["TT4", "T4U"].')
+            self.add_error(
+                "derived_from", 'Derived from must be a list of test names, e.g. ["TT4", "T4U"].'
+            )
         return data
 
 
@@ -76,7 +99,8 @@ class DiagnosticTestFormSet(BaseInlineFormSet):
 
     def _check_tests(self) -> None:
         kept = [
-            f.cleaned_data for f in self.forms
+            f.cleaned_data
+            for f in self.forms
             if f.cleaned_data and not f.cleaned_data.get("DELETE", False)
         ]
         names = [d["name"] for d in kept]
@@ -104,14 +128,16 @@ class DiagnosticTestFormSet(BaseInlineFormSet):
                     )
             group = d.get("group")
             if group is not None and dataset.pk and group.dataset_id != dataset.pk:
-                raise ValidationError(f"Test {d['name']!r}: group {group.name!r} belongs to another dataset.")
+                raise ValidationError(
+                    f"Test {d['name']!r}: group {group.name!r} belongs to another dataset."
+                )
 
 
 class ErrorMatrixForm(forms.ModelForm):
     class Meta:
         model = ErrorMatrix
         fields = ["name", "matrix", "reject_cost"]
-        help_texts = {"matrix": 'One row per actual class, e.g. [[0, 100], [500, 0]].'}
+        help_texts = {"matrix": "One row per actual class, e.g. [[0, 100], [500, 0]]."}
 
     def clean_reject_cost(self):
         return clean_reject_cost(self.cleaned_data.get("reject_cost"))
@@ -137,7 +163,9 @@ class ErrorMatrixFormSet(BaseInlineFormSet):
                     form.add_error("matrix", exc)
         duplicates = sorted({n for n in names if n and names.count(n) > 1})
         if duplicates:
-            raise ValidationError(f"Error matrix names must be unique; repeated: {', '.join(duplicates)}.")
+            raise ValidationError(
+                f"Error matrix names must be unique; repeated: {', '.join(duplicates)}."
+            )
 
 
 class ImportForm(forms.Form):
@@ -169,4 +197,6 @@ class ImportForm(forms.Form):
         return data
 
     def categorical_columns(self) -> list[str]:
-        return [c.strip() for c in (self.cleaned_data.get("categorical") or "").split(",") if c.strip()]
+        return [
+            c.strip() for c in (self.cleaned_data.get("categorical") or "").split(",") if c.strip()
+        ]

@@ -98,11 +98,21 @@ def _as_bool(raw: Any) -> bool:
 
 _TREE_PARAMS = (
     ParamSpec(
-        "cf", "Pruning confidence", "float", 0.25, min=0.001, max=0.999,
+        "cf",
+        "Pruning confidence",
+        "float",
+        0.25,
+        min=0.001,
+        max=0.999,
         help="C4.5's CF: smaller prunes more.",
     ),
     ParamSpec(
-        "min_samples_leaf", "Minimum cases per branch", "float", 2.0, min=1.0, max=1000.0,
+        "min_samples_leaf",
+        "Minimum cases per branch",
+        "float",
+        2.0,
+        min=1.0,
+        max=1000.0,
         help="A split needs two branches with at least this many training cases.",
     ),
     ParamSpec("prune", "Prune the tree", "bool", True, help="C4.5 error-based pruning."),
@@ -116,7 +126,12 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="Chooses tests by information gain per unit of price; prunes like C4.5.",
         params=(
             ParamSpec(
-                "w", "Cost weight w", "float", 1.0, min=0.0, max=10.0,
+                "w",
+                "Cost weight w",
+                "float",
+                1.0,
+                min=0.0,
+                max=10.0,
                 help="0 ignores prices; 1 weighs information against price fully.",
             ),
             *_TREE_PARAMS,

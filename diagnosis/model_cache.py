@@ -25,7 +25,9 @@ def _key(trained_model) -> tuple[int, int, str]:
 def get_estimator(trained_model):
     """The fitted model of a succeeded ``TrainedModel`` (loaded once, then cached; LRU)."""
     if not trained_model.model_json:
-        raise ValueError(f"model {trained_model.pk} has no fitted model (status {trained_model.status})")
+        raise ValueError(
+            f"model {trained_model.pk} has no fitted model (status {trained_model.status})"
+        )
     key = _key(trained_model)
     with _lock:
         if key in _cache:

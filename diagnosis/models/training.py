@@ -41,7 +41,10 @@ class TrainedModel(models.Model):
     progress = models.FloatField(default=0.0)
     progress_message = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="trained_models",
     )
     created_at = models.DateTimeField(auto_now_add=True)

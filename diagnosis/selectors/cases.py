@@ -12,7 +12,14 @@ from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest
 from ..permissions import require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
 
-__all__ = ["CaseState", "TestOption", "action_to_dict", "case_state", "compute_case_state", "open_cases_for_user"]
+__all__ = [
+    "CaseState",
+    "TestOption",
+    "action_to_dict",
+    "case_state",
+    "compute_case_state",
+    "open_cases_for_user",
+]
 
 
 @dataclass
@@ -78,11 +85,13 @@ def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> 
         if action.proba is not None:
             result["proba"] = [
                 {"label": labels[c] if 0 <= c < len(labels) else str(c), "p": float(p)}
-                for c, p in zip(codes, action.proba)
+                for c, p in zip(codes, action.proba, strict=True)
             ]
     if action.kind == "classify":
         index = int(action.label)
-        result.update(label_index=index, label=labels[index] if 0 <= index < len(labels) else str(index))
+        result.update(
+            label_index=index, label=labels[index] if 0 <= index < len(labels) else str(index)
+        )
     if action.risks:
         result["risks"] = [{"action": str(a), "risk": float(r)} for a, r in action.risks]
     return result

@@ -62,7 +62,9 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
         "class_labels": list(dataset.class_labels),
         "prices": prices,
         "matrix": trained_model.matrix_snapshot,
-        "error_matrix_name": trained_model.error_matrix.name if trained_model.error_matrix else "0/1 loss",
+        "error_matrix_name": trained_model.error_matrix.name
+        if trained_model.error_matrix
+        else "0/1 loss",
         "reject_cost": trained_model.reject_cost_snapshot,
         "status": trained_model.status,
         "error": trained_model.error,
@@ -76,7 +78,11 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
         "test_order_frequency": metrics.get("test_order_frequency", {}),
         "fit_seconds": trained_model.fit_seconds,
         "checkpoints": [
-            {"elapsed_seconds": c.elapsed_seconds, "estimated_cost": c.estimated_cost, "label": c.label}
+            {
+                "elapsed_seconds": c.elapsed_seconds,
+                "estimated_cost": c.estimated_cost,
+                "label": c.label,
+            }
             for c in trained_model.checkpoints.all()
         ],
     }

@@ -18,7 +18,9 @@ from .models import require_model_access
 __all__ = ["tree_layout"]
 
 
-def tree_layout(*, user, trained_model: TrainedModel, case: DiagnosisCase | None = None) -> dict | None:
+def tree_layout(
+    *, user, trained_model: TrainedModel, case: DiagnosisCase | None = None
+) -> dict | None:
     """Node positions and texts for drawing the tree; None for a model without a tree."""
     require_model_access(user, trained_model)
     if case is not None:
@@ -53,7 +55,7 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
         return name, tests.get(name)
 
     children = {
-        n: [int(c) for c in tree.child[tree.edge_start[n]: tree.edge_start[n] + tree.n_edges[n]]]
+        n: [int(c) for c in tree.child[tree.edge_start[n] : tree.edge_start[n] + tree.n_edges[n]]]
         for n in range(tree.n_nodes)
     }
     x_of: dict[int, float] = {}
@@ -102,7 +104,8 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
                 "test_name": None if is_leaf else test_of(feature)[0],
                 "price": price,
                 "class_counts": {
-                    (labels[c] if c < len(labels) else str(c)): float(w) for c, w in zip(classes, weights)
+                    (labels[c] if c < len(labels) else str(c)): float(w)
+                    for c, w in zip(classes, weights, strict=True)
                 },
                 "expected_cost": float(expected[best]),
                 "is_leaf": is_leaf,

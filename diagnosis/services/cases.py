@@ -54,7 +54,9 @@ def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
 def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
     trained = case.trained_model
     if test.dataset_id != trained.dataset_id:
-        raise ValidationError(f"Test {test.name!r} does not belong to dataset {trained.dataset.name!r}.")
+        raise ValidationError(
+            f"Test {test.name!r} does not belong to dataset {trained.dataset.name!r}."
+        )
     names = trained.cost_snapshot.get("names", [])
     if test.index >= len(names) or names[test.index] != test.name:
         raise ValidationError(
@@ -87,9 +89,13 @@ def clean_value(test: DiagnosticTest, value: Any) -> float:
         raise ValidationError(f"{test.display_label}: the value must be a finite number.")
     unit = f" {test.unit}" if test.unit else ""
     if test.min_value is not None and number < test.min_value:
-        raise ValidationError(f"{test.display_label}: {number:g}{unit} is below the minimum {test.min_value:g}{unit}.")
+        raise ValidationError(
+            f"{test.display_label}: {number:g}{unit} is below the minimum {test.min_value:g}{unit}."
+        )
     if test.max_value is not None and number > test.max_value:
-        raise ValidationError(f"{test.display_label}: {number:g}{unit} is above the maximum {test.max_value:g}{unit}.")
+        raise ValidationError(
+            f"{test.display_label}: {number:g}{unit} is above the maximum {test.max_value:g}{unit}."
+        )
     return number
 
 
@@ -119,7 +125,9 @@ def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any
     price = cost_model.marginal_cost(test.index, frozenset(state.known))
     advice = state.advice or {}
     return _add_step(
-        case, user, state,
+        case,
+        user,
+        state,
         kind=DiagnosisStep.RESULT,
         test=test,
         value=number,
@@ -135,11 +143,15 @@ def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> Diag
     _check_test(case, test)
     state = compute_case_state(case)
     if test.index in state.known:
-        raise ValidationError(f"{test.display_label} already has a result; it cannot be unavailable.")
+        raise ValidationError(
+            f"{test.display_label} already has a result; it cannot be unavailable."
+        )
     if test.index in state.unavailable:
         raise ValidationError(f"{test.display_label} is already marked unavailable.")
     return _add_step(
-        case, user, state,
+        case,
+        user,
+        state,
         kind=DiagnosisStep.UNAVAILABLE,
         test=test,
         price=0.0,
@@ -156,12 +168,20 @@ def classify(*, user, case: DiagnosisCase, label: int) -> DiagnosisStep:
         index = int(label)
     except (TypeError, ValueError):
         raise ValidationError(f"Class {label!r} is not a class number.") from None
-    if isinstance(label, bool) or not 0 <= index < len(labels) or (isinstance(label, float) and label != index):
-        raise ValidationError(f"Class {label!r} is not one of 0..{len(labels) - 1} ({', '.join(labels)}).")
+    if (
+        isinstance(label, bool)
+        or not 0 <= index < len(labels)
+        or (isinstance(label, float) and label != index)
+    ):
+        raise ValidationError(
+            f"Class {label!r} is not one of 0..{len(labels) - 1} ({', '.join(labels)})."
+        )
     state = compute_case_state(case)
     advice = state.advice or {}
     step = _add_step(
-        case, user, state,
+        case,
+        user,
+        state,
         kind=DiagnosisStep.CLASSIFY,
         label=index,
         price=0.0,
@@ -178,7 +198,9 @@ def refer(*, user, case: DiagnosisCase) -> DiagnosisStep:
     given, case = case, _lock_open_case(user, case)
     state = compute_case_state(case)
     step = _add_step(
-        case, user, state,
+        case,
+        user,
+        state,
         kind=DiagnosisStep.REFER,
         price=0.0,
         followed_advice=(state.advice or {}).get("kind") == "reject",

@@ -94,7 +94,9 @@ def read_csv_table(file, *, class_column: str, categorical: Sequence[str] = ()) 
     for n, record in body:
         text = record[class_at].strip()
         if text.lower() in MISSING:
-            raise ValidationError(f"Row {n} (line {n + 1}), column {class_column!r}: the class is missing.")
+            raise ValidationError(
+                f"Row {n} (line {n + 1}), column {class_column!r}: the class is missing."
+            )
         class_texts.append(text)
     class_labels = _sorted_values(set(class_texts))
     if len(class_labels) < 2:
@@ -105,10 +107,15 @@ def read_csv_table(file, *, class_column: str, categorical: Sequence[str] = ()) 
     feature_at = [i for i, h in enumerate(header) if i != class_at]
     converters = []
     for i in feature_at:
-        column, convert = _column(header[i], [(n, r[i].strip()) for n, r in body], header[i] in categorical)
+        column, convert = _column(
+            header[i], [(n, r[i].strip()) for n, r in body], header[i] in categorical
+        )
         columns.append(column)
         converters.append(convert)
-    rows = [[convert(record[i].strip()) for i, convert in zip(feature_at, converters)] for _, record in body]
+    rows = [
+        [convert(record[i].strip()) for i, convert in zip(feature_at, converters, strict=True)]
+        for _, record in body
+    ]
     return Table(
         columns=columns,
         class_labels=class_labels,
@@ -133,7 +140,9 @@ def _column(name: str, cells: list[tuple[int, str]], force_nominal: bool):
         raise ValidationError(f"Column {name!r} has no values at all.")
     code = {label: i for i, label in enumerate(labels)}
     choices = [{"code": i, "label": label} for i, label in enumerate(labels)]
-    return Column(name, "nominal", choices), lambda t: None if t.lower() in MISSING else float(code[t])
+    return Column(
+        name, "nominal", choices
+    ), lambda t: None if t.lower() in MISSING else float(code[t])
 
 
 def _sorted_values(values: set[str]) -> list[str]:

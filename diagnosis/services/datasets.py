@@ -13,13 +13,29 @@ from django.db import transaction
 from ..models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from ..permissions import require_model_admin
 from .csv_table import read_csv_table
-from .validation import clean_choices, clean_matrix, clean_price_pair, clean_range, clean_reject_cost
+from .validation import (
+    clean_choices,
+    clean_matrix,
+    clean_price_pair,
+    clean_range,
+    clean_reject_cost,
+)
 
 __all__ = ["create_dataset", "import_csv", "import_uci_folder", "save_error_matrix"]
 
 _TEST_FIELDS = {
-    "name", "label", "unit", "kind", "min_value", "max_value", "choices", "price",
-    "discounted_price", "group", "delayed", "derived_from",
+    "name",
+    "label",
+    "unit",
+    "kind",
+    "min_value",
+    "max_value",
+    "choices",
+    "price",
+    "discounted_price",
+    "group",
+    "delayed",
+    "derived_from",
 }
 
 
@@ -94,14 +110,18 @@ def _check_test_names(tests: Sequence[Mapping[str, Any]]) -> None:
     for spec in tests:
         for source in spec.get("derived_from") or ():
             if source not in seen:
-                raise ValidationError(f"Test {spec['name']!r} is derived from unknown test {source!r}.")
+                raise ValidationError(
+                    f"Test {spec['name']!r} is derived from unknown test {source!r}."
+                )
 
 
 def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: dict) -> None:
     test_name = str(spec["name"]).strip()
     kind = spec.get("kind", DiagnosticTest.NUMERIC)
     if kind not in (DiagnosticTest.NUMERIC, DiagnosticTest.NOMINAL):
-        raise ValidationError(f"Test {test_name!r}: kind must be 'numeric' or 'nominal', got {kind!r}.")
+        raise ValidationError(
+            f"Test {test_name!r}: kind must be 'numeric' or 'nominal', got {kind!r}."
+        )
     price, discounted = clean_price_pair(
         spec.get("price", 1.0), spec.get("discounted_price", spec.get("price", 1.0)), name=test_name
     )
@@ -196,8 +216,14 @@ def import_csv(
     require_model_admin(user)
     table = read_csv_table(file, class_column=class_column, categorical=categorical)
     tests = [
-        {"name": col.name, "label": col.name, "kind": col.kind, "choices": col.choices,
-         "price": 1.0, "discounted_price": 1.0}
+        {
+            "name": col.name,
+            "label": col.name,
+            "kind": col.kind,
+            "choices": col.choices,
+            "price": 1.0,
+            "discounted_price": 1.0,
+        }
         for col in table.columns
     ]
     k = len(table.class_labels)
@@ -223,7 +249,11 @@ def import_uci_folder(*, user, name: str, path) -> Dataset:
     from ..uci_files import read_uci_folder
 
     target = Path(str(path).strip())
-    folder, stem = (target.parent, target.name[: -len(".data")]) if target.suffix == ".data" else (target, None)
+    folder, stem = (
+        (target.parent, target.name[: -len(".data")])
+        if target.suffix == ".data"
+        else (target, None)
+    )
     if not folder.is_dir():
         raise ValidationError(f"{folder} is not a folder.")
     try:
@@ -248,7 +278,10 @@ def uci_tests(uci) -> list[dict]:
     names = [str(n) for n in uci.feature_names]
     categorical = {int(i) for i in (uci.categorical or ())}
     costs = uci.costs
-    derived = {int(t): [names[int(s)] for s in sources] for t, sources in (costs.derived if costs else {}).items()}
+    derived = {
+        int(t): [names[int(s)] for s in sources]
+        for t, sources in (costs.derived if costs else {}).items()
+    }
     free = set(costs.free) if costs is not None else set()
     tests = []
     for i, feature in enumerate(names):

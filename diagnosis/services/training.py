@@ -23,7 +23,11 @@ from .training_progress import Heartbeat, ProgressWriter
 from .validation import clean_matrix, clean_reject_cost
 
 __all__ = [
-    "cancel_training", "create_training", "fail_stale_trainings", "request_training", "run_training",
+    "cancel_training",
+    "create_training",
+    "fail_stale_trainings",
+    "request_training",
+    "run_training",
 ]
 
 log = logging.getLogger(__name__)
@@ -44,7 +48,12 @@ def request_training(
 ) -> TrainedModel:
     """Queue a training with the dataset's current prices and the chosen error matrix."""
     trained = create_training(
-        user=user, dataset=dataset, learner=learner, params=params, error_matrix=error_matrix, name=name
+        user=user,
+        dataset=dataset,
+        learner=learner,
+        params=params,
+        error_matrix=error_matrix,
+        name=name,
     )
     task_id = trained.celery_task_id
     transaction.on_commit(lambda: _enqueue(trained.pk, task_id))
@@ -70,7 +79,9 @@ def create_training(
     cleaned = learner_registry.clean_params(learner, params)
     n_cases = dataset.cases.count()
     if n_cases < MIN_CASES:
-        raise ValidationError(f"Dataset {dataset.name!r} has {n_cases} cases; at least {MIN_CASES} are needed.")
+        raise ValidationError(
+            f"Dataset {dataset.name!r} has {n_cases} cases; at least {MIN_CASES} are needed."
+        )
     k = len(dataset.class_labels)
     if error_matrix is not None:
         if error_matrix.dataset_id != dataset.pk:
@@ -129,8 +140,12 @@ def run_training(
     claimed = TrainedModel.objects.filter(
         pk=trained_model_id, status__in=[TrainedModel.QUEUED, TrainedModel.RUNNING]
     ).update(
-        status=TrainedModel.RUNNING, started_at=now, heartbeat_at=now, progress=0.0,
-        progress_message="Starting", error="",
+        status=TrainedModel.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        progress=0.0,
+        progress_message="Starting",
+        error="",
     )
     if not claimed:
         log.warning("training %s is missing or already finished; nothing to do", trained_model_id)
@@ -147,7 +162,9 @@ def run_training(
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         _finish(trained.pk, status=TrainedModel.FAILED, error=detail, progress_message="Failed")
         return TrainedModel.objects.get(pk=trained.pk)
-    _finish(trained.pk, status=TrainedModel.SUCCEEDED, progress=1.0, progress_message="Done", **result)
+    _finish(
+        trained.pk, status=TrainedModel.SUCCEEDED, progress=1.0, progress_message="Done", **result
+    )
     return TrainedModel.objects.get(pk=trained.pk)
 
 
@@ -215,9 +232,7 @@ def fail_stale_trainings(*, older_than_seconds: float) -> int:
     if older_than_seconds <= 0:
         raise ValidationError("older_than_seconds must be positive.")
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    return TrainedModel.objects.filter(
-        status=TrainedModel.RUNNING, heartbeat_at__lt=cutoff
-    ).update(
+    return TrainedModel.objects.filter(status=TrainedModel.RUNNING, heartbeat_at__lt=cutoff).update(
         status=TrainedModel.FAILED,
         finished_at=timezone.now(),
         error=(

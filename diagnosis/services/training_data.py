@@ -21,7 +21,9 @@ def dataset_arrays(dataset: Dataset) -> tuple[np.ndarray, np.ndarray, list[int]]
     X = np.array([[np.nan if v is None else v for v in values] for values, _ in rows], dtype=float)
     y = np.array([label for _, label in rows], dtype=np.int64)
     categorical = list(
-        dataset.tests.filter(kind=DiagnosticTest.NOMINAL).order_by("index").values_list("index", flat=True)
+        dataset.tests.filter(kind=DiagnosticTest.NOMINAL)
+        .order_by("index")
+        .values_list("index", flat=True)
     )
     return X, y, categorical
 
@@ -78,9 +80,7 @@ def held_out_metrics(
         "high_cost_errors": int(report.high_cost_errors),
         "reject_rate": _number(report.reject_rate),
         "confusion": np.asarray(report.confusion).tolist(),
-        "test_order_frequency": {
-            test_names[t]: float(f) for t, f in enumerate(frequency) if f > 0
-        },
+        "test_order_frequency": {test_names[t]: float(f) for t, f in enumerate(frequency) if f > 0},
     }
 
 

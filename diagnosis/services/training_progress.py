@@ -19,7 +19,9 @@ HEARTBEAT_INTERVAL = 10.0
 class ProgressWriter:
     """Callable ``(fraction, message)`` that stores at most one update per interval."""
 
-    def __init__(self, trained_model_id: int, *, callback: Callable[[float, str], None] | None = None):
+    def __init__(
+        self, trained_model_id: int, *, callback: Callable[[float, str], None] | None = None
+    ):
         self.trained_model_id = trained_model_id
         self.callback = callback
         self._last_write = 0.0
@@ -46,7 +48,7 @@ class Heartbeat:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="training-heartbeat", daemon=True)
 
-    def __enter__(self) -> "Heartbeat":
+    def __enter__(self) -> Heartbeat:
         # Inside a transaction (a TestCase) another connection could block on our row lock.
         if not connection.in_atomic_block:
             self._thread.start()

@@ -70,7 +70,9 @@ def clean_price_pair(price: Any, discounted: Any, *, name: str = "test") -> tupl
     return full, cheap
 
 
-def clean_range(min_value: Any, max_value: Any, *, name: str = "test") -> tuple[float | None, float | None]:
+def clean_range(
+    min_value: Any, max_value: Any, *, name: str = "test"
+) -> tuple[float | None, float | None]:
     """Optional numeric bounds with min ≤ max."""
     low = None if min_value in (None, "") else _number(min_value, f"Minimum of {name}")
     high = None if max_value in (None, "") else _number(max_value, f"Maximum of {name}")

@@ -40,12 +40,34 @@ def model_admin(db) -> User:
 
 TOY_TESTS = [
     # Two tests sharing a blood draw (group "blood"): the second one is cheap.
-    {"name": "glucose", "label": "Glucose", "unit": "mg/dl", "price": 10.0,
-     "discounted_price": 2.0, "group": "blood", "delayed": True, "min_value": 0, "max_value": 500},
-    {"name": "insulin", "label": "Insulin", "unit": "mu U/ml", "price": 12.0,
-     "discounted_price": 3.0, "group": "blood", "delayed": True},
-    {"name": "sex", "label": "Sex", "kind": "nominal", "price": 1.0, "discounted_price": 1.0,
-     "choices": [{"code": 0, "label": "female"}, {"code": 1, "label": "male"}]},
+    {
+        "name": "glucose",
+        "label": "Glucose",
+        "unit": "mg/dl",
+        "price": 10.0,
+        "discounted_price": 2.0,
+        "group": "blood",
+        "delayed": True,
+        "min_value": 0,
+        "max_value": 500,
+    },
+    {
+        "name": "insulin",
+        "label": "Insulin",
+        "unit": "mu U/ml",
+        "price": 12.0,
+        "discounted_price": 3.0,
+        "group": "blood",
+        "delayed": True,
+    },
+    {
+        "name": "sex",
+        "label": "Sex",
+        "kind": "nominal",
+        "price": 1.0,
+        "discounted_price": 1.0,
+        "choices": [{"code": 0, "label": "female"}, {"code": 1, "label": "male"}],
+    },
 ]
 
 
@@ -56,7 +78,7 @@ def toy_rows(n: int = 120, seed: int = 0):
     insulin = rng.uniform(20, 200, n).round(1)
     sex = rng.integers(0, 2, n).astype(float)
     labels = ((glucose > 140) & (insulin > 100)).astype(int)
-    rows = [[float(g), float(i), float(s)] for g, i, s in zip(glucose, insulin, sex)]
+    rows = [[float(g), float(i), float(s)] for g, i, s in zip(glucose, insulin, sex, strict=True)]
     return rows, labels.tolist()
 
 
@@ -97,7 +119,9 @@ def trained_model(toy_dataset, model_admin):
         assert result.status == "succeeded", result.error
         _FITTED["eg2"] = {f: getattr(result, f) for f in ("model_json", "metrics", "fit_seconds")}
         return result
-    TrainedModel.objects.filter(pk=trained.pk).update(status="succeeded", progress=1.0, **_FITTED["eg2"])
+    TrainedModel.objects.filter(pk=trained.pk).update(
+        status="succeeded", progress=1.0, **_FITTED["eg2"]
+    )
     trained.refresh_from_db()
     return trained
 
@@ -109,8 +133,12 @@ def make_toy_dataset(db):
     def make(name: str, n_rows: int = 120, **kwargs):
         rows, labels = toy_rows(n_rows)
         return create_dataset(
-            name=name, class_labels=kwargs.pop("class_labels", ["healthy", "disease"]),
-            tests=kwargs.pop("tests", TOY_TESTS), rows=rows, labels=labels, **kwargs,
+            name=name,
+            class_labels=kwargs.pop("class_labels", ["healthy", "disease"]),
+            tests=kwargs.pop("tests", TOY_TESTS),
+            rows=rows,
+            labels=labels,
+            **kwargs,
         )
 
     return make

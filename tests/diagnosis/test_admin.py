@@ -30,27 +30,48 @@ def _form_data(dataset: Dataset) -> dict:
     tests = list(dataset.tests.order_by("index"))
     matrices = list(dataset.error_matrices.all())
     for prefix, objects in (("groups", groups), ("tests", tests), ("error_matrices", matrices)):
-        data.update({f"{prefix}-TOTAL_FORMS": len(objects), f"{prefix}-INITIAL_FORMS": len(objects),
-                     f"{prefix}-MIN_NUM_FORMS": 0, f"{prefix}-MAX_NUM_FORMS": 1000})
+        data.update(
+            {
+                f"{prefix}-TOTAL_FORMS": len(objects),
+                f"{prefix}-INITIAL_FORMS": len(objects),
+                f"{prefix}-MIN_NUM_FORMS": 0,
+                f"{prefix}-MAX_NUM_FORMS": 1000,
+            }
+        )
     for i, g in enumerate(groups):
-        data.update({f"groups-{i}-id": g.pk, f"groups-{i}-dataset": dataset.pk, f"groups-{i}-name": g.name})
+        data.update(
+            {f"groups-{i}-id": g.pk, f"groups-{i}-dataset": dataset.pk, f"groups-{i}-name": g.name}
+        )
     for i, t in enumerate(tests):
         row = {
-            "id": t.pk, "dataset": dataset.pk, "index": t.index, "name": t.name, "label": t.label,
-            "unit": t.unit, "kind": t.kind, "min_value": "" if t.min_value is None else t.min_value,
-            "max_value": "" if t.max_value is None else t.max_value, "choices": json.dumps(t.choices),
-            "price": t.price, "discounted_price": t.discounted_price, "group": t.group_id or "",
+            "id": t.pk,
+            "dataset": dataset.pk,
+            "index": t.index,
+            "name": t.name,
+            "label": t.label,
+            "unit": t.unit,
+            "kind": t.kind,
+            "min_value": "" if t.min_value is None else t.min_value,
+            "max_value": "" if t.max_value is None else t.max_value,
+            "choices": json.dumps(t.choices),
+            "price": t.price,
+            "discounted_price": t.discounted_price,
+            "group": t.group_id or "",
             "derived_from": json.dumps(t.derived_from),
         }
         if t.delayed:
             row["delayed"] = "on"
         data.update({f"tests-{i}-{k}": v for k, v in row.items()})
     for i, m in enumerate(matrices):
-        data.update({
-            f"error_matrices-{i}-id": m.pk, f"error_matrices-{i}-dataset": dataset.pk,
-            f"error_matrices-{i}-name": m.name, f"error_matrices-{i}-matrix": json.dumps(m.matrix),
-            f"error_matrices-{i}-reject_cost": "" if m.reject_cost is None else m.reject_cost,
-        })
+        data.update(
+            {
+                f"error_matrices-{i}-id": m.pk,
+                f"error_matrices-{i}-dataset": dataset.pk,
+                f"error_matrices-{i}-name": m.name,
+                f"error_matrices-{i}-matrix": json.dumps(m.matrix),
+                f"error_matrices-{i}-reject_cost": "" if m.reject_cost is None else m.reject_cost,
+            }
+        )
     return data
 
 
@@ -102,7 +123,9 @@ def test_invalid_error_matrix_is_refused(admin_client, toy_dataset, matrix, mess
 def test_negative_reject_cost_is_refused(admin_client, toy_dataset):
     """A negative reject cost is refused."""
     data = _form_data(toy_dataset)
-    index = list(toy_dataset.error_matrices.all()).index(toy_dataset.error_matrices.get(name="Refer at 30"))
+    index = list(toy_dataset.error_matrices.all()).index(
+        toy_dataset.error_matrices.get(name="Refer at 30")
+    )
     data[f"error_matrices-{index}-reject_cost"] = "-5"
     response, text = _post(admin_client, toy_dataset, data)
     assert response.status_code == 200 and "Reject cost -5 is negative" in text
@@ -210,8 +233,9 @@ def test_clinician_cannot_open_the_import_page(client, clinician):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
-def test_retrain_action_queues_a_new_training(admin_client, trained_model, django_capture_on_commit_callbacks,
-                                              monkeypatch):
+def test_retrain_action_queues_a_new_training(
+    admin_client, trained_model, django_capture_on_commit_callbacks, monkeypatch
+):
     """The retrain action calls request_training with the model's learner, params and matrix."""
     from diagnosis import tasks
 
@@ -225,5 +249,8 @@ def test_retrain_action_queues_a_new_training(admin_client, trained_model, djang
     assert response.status_code == 302
     new = TrainedModel.objects.exclude(pk=trained_model.pk).get()
     assert (new.learner, new.params, new.error_matrix_id) == (
-        trained_model.learner, trained_model.params, trained_model.error_matrix_id)
+        trained_model.learner,
+        trained_model.params,
+        trained_model.error_matrix_id,
+    )
     assert new.status == "queued" and sent == [[new.pk]]

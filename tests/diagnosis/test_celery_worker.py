@@ -47,10 +47,14 @@ def _port_open(host: str, port: int) -> bool:
 def _require_services() -> str:
     """The broker URL, after checking PostgreSQL and Redis are configured and reachable."""
     if connection.vendor != "postgresql":
-        pytest.fail(f"The Celery worker test needs PostgreSQL, not {connection.vendor}. {HOW_TO_RUN}")
+        pytest.fail(
+            f"The Celery worker test needs PostgreSQL, not {connection.vendor}. {HOW_TO_RUN}"
+        )
     broker = settings.CELERY_BROKER_URL
     if not broker.startswith("redis://"):
-        pytest.fail(f"The Celery worker test needs Redis as the broker (got {broker!r}). {HOW_TO_RUN}")
+        pytest.fail(
+            f"The Celery worker test needs Redis as the broker (got {broker!r}). {HOW_TO_RUN}"
+        )
     db = connection.settings_dict
     if not _port_open(db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432)):
         pytest.fail(f"PostgreSQL is not reachable; start it with: {START_POSTGRES}")
@@ -84,15 +88,33 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     }
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "diagnosis", "worker", "--concurrency=1",
-             "-l", "info", "--without-mingle", "--without-gossip", "-n", f"test-{os.getpid()}@%h"],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "diagnosis",
+                "worker",
+                "--concurrency=1",
+                "-l",
+                "info",
+                "--without-mingle",
+                "--without-gossip",
+                "-n",
+                f"test-{os.getpid()}@%h",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 60
     while "ready." not in log.read_text(errors="replace"):
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            pytest.fail(f"the Celery worker did not start:\n{log.read_text(errors='replace')[-3000:]}")
+            pytest.fail(
+                f"the Celery worker did not start:\n{log.read_text(errors='replace')[-3000:]}"
+            )
         time.sleep(0.5)
     yield process, log
     process.send_signal(signal.SIGTERM)
@@ -121,12 +143,20 @@ def test_worker_trains_a_queued_model(celery_worker, toy_dataset, model_admin):
     """A model requested through the service is fitted by the worker and ends succeeded with metrics."""
     _, log = celery_worker
     trained = request_training(
-        user=model_admin, dataset=toy_dataset, learner="eg2", params={"w": 1.0},
+        user=model_admin,
+        dataset=toy_dataset,
+        learner="eg2",
+        params={"w": 1.0},
         error_matrix=toy_dataset.error_matrices.get(name="Uniform 100"),
     )
     trained = _wait_until_finished(trained, log)
     assert trained.status == TrainedModel.SUCCEEDED, trained.error
-    assert trained.progress == 1.0 and trained.model_json and trained.started_at and trained.heartbeat_at
+    assert (
+        trained.progress == 1.0
+        and trained.model_json
+        and trained.started_at
+        and trained.heartbeat_at
+    )
     assert trained.metrics["n_test_cases"] == 36
     assert trained.celery_task_id in log.read_text(errors="replace")
 
@@ -138,8 +168,14 @@ def test_worker_reports_why_a_training_failed(celery_worker, toy_dataset, model_
     with transaction.atomic():
         trained = request_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
         # Prices for 2 tests on a 3-test dataset: the estimator refuses to fit.
-        broken = dict(trained.cost_snapshot, costs=[1.0, 1.0], discounted=[1.0, 1.0],
-                      groups=[None, None], delayed=[False, False], free=[])
+        broken = dict(
+            trained.cost_snapshot,
+            costs=[1.0, 1.0],
+            discounted=[1.0, 1.0],
+            groups=[None, None],
+            delayed=[False, False],
+            free=[],
+        )
         TrainedModel.objects.filter(pk=trained.pk).update(cost_snapshot=broken)
     trained = _wait_until_finished(trained, log)
     assert trained.status == TrainedModel.FAILED

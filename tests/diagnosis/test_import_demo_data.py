@@ -26,7 +26,9 @@ def test_demo_users_have_their_roles_and_passwords(loaded_pima):
     admin = authenticate(username="admin", password="admin-demo")
     assert clinician and admin
     assert clinician.groups.filter(name="clinicians").exists() and not clinician.is_staff
-    assert admin.is_staff and admin.is_superuser and admin.groups.filter(name="model-admins").exists()
+    assert (
+        admin.is_staff and admin.is_superuser and admin.groups.filter(name="model-admins").exists()
+    )
 
 
 def test_demo_passwords_come_from_the_environment(db, monkeypatch):
@@ -51,10 +53,18 @@ def test_pima_has_missing_zeros_prices_and_a_trained_model(loaded_pima):
 
 def test_loading_twice_changes_nothing(loaded_pima):
     """A second run neither duplicates the dataset nor retrains its model."""
-    cases, models, users = loaded_pima.cases.count(), TrainedModel.objects.count(), User.objects.count()
+    cases, models, users = (
+        loaded_pima.cases.count(),
+        TrainedModel.objects.count(),
+        User.objects.count(),
+    )
     call_command("load_demo_data", "--only", demo_data.PIMA)
     assert Dataset.objects.filter(name=demo_data.PIMA).count() == 1
-    assert (loaded_pima.cases.count(), TrainedModel.objects.count(), User.objects.count()) == (cases, models, users)
+    assert (loaded_pima.cases.count(), TrainedModel.objects.count(), User.objects.count()) == (
+        cases,
+        models,
+        users,
+    )
 
 
 def test_heart_is_cleveland_with_turney_groups():

@@ -24,14 +24,24 @@ def test_action_to_dict_names_tests_and_classes(toy_dataset):
     """Extract, classify and reject become JSON with readable names."""
     extract = action_to_dict(Extract(test=1, cost=3.0, reason="why"), dataset=toy_dataset)
     assert extract["kind"] == "extract"
-    assert (extract["test_name"], extract["test_label"], extract["cost"]) == ("insulin", "Insulin", 3.0)
+    assert (extract["test_name"], extract["test_label"], extract["cost"]) == (
+        "insulin",
+        "Insulin",
+        3.0,
+    )
     classify = action_to_dict(
-        Classify(label=1, proba=(0.25, 0.75), expected_cost=25.0), dataset=toy_dataset, classes=[0, 1]
+        Classify(label=1, proba=(0.25, 0.75), expected_cost=25.0),
+        dataset=toy_dataset,
+        classes=[0, 1],
     )
     assert classify["label"] == "disease" and classify["label_index"] == 1
     assert classify["proba"] == [{"label": "healthy", "p": 0.25}, {"label": "disease", "p": 0.75}]
-    reject = action_to_dict(Reject(reason="unsure", expected_cost=30.0, proba=(0.5, 0.5)), dataset=toy_dataset)
-    assert reject["kind"] == "reject" and reject["expected_cost"] == 30.0 and reject["label"] is None
+    reject = action_to_dict(
+        Reject(reason="unsure", expected_cost=30.0, proba=(0.5, 0.5)), dataset=toy_dataset
+    )
+    assert (
+        reject["kind"] == "reject" and reject["expected_cost"] == 30.0 and reject["label"] is None
+    )
 
 
 def test_cost_model_for_uses_the_dataset_prices(toy_dataset):
@@ -41,7 +51,9 @@ def test_cost_model_for_uses_the_dataset_prices(toy_dataset):
     assert model.marginal_cost(2, {0}) == 1.0
 
 
-def test_clinicians_see_only_ready_models_admins_see_all(trained_model, clinician, model_admin, toy_dataset):
+def test_clinicians_see_only_ready_models_admins_see_all(
+    trained_model, clinician, model_admin, toy_dataset
+):
     """Queued/failed models are hidden from clinicians but listed for model admins."""
     failed = TrainedModel.objects.create(dataset=toy_dataset, learner="eg2", status="failed")
     assert list(models_for_user(user=clinician)) == [trained_model]

@@ -23,9 +23,13 @@ def case(trained_model, clinician):
 
 def test_group_discount_is_charged_in_the_case_flow(case, clinician, trained_model):
     """The second blood test costs its discounted price once the first is done."""
-    first = cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=150)
+    first = cases.record_result(
+        user=clinician, case=case, test=_test(trained_model, "glucose"), value=150
+    )
     before = {o.test.name: o.price_now for o in case_state(user=clinician, case=case).test_options}
-    second = cases.record_result(user=clinician, case=case, test=_test(trained_model, "insulin"), value=120)
+    second = cases.record_result(
+        user=clinician, case=case, test=_test(trained_model, "insulin"), value=120
+    )
     state = case_state(user=clinician, case=case)
     assert first.price == 10.0
     assert before["insulin"] == 3.0 and before["glucose"] == 0.0
@@ -52,7 +56,9 @@ def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinicia
     state = case_state(user=clinician, case=case)
     if state.advice["kind"] == "extract":
         test = trained_model.dataset.tests.get(index=state.advice["test_index"])
-        followed = cases.record_result(user=clinician, case=case, test=test, value=1 if test.is_nominal else 100)
+        followed = cases.record_result(
+            user=clinician, case=case, test=test, value=1 if test.is_nominal else 100
+        )
         assert followed.followed_advice is True
 
 
@@ -67,7 +73,9 @@ def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinicia
         ("sex", 0.5, "is not one of"),
     ],
 )
-def test_bad_values_are_rejected_with_a_clear_message(case, clinician, trained_model, name, value, message):
+def test_bad_values_are_rejected_with_a_clear_message(
+    case, clinician, trained_model, name, value, message
+):
     """Out-of-range numbers, non-numbers and unknown codes raise ValidationError; nothing is saved."""
     with pytest.raises(ValidationError, match=message):
         cases.record_result(user=clinician, case=case, test=_test(trained_model, name), value=value)
@@ -76,7 +84,9 @@ def test_bad_values_are_rejected_with_a_clear_message(case, clinician, trained_m
 
 def test_nominal_value_may_be_given_by_its_label(case, clinician, trained_model):
     """A nominal result given as its choice label is stored as the code."""
-    step = cases.record_result(user=clinician, case=case, test=_test(trained_model, "sex"), value="male")
+    step = cases.record_result(
+        user=clinician, case=case, test=_test(trained_model, "sex"), value="male"
+    )
     assert step.value == 1.0
 
 
@@ -93,7 +103,9 @@ def test_another_clinician_cannot_see_or_act_on_the_case(case, other_clinician, 
     with pytest.raises(PermissionDenied):
         case_state(user=other_clinician, case=case)
     with pytest.raises(PermissionDenied):
-        cases.record_result(user=other_clinician, case=case, test=_test(trained_model, "glucose"), value=100)
+        cases.record_result(
+            user=other_clinician, case=case, test=_test(trained_model, "glucose"), value=100
+        )
     with pytest.raises(PermissionDenied):
         cases.classify(user=other_clinician, case=case, label=0)
     assert case.steps.count() == 0
@@ -176,7 +188,9 @@ def test_state_is_recomputed_from_the_database_when_resumed(case, clinician, tra
 def test_prices_come_from_the_training_snapshot(case, clinician, trained_model):
     """Changing a dataset price after training does not change what the model's cases are charged."""
     trained_model.dataset.tests.filter(name="glucose").update(price=99.0, discounted_price=99.0)
-    step = cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=100)
+    step = cases.record_result(
+        user=clinician, case=case, test=_test(trained_model, "glucose"), value=100
+    )
     assert step.price == 10.0
 
 

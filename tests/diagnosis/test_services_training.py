@@ -34,7 +34,11 @@ def test_request_training_snapshots_and_queues_after_commit(
     matrix = toy_dataset.error_matrices.get(name="Refer at 30")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         trained = training.request_training(
-            user=model_admin, dataset=toy_dataset, learner="eg2", params={"w": "0.5"}, error_matrix=matrix
+            user=model_admin,
+            dataset=toy_dataset,
+            learner="eg2",
+            params={"w": "0.5"},
+            error_matrix=matrix,
         )
         assert queued == []
     assert len(callbacks) == 1
@@ -48,8 +52,9 @@ def test_request_training_snapshots_and_queues_after_commit(
     assert trained.reject_cost_snapshot == 30.0
 
 
-def test_broker_failure_marks_the_training_failed(toy_dataset, model_admin, monkeypatch,
-                                                  django_capture_on_commit_callbacks):
+def test_broker_failure_marks_the_training_failed(
+    toy_dataset, model_admin, monkeypatch, django_capture_on_commit_callbacks
+):
     """When the queue cannot be reached the model says so instead of staying queued."""
     from diagnosis import tasks
 
@@ -58,7 +63,9 @@ def test_broker_failure_marks_the_training_failed(toy_dataset, model_admin, monk
 
     monkeypatch.setattr(tasks.train_model, "apply_async", broken)
     with django_capture_on_commit_callbacks(execute=True):
-        trained = training.request_training(user=model_admin, dataset=toy_dataset, learner="c45", params={})
+        trained = training.request_training(
+            user=model_admin, dataset=toy_dataset, learner="c45", params={}
+        )
     trained.refresh_from_db()
     assert trained.status == TrainedModel.FAILED
     assert "broker down" in trained.error
@@ -74,19 +81,28 @@ def test_broker_failure_marks_the_training_failed(toy_dataset, model_admin, monk
         ("c45", {"cf": 1.5}, "at most 0.999"),
     ],
 )
-def test_request_training_validates_learner_and_params(toy_dataset, model_admin, learner, params, message):
+def test_request_training_validates_learner_and_params(
+    toy_dataset, model_admin, learner, params, message
+):
     """Unknown learners, bad values and unknown parameter names give clear errors; nothing saved."""
     with pytest.raises(ValidationError, match=message):
-        training.request_training(user=model_admin, dataset=toy_dataset, learner=learner, params=params)
+        training.request_training(
+            user=model_admin, dataset=toy_dataset, learner=learner, params=params
+        )
     assert TrainedModel.objects.count() == 0
 
 
-def test_request_training_rejects_a_matrix_of_another_dataset(toy_dataset, model_admin, make_toy_dataset):
+def test_request_training_rejects_a_matrix_of_another_dataset(
+    toy_dataset, model_admin, make_toy_dataset
+):
     """The error matrix must belong to the dataset being trained on."""
     other = make_toy_dataset("Other", error_matrices=[{"name": "m", "matrix": [[0, 1], [1, 0]]}])
     with pytest.raises(ValidationError, match="belongs to another dataset"):
         training.request_training(
-            user=model_admin, dataset=toy_dataset, learner="eg2", params={},
+            user=model_admin,
+            dataset=toy_dataset,
+            learner="eg2",
+            params={},
             error_matrix=other.error_matrices.get(),
         )
 
@@ -99,9 +115,13 @@ def test_only_model_admins_may_train(toy_dataset, clinician):
 
 def test_run_training_stores_a_loadable_model_and_held_out_metrics(toy_dataset, model_admin):
     """A run fits on 70%, reports on the held-out 30% and stores JSON that loads."""
-    trained = training.create_training(user=model_admin, dataset=toy_dataset, learner="c45", params={})
+    trained = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="c45", params={}
+    )
     seen = []
-    result = training.run_training(trained_model_id=trained.pk, progress=lambda f, m: seen.append(f))
+    result = training.run_training(
+        trained_model_id=trained.pk, progress=lambda f, m: seen.append(f)
+    )
     assert result.status == TrainedModel.SUCCEEDED, result.error
     assert result.progress == 1.0 and result.finished_at and result.fit_seconds >= 0
     assert seen == sorted(seen) and seen[-1] < 1.0
@@ -109,16 +129,26 @@ def test_run_training_stores_a_loadable_model_and_held_out_metrics(toy_dataset, 
     assert metrics["n_test_cases"] == 36 and metrics["n_training_cases"] == 84
     assert 0.0 <= metrics["accuracy"] <= 1.0 and 0.0 <= metrics["reject_rate"] <= 1.0
     assert set(metrics["test_order_frequency"]) <= {"glucose", "insulin", "sex"}
-    assert metrics["normalized_cost"] == pytest.approx(metrics["mean_total_cost"] / metrics["standard_cost"])
+    assert metrics["normalized_cost"] == pytest.approx(
+        metrics["mean_total_cost"] / metrics["standard_cost"]
+    )
     model = model_from_json(result.model_json)
     assert model.next_action({}, ()).kind in {"extract", "classify", "reject"}
 
 
 def test_failed_training_stores_its_reason(toy_dataset, model_admin):
     """An exception during fitting leaves status failed with the error text."""
-    trained = training.create_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
-    snapshot = dict(trained.cost_snapshot, costs=[1.0, 1.0], discounted=[1.0, 1.0], groups=[None, None],
-                    delayed=[False, False], free=[])
+    trained = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="eg2", params={}
+    )
+    snapshot = dict(
+        trained.cost_snapshot,
+        costs=[1.0, 1.0],
+        discounted=[1.0, 1.0],
+        groups=[None, None],
+        delayed=[False, False],
+        free=[],
+    )
     TrainedModel.objects.filter(pk=trained.pk).update(cost_snapshot=snapshot)
     result = training.run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.FAILED
@@ -128,7 +158,9 @@ def test_failed_training_stores_its_reason(toy_dataset, model_admin):
 
 def test_cancelled_training_is_not_run(toy_dataset, model_admin):
     """A cancelled training stays cancelled when a worker picks it up."""
-    trained = training.create_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
+    trained = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="eg2", params={}
+    )
     training.cancel_training(user=model_admin, trained_model=trained)
     result = training.run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.CANCELLED and result.model_json == ""
@@ -143,10 +175,16 @@ def test_run_training_of_a_missing_model_does_nothing(db):
 
 def test_stale_running_trainings_are_failed_with_a_reason(toy_dataset, model_admin):
     """A running model whose heartbeat stopped is failed; a fresh one is left alone."""
-    stale = training.create_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
-    fresh = training.create_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
+    stale = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="eg2", params={}
+    )
+    fresh = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="eg2", params={}
+    )
     now = timezone.now()
-    TrainedModel.objects.filter(pk=stale.pk).update(status="running", heartbeat_at=now - timedelta(hours=1))
+    TrainedModel.objects.filter(pk=stale.pk).update(
+        status="running", heartbeat_at=now - timedelta(hours=1)
+    )
     TrainedModel.objects.filter(pk=fresh.pk).update(status="running", heartbeat_at=now)
     assert training.fail_stale_trainings(older_than_seconds=600) == 1
     stale.refresh_from_db()
@@ -166,8 +204,13 @@ def test_request_training_needs_enough_cases(model_admin, make_toy_dataset):
 def test_every_registered_learner_builds_with_its_defaults(key):
     """Each registry entry's defaults are accepted by its estimator class."""
     estimator = learner_registry.build_estimator(
-        key, {}, cost_model=None, cost_matrix=None, reject_cost=None,
-        categorical_features=[1], random_state=0,
+        key,
+        {},
+        cost_model=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=[1],
+        random_state=0,
     )
     params = estimator.get_params()
     for spec in learner_registry.LEARNERS[key].params:

@@ -18,7 +18,9 @@ DEMO_MATRIX = "Uniform 100"
 
 
 class Command(BaseCommand):
-    help = "Create demo users, datasets (heart, thyroid, Pima) and one trained EG2 model per dataset."
+    help = (
+        "Create demo users, datasets (heart, thyroid, Pima) and one trained EG2 model per dataset."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--no-train", action="store_true", help="Do not train the demo models.")
@@ -33,8 +35,10 @@ class Command(BaseCommand):
             dataset = Dataset.objects.filter(name=name).first()
             if dataset is None:
                 dataset = create_dataset(**demo_data.BUILDERS[name]())
-                self.stdout.write(f"Created dataset {name}: {dataset.cases.count()} cases, "
-                                  f"{dataset.tests.count()} tests")
+                self.stdout.write(
+                    f"Created dataset {name}: {dataset.cases.count()} cases, "
+                    f"{dataset.tests.count()} tests"
+                )
             else:
                 self.stdout.write(f"Dataset {name} already exists ({dataset.cases.count()} cases)")
             if not options["no_train"]:
@@ -45,7 +49,9 @@ class Command(BaseCommand):
         clinicians, _ = Group.objects.get_or_create(name=CLINICIANS)
         admins, _ = Group.objects.get_or_create(name=MODEL_ADMINS)
         admins.permissions.set(Permission.objects.filter(content_type__app_label="diagnosis"))
-        clinician = self._user("clinician", os.environ.get("DEMO_CLINICIAN_PASSWORD", "clinician-demo"))
+        clinician = self._user(
+            "clinician", os.environ.get("DEMO_CLINICIAN_PASSWORD", "clinician-demo")
+        )
         clinician.groups.add(clinicians)
         admin = self._user("admin", os.environ.get("DEMO_ADMIN_PASSWORD", "admin-demo"))
         admin.is_staff = admin.is_superuser = True
@@ -62,7 +68,9 @@ class Command(BaseCommand):
 
     def _train(self, admin: User, dataset: Dataset) -> None:
         name = f"EG2 demo: {dataset.name}"
-        existing = TrainedModel.objects.filter(dataset=dataset, name=name, status=TrainedModel.SUCCEEDED)
+        existing = TrainedModel.objects.filter(
+            dataset=dataset, name=name, status=TrainedModel.SUCCEEDED
+        )
         if existing.exists():
             self.stdout.write(f"  model {name!r} already trained")
             return
