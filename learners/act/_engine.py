@@ -55,6 +55,21 @@ def info_mass(counts):
 
 
 @njit(cache=True, nogil=True)
+def _info_mass_rest(known, left):
+    """``info_mass(known - left)`` without allocating (the threshold sweep's hot spot)."""
+    total = 0.0
+    acc = 0.0
+    for c in range(known.shape[0]):
+        v = known[c] - left[c]
+        if v > 0.0:
+            total += v
+            acc -= v * np.log2(v)
+    if total <= 0.0:
+        return 0.0
+    return total * np.log2(total) + acc
+
+
+@njit(cache=True, nogil=True)
 def _extra_errors(n, e, coeff, cf):
     # C4.5's AddErrs: the normal approximation of the binomial upper limit
     # (written without recursion: numba cannot cache recursive functions).
@@ -272,7 +287,8 @@ def scan_feature(R, y, f, nominal, n_values, cases, weights, n_total, min_leaf,
     n_touched = _fill_histogram(R, y, f, cases, weights, hist, seen, touched)
     known = np.zeros(k)
     for i in range(n_touched):
-        known += hist[touched[i]]
+        for c in range(k):
+            known[c] += hist[touched[i], c]
     w_known = known.sum()
     gain = -1.0
     boundary = -1
@@ -303,15 +319,16 @@ def scan_feature(R, y, f, nominal, n_values, cases, weights, n_total, min_leaf,
         w_left = 0.0
         best = np.inf
         for i in range(n_touched - 1):
-            row = hist[ranks[i]]
-            left += row
-            w_left += row.sum()
+            r = ranks[i]
+            for c in range(k):
+                left[c] += hist[r, c]
+                w_left += hist[r, c]
             w_right = w_known - w_left
             if w_right + _EPS < min_leaf:
                 break
             if w_left + _EPS < min_leaf:
                 continue
-            objective = info_mass(left) + info_mass(known - left)
+            objective = info_mass(left) + _info_mass_rest(known, left)
             if all_gains.shape[0] > 0:
                 all_gains[n_found] = max(base - objective, 0.0) / n_total
                 all_bounds[n_found] = ranks[i]
