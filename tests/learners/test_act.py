@@ -187,3 +187,25 @@ def test_bad_parameters_are_rejected_clearly():
                          ({"cf": 1.5}, "cf")]:
         with pytest.raises(ValueError, match=word):
             ACTClassifier(**params).fit(X, y)
+
+
+def test_parallel_candidates_give_the_same_tree():
+    """n_jobs=2 scores candidates in threads but grows exactly the n_jobs=1 tree."""
+    X, y = _mixed_data(5, n=240)
+    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 300], [300, 0]],
+                  categorical_features=[1, 3], random_state=11, r=4)
+    serial = ACTClassifier(**kwargs).fit(X, y)
+    parallel = ACTClassifier(n_jobs=2, **kwargs).fit(X, y)
+    assert serial.tree_.n_nodes > 1
+    assert parallel.tree_.to_dict() == serial.tree_.to_dict()
+
+
+def test_larger_r_never_needs_more_samples_to_find_parity():
+    """Anytime: on XOR the r=16 tree costs no more on held-out data than the r=1 tree."""
+    data = make_parity(1600, n_relevant=4, n_irrelevant=5, random_state=8)
+    X, y, X_test, y_test = data.X[:800], data.y[:800], data.X[800:], data.y[800:]
+    kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
+                  categorical_features=list(range(X.shape[1])), random_state=0)
+    low = evaluate(ACTClassifier(r=1, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
+    high = evaluate(ACTClassifier(r=16, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
+    assert high <= low

@@ -33,3 +33,21 @@ def test_seeded_and_validated():
         make_parity(0)
     with pytest.raises(ValueError):
         make_parity(10, noise=0.5)
+
+
+def test_assign_costs_follows_paper_000_section_4_1():
+    """Prices lie in the range, groups get discounts, delayed fraction holds, rho=1 prices informative tests higher."""
+    from learners.synthetic import assign_costs
+
+    data = make_parity(400, n_relevant=1, n_irrelevant=19, random_state=2)
+    model = assign_costs(data.X, data.y, cost_range=(1, 100), group_fraction=0.2,
+                         delayed_fraction=0.25, discount=0.5, semi_random=1.0, random_state=0)
+    assert np.all((model.costs >= 1) & (model.costs <= 100))
+    assert int(model.delayed.sum()) == 5
+    for f, group in enumerate(model.groups):
+        if group is not None:
+            members = [g for g, name in enumerate(model.groups) if name == group]
+            assert model.discounted[f] == pytest.approx(
+                model.costs[f] - 0.5 * model.costs[members].min())
+    relevant = int(data.relevant[0])
+    assert model.costs[relevant] > np.median(model.costs)
