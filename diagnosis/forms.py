@@ -21,6 +21,18 @@ def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
+class CodeChoiceField(forms.TypedChoiceField):
+    """A choice of integer codes that also accepts "1.0" for "1" (numbers sent by programs)."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return value
+        return str(int(number)) if number.is_integer() else value
+
+
 class ResultForm(forms.Form):
     """The result of one test: a number within the test's range, or one of its choices."""
 
@@ -33,7 +45,7 @@ class ResultForm(forms.Form):
             choices = [("", "— choose —")] + [
                 (str(int(c["code"])), str(c["label"])) for c in (test.choices or [])
             ]
-            self.fields["value"] = forms.TypedChoiceField(
+            self.fields["value"] = CodeChoiceField(
                 label=label, choices=choices, coerce=float, widget=forms.Select(attrs=attrs),
                 error_messages={
                     "required": f"Choose the {test.display_label} result.",
