@@ -455,3 +455,20 @@ def test_risks_chart_and_readable_reason(client, clinician, trained_model, monke
     page = text(client.get(reverse("case-detail", args=[case.pk])))
     assert 'id="fig-risks"' in page and "Risk of each action now" in page
     assert "the tree tests Glucose next (healthy: 3, disease: 4)" in page
+
+
+def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
+    """When an anytime learner stored checkpoints, the model page charts cost against time."""
+    from diagnosis.models import TrainingCheckpoint
+
+    for seconds, cost in ((1.0, 50.0), (4.0, 42.0)):
+        TrainingCheckpoint.objects.create(
+            trained_model=trained_model, elapsed_seconds=seconds, estimated_cost=cost, label=f"r={seconds:g}"
+        )
+    login(client, clinician)
+    response = client.get(reverse("model-detail", args=[trained_model.pk]))
+    figure = response.context["checkpoints_figure"]
+    assert figure["data"][0]["x"] == [1.0, 4.0] and figure["data"][0]["y"] == [50.0, 42.0]
+    assert 'id="fig-checkpoints"' in text(response)
+    data = client.get(reverse("model-progress", args=[trained_model.pk])).json()
+    assert [c["label"] for c in data["checkpoints"]] == ["r=1", "r=4"]
