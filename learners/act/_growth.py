@@ -144,6 +144,9 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
         first, other = engine.SELECT_EG2, engine.SELECT_SEG2
         prune = engine.PRUNE_COST if settings.prune_lookahead else engine.PRUNE_NONE
 
+    # priced here, not in the threads: pricing a derived test briefly marks its inputs in done
+    test_prices = [float(engine.marginal_cost(f, done, prices)) for f, _, _ in candidates]
+
     def score(i):
         f, boundary, n_trees = candidates[i]
         total = engine.candidate_score(
@@ -154,7 +157,7 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
         )
         if settings.by_size:
             return total
-        return engine.marginal_cost(f, done, prices) + total / n
+        return test_prices[i] + total / n
 
     indices = range(len(candidates))
     scores = list(pool.map(score, indices)) if pool is not None else [score(i) for i in indices]

@@ -50,6 +50,11 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
 
     _by_size = False
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
+        return tags
+
     def fit(self, X, y):
         """Grow the tree on ``X`` (NaN = missing) and ``y``.
 
@@ -88,6 +93,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
                 cost_prune(grown, node_price, self.cost_matrix_, settings)
             self.tree_ = grown.to_structure()
         self.estimated_cost_ = estimated_total(self.tree_, prices, self.cost_matrix_, settings)
+        self._refresh_caches()  # built now so that prediction never changes __dict__
         if progress is not None:
             progress(1.0, f"tree of {self.tree_.n_leaves} leaves")
         return self

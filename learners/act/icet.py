@@ -99,6 +99,11 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         self.probability = probability
         self.progress_callback = progress_callback
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
+        return tags
+
     def fit(self, X, y):
         """Search the biases on halves of ``(X, y)``, then grow EG2 on all of it.
 
@@ -136,6 +141,7 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
             w=self.w_,
         ).fit(X, y)
         self.tree_ = final.tree_
+        self._refresh_caches()  # built now so that prediction never changes __dict__
         if self.progress_callback is not None:
             self.progress_callback(1.0, f"best fitness {self.best_fitness_:.4g}")
         return self
