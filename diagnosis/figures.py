@@ -291,8 +291,8 @@ def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
         )
     )
     fig.update_layout(
-        font=FONT, margin=dict(l=10, r=10, t=10, b=30),
-        height=60 + 32 * len(rows), plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
+        font=FONT, margin=dict(l=10, r=10, t=10, b=60),
+        height=100 + 34 * len(rows), plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
         xaxis=dict(title="Risk (expected loss)", gridcolor="#e3e8ef", rangemode="tozero"),
         yaxis=dict(autorange="reversed", automargin=True),
     )
@@ -317,8 +317,8 @@ def test_frequency_figure(frequency: Mapping[str, float], labels: Mapping[str, s
         )
     )
     fig.update_layout(
-        font=FONT, margin=dict(l=10, r=10, t=10, b=40),
-        height=80 + 28 * len(rows), plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
+        font=FONT, margin=dict(l=10, r=10, t=10, b=60),
+        height=100 + 30 * len(rows), plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
         xaxis=dict(title="% of held-out patients", range=[0, 105], gridcolor="#e3e8ef"),
         yaxis=dict(autorange="reversed", automargin=True),
     )
@@ -349,7 +349,7 @@ def checkpoints_figure(checkpoints: Iterable[Mapping[str, Any]]) -> dict:
         )
     )
     fig.update_layout(
-        font=FONT, margin=dict(l=10, r=10, t=20, b=40), height=300,
+        font=FONT, margin=dict(l=10, r=10, t=20, b=60), height=320,
         plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
         xaxis=dict(title="Training time (s)", gridcolor="#e3e8ef", rangemode="tozero"),
         yaxis=dict(title="Estimated cost per patient", gridcolor="#e3e8ef"),

@@ -93,6 +93,7 @@ def _value_display(step) -> str:
 
 
 _FEATURE = re.compile(r"\bfeature (\d+)\b")
+_EXTRACT = re.compile(r"\bextract:(\d+)\b")
 _CLASS_COUNTS = re.compile(r"\((\d+: [-\d.e]+(?:, \d+: [-\d.e]+)*)\)")
 
 
@@ -111,7 +112,29 @@ def readable_reason(reason: str, *, test_labels: dict[int, str], class_labels: l
             parts.append(f"{name}: {count}")
         return "(" + ", ".join(parts) + ")"
 
-    return _CLASS_COUNTS.sub(counts, _FEATURE.sub(feature, reason or ""))
+    def extract(match: re.Match) -> str:
+        index = int(match.group(1))
+        return f"order {test_labels[index]}" if index in test_labels else match.group(0)
+
+    text = _EXTRACT.sub(extract, _FEATURE.sub(feature, reason or ""))
+    text = re.sub(r"\breject\b", "refer", text)
+    return _CLASS_COUNTS.sub(counts, text)
+
+
+def readable_risks(risks: list[dict], *, test_labels: dict[int, str]) -> list[dict]:
+    """Risk rows with "extract:3" shown as "order <test>" and "reject" as "refer"."""
+    rows = []
+    for row in risks:
+        action = str(row["action"])
+        match = _EXTRACT.fullmatch(action)
+        if match and int(match.group(1)) in test_labels:
+            action = f"order {test_labels[int(match.group(1))]}"
+        elif action == "reject":
+            action = "refer"
+        elif action == "classify":
+            action = "conclude now"
+        rows.append({"action": action, "risk": row["risk"]})
+    return rows
 
 
 def _advice_text(advice: dict | None) -> str:
@@ -189,6 +212,8 @@ def _case_context(
         for o in open_options
     ]
     risks = (advice or {}).get("risks") or None
+    if risks:
+        risks = readable_risks(risks, test_labels={o.test.index: o.test.display_label for o in options})
     return {
         "case": case,
         "state": state,

@@ -125,3 +125,42 @@ def test_screenshots(chromium, live_server, heart_model, size):
         context.close()
     assert all(p.stat().st_size > 10_000 for p in saved)
     assert errors == [], errors  # no JavaScript errors, no failed requests (e.g. a missing asset)
+
+
+def test_screenshot_risk_chart(chromium, live_server, heart_model, monkeypatch):
+    """Layout check of the risk chart a conditioned-loss model's advice carries (risks injected)."""
+    from diagnosis import selectors
+    from diagnosis.models import DiagnosisCase
+    from diagnosis.views import cases as case_views
+    from django.contrib.auth.models import User
+
+    real = selectors.case_state
+    tests = {t.name: t.index for t in heart_model.dataset.tests.all()}
+
+    def with_risks(*, user, case):
+        state = real(user=user, case=case)
+        if state.advice:
+            state.advice = {**state.advice, "risks": [
+                {"action": "classify", "risk": 41.2},
+                {"action": "reject", "risk": 35.0},
+                {"action": f"extract:{tests['thal']}", "risk": 12.9},
+                {"action": f"extract:{tests['chol']}", "risk": 18.4},
+            ]}
+        return state
+
+    monkeypatch.setattr(case_views.selectors, "case_state", with_risks)
+    OUT.mkdir(parents=True, exist_ok=True)
+    case = DiagnosisCase.objects.create(
+        trained_model=heart_model, clinician=User.objects.get(username=CLINICIAN[0])
+    )
+    for size, (width, height) in SIZES.items():
+        context, page = new_page(chromium, live_server, width=width, height=height)
+        try:
+            log_in(page, *CLINICIAN)
+            page.goto(f"/cases/{case.pk}/")
+            wait_for_figures(page)
+            assert page.locator("#fig-risks").count() == 1
+            path = shot(page, "12-case-risk-chart", size)
+            assert path.stat().st_size > 10_000
+        finally:
+            context.close()

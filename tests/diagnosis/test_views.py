@@ -444,17 +444,23 @@ def test_risks_chart_and_readable_reason(client, clinician, trained_model, monke
         state = real(user=user, case=case)
         state.advice = {
             **state.advice,
-            "reason": "the tree tests feature 0 next (0: 3, 1: 4)",
-            "risks": [{"action": "order Glucose", "risk": 12.5}, {"action": "refer", "risk": 30.0}],
+            "reason": "the tree tests feature 0 next (0: 3, 1: 4); extract:1 is next best",
+            "risks": [
+                {"action": "classify", "risk": 40.0},
+                {"action": "reject", "risk": 30.0},
+                {"action": "extract:0", "risk": 12.5},
+            ],
         }
         return state
 
     monkeypatch.setattr(case_views.selectors, "case_state", with_risks)
     login(client, clinician)
     case = start(client, trained_model)
-    page = text(client.get(reverse("case-detail", args=[case.pk])))
+    response = client.get(reverse("case-detail", args=[case.pk]))
+    page = text(response)
     assert 'id="fig-risks"' in page and "Risk of each action now" in page
-    assert "the tree tests Glucose next (healthy: 3, disease: 4)" in page
+    assert response.context["risks_figure"]["data"][0]["y"] == ["conclude now", "refer", "order Glucose"]
+    assert "the tree tests Glucose next (healthy: 3, disease: 4); order Insulin is next best" in page
 
 
 def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
