@@ -307,7 +307,9 @@ def test_another_clinician_gets_403(client, clinician, other_clinician, trained_
     case = start(client, trained_model)
     client.logout()
     login(client, other_clinician)
-    assert client.get(reverse("case-detail", args=[case.pk])).status_code == 403
+    response = client.get(reverse("case-detail", args=[case.pk]))
+    assert response.status_code == 403
+    assert "This case belongs to another clinician." in text(response)  # said plainly, in the layout
     assert client.get(reverse("case-summary", args=[case.pk])).status_code == 403
     response = client.post(reverse("case-detail", args=[case.pk]), {"action": "refer"})
     assert response.status_code == 403
