@@ -483,6 +483,7 @@ def grow(R, y, nominal, n_values, cases, weights, ecases, eweights, done,
             leaf_e[level] = expected_errors(n, n - counts[label], coeff, cf)
             leaf_v[level] = _eval_leaf(y, ec_arr, ew_arr, label, cost_matrix)
             f = -1
+            cheapest = np.inf
             if not (n + _EPS < 2.0 * min_leaf or counts.max() >= n - _EPS or level >= max_depth):
                 for g in range(n_features):
                     gains[g] = -1.0
@@ -496,7 +497,11 @@ def grow(R, y, nominal, n_values, cases, weights, ecases, eweights, done,
                     bounds[g] = bound
                     if gain > 1e-12:
                         costs[g] = marginal_cost(g, done, select_prices)
-                f = _choose(gains, bounds, costs, select, w, rng)
+                        cheapest = min(cheapest, marginal_cost(g, done, charge_prices))
+                # Under cost pruning a subtree costs at least n * (its root test's
+                # price), so a leaf no dearer than that is what pruning would keep.
+                if prune != PRUNE_COST or leaf_c[level] > n * cheapest + 1e-9 * (1.0 + n * cheapest):
+                    f = _choose(gains, bounds, costs, select, w, rng)
             if f < 0:
                 have_result = True
                 r_c = leaf_c[level]

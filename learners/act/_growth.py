@@ -136,6 +136,14 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
     candidates = _candidates(data, y, cases, weights, done, n, settings)
     if not candidates:
         return None
+    # priced here, not in the threads: pricing a derived test briefly marks its inputs in done
+    test_prices = [float(engine.marginal_cost(f, done, prices)) for f, _, _ in candidates]
+    as_leaf = None
+    if settings.stop_at_leaf_cost and not settings.by_size:
+        label = engine.leaf_label(counts, cost_matrix, settings.laplace)
+        as_leaf = engine.leaf_mcost(counts, label, cost_matrix, settings.coeff, settings.cf) / n
+        if min(test_prices) >= as_leaf - 1e-12 * (1.0 + as_leaf):
+            return None  # every score is at least its test's price: none can beat the leaf
     seeds = rng.integers(1, 2**62, size=len(candidates))
     if settings.by_size:
         first, other = engine.SELECT_ID3, engine.SELECT_SID3
@@ -143,9 +151,6 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
     else:
         first, other = engine.SELECT_EG2, engine.SELECT_SEG2
         prune = engine.PRUNE_COST if settings.prune_lookahead else engine.PRUNE_NONE
-
-    # priced here, not in the threads: pricing a derived test briefly marks its inputs in done
-    test_prices = [float(engine.marginal_cost(f, done, prices)) for f, _, _ in candidates]
 
     def score(i):
         f, boundary, n_trees = candidates[i]
@@ -162,11 +167,8 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
     indices = range(len(candidates))
     scores = list(pool.map(score, indices)) if pool is not None else [score(i) for i in indices]
     best = int(np.argmin(scores))  # first minimum: lowest feature, then lowest threshold
-    if settings.stop_at_leaf_cost and not settings.by_size:
-        label = engine.leaf_label(counts, cost_matrix, settings.laplace)
-        as_leaf = engine.leaf_mcost(counts, label, cost_matrix, settings.coeff, settings.cf) / n
-        if scores[best] >= as_leaf - 1e-12 * (1.0 + as_leaf):
-            return None
+    if as_leaf is not None and scores[best] >= as_leaf - 1e-12 * (1.0 + as_leaf):
+        return None
     return candidates[best][:2]
 
 
