@@ -209,3 +209,18 @@ def test_larger_r_never_needs_more_samples_to_find_parity():
     low = evaluate(ACTClassifier(r=1, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
     high = evaluate(ACTClassifier(r=16, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
     assert high <= low
+
+
+def test_open_point_variants_grow_valid_trees():
+    """stop_rule='prune' and prune_lookahead=False both fit; grow-then-prune is never smaller before pruning."""
+    X, y = _mixed_data(6, n=200)
+    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 400], [400, 0]],
+                  categorical_features=[1, 3], random_state=0, r=3)
+    grown = ACTClassifier(stop_rule="prune", post_prune=False, **kwargs).fit(X, y)
+    stopped = ACTClassifier(stop_rule="leaf_cost", post_prune=False, **kwargs).fit(X, y)
+    assert grown.tree_.n_leaves >= stopped.tree_.n_leaves
+    pruned = ACTClassifier(stop_rule="prune", **kwargs).fit(X, y)
+    assert pruned.tree_.n_leaves <= grown.tree_.n_leaves
+    assert pruned.estimated_cost_ <= grown.estimated_cost_ + 1e-9
+    raw = ACTClassifier(prune_lookahead=False, **kwargs).fit(X, y)
+    assert raw.predict_proba(X).shape == (len(y), 2)
