@@ -24,6 +24,8 @@ feature index.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -96,12 +98,87 @@ def _extra_errors_from_one(n, coeff):
 
 
 @njit(cache=True, nogil=True)
+def _beta_fraction(a, b, x):
+    # continued fraction of the incomplete beta function (Lentz's method)
+    tiny = 1e-300
+    qab = a + b
+    qap = a + 1.0
+    qam = a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    if abs(d) < tiny:
+        d = tiny
+    d = 1.0 / d
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        if abs(d) < tiny:
+            d = tiny
+        c = 1.0 + aa / c
+        if abs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        if abs(d) < tiny:
+            d = tiny
+        c = 1.0 + aa / c
+        if abs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return h
+
+
+@njit(cache=True, nogil=True)
+def regularized_beta(a, b, x):
+    """``I_x(a, b)``, the regularized incomplete beta function."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = np.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * np.log(x) + b * np.log(1.0 - x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+@njit(cache=True, nogil=True)
+def exact_upper_limit(e, n, cf):
+    """``U_CF(e, n)``: the ``p`` with ``I_p(e + 1, n - e) = 1 - CF`` (the tree package's limit)."""
+    if e >= n:
+        return 1.0
+    if e <= 0.0:
+        return 1.0 - cf ** (1.0 / n)
+    lo = 0.0
+    hi = 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if regularized_beta(e + 1.0, n - e, mid) < 1.0 - cf:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True, nogil=True)
 def expected_errors(n, e, coeff, cf):
-    """``EE(n, e, CF)`` by C4.5's normal approximation (``coeff = z_CF^2``)."""
+    """``EE(n, e, CF)``: C4.5's normal approximation (``coeff = z_CF^2``), or the
+    exact binomial limit when ``coeff`` is negative."""
     if n <= 0.0:
         return 0.0
     if e > n:
         e = n
+    if coeff < 0.0:
+        return n * exact_upper_limit(e, n, cf)
     return e + _extra_errors(n, e, coeff, cf)
 
 

@@ -138,7 +138,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
             by_size=self._by_size,
             w=float(self.w_),
             cf=float(self.cf_),
-            coeff=normal_coefficient(self.cf_),
+            coeff=normal_coefficient(self.cf_) if getattr(self, "ee", "normal") == "normal" else -1.0,
             laplace=self.probability == "laplace",
             min_leaf=float(self.min_samples_leaf),
             max_depth=int(self.max_depth) if self.max_depth is not None else 64,
@@ -197,8 +197,8 @@ class ACTClassifier(_LookaheadTreeClassifier):
     test of least score is chosen; ``r = 0`` is plain EG2 (the same tree as
     :class:`~learners.tree.EG2Classifier` with ``w_`` and ``cf_``).
 
-    The pessimistic error ``EE`` is C4.5's normal approximation (``z^2`` from
-    ``cf``); the ``r = 0`` tree uses the tree package's exact binomial limit.
+    The pessimistic error ``EE`` is C4.5's normal approximation by default
+    (see ``ee``); the ``r = 0`` tree is EG2's, pruned with the exact limit.
 
     Parameters
     ----------
@@ -235,6 +235,9 @@ class ACTClassifier(_LookaheadTreeClassifier):
         Depth limit for the final and the sample trees (None: 64).
     probability : {"laplace", "frequency"}, default "laplace"
         Leaf probabilities, and the beliefs leaf labels are decided from.
+    ee : {"normal", "exact"}, default "normal"
+        Pessimistic error ``EE``: C4.5's normal approximation (fast), or the
+        exact binomial limit (the tree package's; about twice the fit time).
     n_jobs : int, optional
         Threads scoring the candidates of a node in parallel.
     progress_callback : callable(fraction, message), optional
@@ -269,6 +272,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
         min_samples_leaf=2,
         max_depth=None,
         probability="laplace",
+        ee="normal",
         n_jobs=None,
         progress_callback=None,
     ):
@@ -278,6 +282,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.r = r
+        self.ee = ee
         self.w = w
         self.cf = cf
         self.stop_rule = stop_rule
@@ -291,6 +296,8 @@ class ACTClassifier(_LookaheadTreeClassifier):
 
     def _check_params(self) -> None:
         super()._check_params()
+        if self.ee not in ("normal", "exact"):
+            raise ValueError(f"ee must be 'normal' or 'exact', got {self.ee!r}")
         if self.stop_rule not in _STOP_RULES:
             raise ValueError(f"stop_rule must be one of {_STOP_RULES}, got {self.stop_rule!r}")
         if self.w is not None and (not isinstance(self.w, Real) or not self.w >= 0):

@@ -224,3 +224,15 @@ def test_open_point_variants_grow_valid_trees():
     assert pruned.estimated_cost_ <= grown.estimated_cost_ + 1e-9
     raw = ACTClassifier(prune_lookahead=False, **kwargs).fit(X, y)
     assert raw.predict_proba(X).shape == (len(y), 2)
+
+
+def test_exact_ee_matches_the_tree_package():
+    """The compiled exact EE equals learners.tree.expected_error; 'exact' fits a valid tree."""
+    from learners.tree import expected_error
+
+    for n, e, cf in [(6, 0, 0.25), (10, 2, 0.25), (100, 7.5, 0.3), (3.5, 1.2, 0.2)]:
+        assert engine.expected_errors(n, e, -1.0, cf) == pytest.approx(expected_error(n, e, cf), rel=1e-9)
+    X, y = _mixed_data(7)
+    model = ACTClassifier(ee="exact", cost_matrix=[[0, 300], [300, 0]], random_state=0,
+                          test_costs=_grouped_costs(), categorical_features=[1, 3]).fit(X, y)
+    assert model.estimated_cost_ > 0
