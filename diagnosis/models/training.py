@@ -56,6 +56,15 @@ class TrainedModel(models.Model):
     model_json = models.TextField(blank=True)
     error = models.TextField(blank=True)
     celery_task_id = models.CharField(max_length=100, blank=True)
+    stop_requested = models.BooleanField(
+        default=False,
+        help_text="An anytime training ends at the next check and keeps its best model so far.",
+    )
+    anytime_round = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text='The anytime round whose model is in use (e.g. "r=4"); blank otherwise.',
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

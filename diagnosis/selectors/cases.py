@@ -19,6 +19,7 @@ __all__ = [
     "case_state",
     "compute_case_state",
     "open_cases_for_user",
+    "risk_rows",
 ]
 
 
@@ -93,8 +94,30 @@ def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> 
             label_index=index, label=labels[index] if 0 <= index < len(labels) else str(index)
         )
     if action.risks:
-        result["risks"] = [{"action": str(a), "risk": float(r)} for a, r in action.risks]
+        result["risks"] = risk_rows(action.risks, dataset=dataset)
     return result
+
+
+def risk_rows(risks, *, dataset) -> list[dict]:
+    """``(action name, risk)`` pairs as ``{"action": "Order TSH", "risk": r, "key": name}``.
+
+    ``key`` keeps the model's own name ("classify", "reject", "extract:<index>").
+    """
+    labels = {t.index: t.display_label for t in dataset.tests.all()}
+    rows = []
+    for name, risk in risks:
+        name = str(name)
+        kind, _, index = name.partition(":")
+        if kind == "extract" and index.lstrip("-").isdigit():
+            label = f"Order {labels.get(int(index), f'test {index}')}"
+        elif kind == "reject":
+            label = "Refer"
+        elif kind == "classify":
+            label = "Classify"
+        else:
+            label = name
+        rows.append({"action": label, "risk": float(risk), "key": name})
+    return rows
 
 
 def _known_and_unavailable(steps) -> tuple[dict[int, float], set[int]]:

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from .. import learner_registry
-from ..models import TrainedModel
+from ..models import DiagnosisCase, TrainedModel
 from ..permissions import is_model_admin, require_clinician
 
-__all__ = ["model_report", "models_for_user", "require_model_access"]
+__all__ = [
+    "case_outcomes",
+    "model_report",
+    "models_for_user",
+    "require_model_access",
+    "training_progress",
+]
 
 
 def models_for_user(*, user) -> QuerySet[TrainedModel]:
-    """Models a user may see: all for model admins, ready ones for clinicians."""
-    qs = TrainedModel.objects.select_related("dataset", "error_matrix", "created_by")
+    """Models a user may see: all for model admins, ready ones for clinicians.
+
+    Each carries ``n_cases_open``, ``n_cases_classified`` and ``n_cases_referred``
+    (referrals are a decision of their own, counted apart from conclusions).
+    """
+    qs = TrainedModel.objects.select_related("dataset", "error_matrix", "created_by").annotate(
+        n_cases_open=Count("cases", filter=Q(cases__status=DiagnosisCase.OPEN)),
+        n_cases_classified=Count("cases", filter=Q(cases__status=DiagnosisCase.CLASSIFIED)),
+        n_cases_referred=Count("cases", filter=Q(cases__status=DiagnosisCase.REFERRED)),
+    )
     if is_model_admin(user):
         return qs
     require_clinician(user)
@@ -23,6 +38,69 @@ def models_for_user(*, user) -> QuerySet[TrainedModel]:
 def require_model_access(user, trained: TrainedModel) -> None:
     if not is_model_admin(user):
         require_clinician(user)
+
+
+def case_outcomes(trained_model: TrainedModel) -> dict[str, int]:
+    """How many of the model's cases are open, classified and referred."""
+    counts = dict(trained_model.cases.order_by().values_list("status").annotate(n=Count("id")))
+    return {status: int(counts.get(status, 0)) for status, _ in DiagnosisCase.STATUS_CHOICES}
+
+
+def _checkpoints(trained_model: TrainedModel) -> list[dict]:
+    return [
+        {"elapsed_seconds": c.elapsed_seconds, "estimated_cost": c.estimated_cost, "label": c.label}
+        for c in trained_model.checkpoints.all()
+    ]
+
+
+def _anytime_summary(trained_model: TrainedModel) -> dict | None:
+    """r, time spent and the cost estimate of the model in use, for an anytime learner."""
+    spec = learner_registry.LEARNERS.get(trained_model.learner)
+    if spec is None or not spec.anytime:
+        return None
+    info = dict((trained_model.metrics or {}).get("anytime") or {})
+    requested = (trained_model.params or {}).get(spec.anytime_param)
+    if trained_model.started_at is not None and info.get("seconds_spent") is None:
+        end = trained_model.finished_at or timezone.now()
+        info["seconds_spent"] = max(0.0, (end - trained_model.started_at).total_seconds())
+    return {
+        "parameter": spec.anytime_param,
+        "requested": requested,
+        "round": trained_model.anytime_round or info.get("round") or "",
+        "value": info.get("value"),
+        "estimated_cost": info.get("estimated_cost"),
+        "estimate": info.get("estimate", "held-out mean total cost per patient"),
+        "training_estimated_cost": info.get("training_estimated_cost"),
+        "seconds_to_this_model": info.get("seconds_to_this_model"),
+        "seconds_spent": info.get("seconds_spent"),
+        "time_budget_seconds": (trained_model.params or {}).get("time_budget_seconds"),
+        "ended": info.get("ended", ""),
+        "rounds_run": info.get("rounds_run"),
+        "stop_requested": trained_model.stop_requested,
+        "can_stop": not trained_model.is_finished,
+    }
+
+
+def training_progress(*, user, trained_model: TrainedModel) -> dict:
+    """The live progress JSON: status, bar, elapsed time, error and the anytime checkpoints."""
+    require_model_access(user, trained_model)
+    started = trained_model.started_at
+    elapsed = None
+    if started is not None:
+        end = trained_model.finished_at or timezone.now()
+        elapsed = max(0.0, (end - started).total_seconds())
+    return {
+        "id": trained_model.pk,
+        "status": trained_model.status,
+        "status_label": trained_model.get_status_display(),
+        "finished": trained_model.is_finished,
+        "progress": trained_model.progress,
+        "message": trained_model.progress_message,
+        "elapsed_seconds": elapsed,
+        "error": trained_model.error,
+        "checkpoints": _checkpoints(trained_model),
+        "anytime": _anytime_summary(trained_model),
+    }
 
 
 def model_report(*, user, trained_model: TrainedModel) -> dict:
@@ -76,13 +154,9 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
         "mean_misclassification_cost": metrics.get("mean_misclassification_cost"),
         "n_test_cases": metrics.get("n_test_cases"),
         "test_order_frequency": metrics.get("test_order_frequency", {}),
+        "n_referred": metrics.get("n_referred"),
         "fit_seconds": trained_model.fit_seconds,
-        "checkpoints": [
-            {
-                "elapsed_seconds": c.elapsed_seconds,
-                "estimated_cost": c.estimated_cost,
-                "label": c.label,
-            }
-            for c in trained_model.checkpoints.all()
-        ],
+        "checkpoints": _checkpoints(trained_model),
+        "anytime": _anytime_summary(trained_model),
+        "case_outcomes": case_outcomes(trained_model),
     }

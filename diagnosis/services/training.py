@@ -1,4 +1,4 @@
-"""Training models: request (web), run (Celery worker), cancel, and failing stalled runs."""
+"""Training models: request (web), run (Celery worker), cancel or stop, failing stalled runs."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from django.utils import timezone
 from .. import learner_registry
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
+from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
-from .training_data import dataset_arrays, held_out_metrics, split_indices
+from .training_data import dataset_arrays, split_indices
 from .training_progress import Heartbeat, ProgressWriter
 from .validation import clean_matrix, clean_reject_cost
 
@@ -26,6 +27,7 @@ __all__ = [
     "cancel_training",
     "create_training",
     "fail_stale_trainings",
+    "request_stop",
     "request_training",
     "run_training",
 ]
@@ -157,14 +159,16 @@ def run_training(
     try:
         with Heartbeat(trained.pk):
             result = _fit_and_evaluate(trained, writer)
+    except AnytimeStopped as exc:
+        _finish(trained.pk, status=TrainedModel.CANCELLED, progress_message=str(exc)[:300])
+        return TrainedModel.objects.get(pk=trained.pk)
     except Exception as exc:  # any failure is reported on the model page
         log.exception("training %s failed", trained.pk)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         _finish(trained.pk, status=TrainedModel.FAILED, error=detail, progress_message="Failed")
         return TrainedModel.objects.get(pk=trained.pk)
-    _finish(
-        trained.pk, status=TrainedModel.SUCCEEDED, progress=1.0, progress_message="Done", **result
-    )
+    result.setdefault("progress_message", "Done")
+    _finish(trained.pk, status=TrainedModel.SUCCEEDED, progress=1.0, **result)
     return TrainedModel.objects.get(pk=trained.pk)
 
 
@@ -173,6 +177,18 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     X, y, categorical = dataset_arrays(trained.dataset)
     train, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    if learner_registry.get_spec(trained.learner).anytime:
+        return fit_anytime(
+            trained,
+            writer,
+            X=X,
+            y=y,
+            train=train,
+            test=test,
+            cost_model=cost_model,
+            categorical=categorical,
+            random_state=RANDOM_STATE,
+        )
     estimator = learner_registry.build_estimator(
         trained.learner,
         trained.params,
@@ -190,7 +206,7 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     estimator.fit(X[train], y[train])
     fit_seconds = time.perf_counter() - started
     writer(0.8, f"Evaluating on {len(test)} held-out cases", force=True)
-    metrics = held_out_metrics(
+    metrics = held_out_report(
         estimator,
         X[test],
         y[test],
@@ -214,6 +230,39 @@ def _finish(trained_model_id: int, *, status: str, **fields) -> None:
 
 
 @transaction.atomic
+def request_stop(*, user, trained_model: TrainedModel) -> TrainedModel:
+    """Ask a running anytime training to stop and keep its best model so far.
+
+    The worker checks the flag between rounds and during a round; a training
+    still queued is cancelled at once (it has no model to keep).
+    """
+    require_model_admin(user)
+    locked = TrainedModel.objects.select_for_update().get(pk=trained_model.pk)
+    if locked.is_finished:
+        raise ValidationError(f"The training already {locked.status}; there is nothing to stop.")
+    spec = learner_registry.LEARNERS.get(locked.learner)
+    if spec is None or not spec.anytime:
+        raise ValidationError(
+            f"{spec.label if spec else locked.learner} cannot keep a partial model; "
+            "cancel the training instead."
+        )
+    locked.stop_requested = True
+    fields = ["stop_requested"]
+    if locked.status == TrainedModel.QUEUED:
+        locked.status = TrainedModel.CANCELLED
+        locked.finished_at = timezone.now()
+        locked.progress_message = f"Stopped by {user.get_username()} before it started"
+        fields += ["status", "finished_at", "progress_message"]
+    else:
+        locked.progress_message = (
+            f"Stop requested by {user.get_username()}; keeping the best model so far"
+        )[:300]
+        fields.append("progress_message")
+    locked.save(update_fields=fields)
+    return locked
+
+
+@transaction.atomic
 def cancel_training(*, user, trained_model: TrainedModel) -> TrainedModel:
     """Cancel a queued or running training (its result, if any arrives, is discarded)."""
     require_model_admin(user)
@@ -232,12 +281,28 @@ def fail_stale_trainings(*, older_than_seconds: float) -> int:
     if older_than_seconds <= 0:
         raise ValidationError("older_than_seconds must be positive.")
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    return TrainedModel.objects.filter(status=TrainedModel.RUNNING, heartbeat_at__lt=cutoff).update(
+    stale = TrainedModel.objects.filter(status=TrainedModel.RUNNING, heartbeat_at__lt=cutoff)
+    why = (
+        f"The worker stopped reporting for more than {older_than_seconds:g} seconds "
+        "(it was probably restarted or killed)"
+    )
+    # An anytime training stores its best model as it goes: that model is kept.
+    anytime = [key for key, spec in learner_registry.LEARNERS.items() if spec.anytime]
+    kept = (
+        stale.filter(learner__in=anytime)
+        .exclude(model_json="")
+        .update(
+            status=TrainedModel.SUCCEEDED,
+            progress=1.0,
+            finished_at=timezone.now(),
+            error=f"{why}; the best model so far is kept.",
+            progress_message="Interrupted; using the best model so far",
+        )
+    )
+    failed = stale.update(
         status=TrainedModel.FAILED,
         finished_at=timezone.now(),
-        error=(
-            f"The worker stopped reporting for more than {older_than_seconds:g} seconds "
-            "(it was probably restarted or killed); start the training again."
-        ),
+        error=f"{why}; start the training again.",
         progress_message="Failed",
     )
+    return kept + failed
