@@ -81,9 +81,7 @@ def test_anytime_run_keeps_the_best_round_as_the_model_in_use(
     assert model.next_action({}).kind in {"extract", "classify", "reject"}
 
 
-def test_model_report_and_progress_show_r_time_and_estimate(
-    toy_dataset, model_admin, clinician
-):
+def test_model_report_and_progress_show_r_time_and_estimate(toy_dataset, model_admin, clinician):
     """The report says which r is in use, the time spent and its estimated cost."""
     trained = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=2).pk)
     report = model_report(user=clinician, trained_model=trained)
@@ -141,9 +139,7 @@ def test_stop_request_inside_a_round_ends_it_early(
     assert result.anytime_round == "r=1" and result.metrics["anytime"]["ended"] == anytime.STOPPED
 
 
-def test_time_budget_ends_the_run_with_the_best_model(
-    toy_dataset, model_admin, rounds_evaluated
-):
+def test_time_budget_ends_the_run_with_the_best_model(toy_dataset, model_admin, rounds_evaluated):
     """Once the budget has passed no further round runs, and the run still succeeds."""
     calls, hooks = rounds_evaluated
     hooks[1] = lambda: time.sleep(1.1)  # round r=1 outlasts the 1 s budget
@@ -156,9 +152,7 @@ def test_time_budget_ends_the_run_with_the_best_model(
     assert result.anytime_round == "r=1"
 
 
-def test_an_error_in_a_later_round_keeps_the_best_model(
-    toy_dataset, model_admin, rounds_evaluated
-):
+def test_an_error_in_a_later_round_keeps_the_best_model(toy_dataset, model_admin, rounds_evaluated):
     """A round that crashes after r=1 succeeded leaves r=1 in use, with the error recorded."""
     _, hooks = rounds_evaluated
 
@@ -166,17 +160,13 @@ def test_an_error_in_a_later_round_keeps_the_best_model(
         raise RuntimeError("disk full")
 
     hooks[2] = crash
-    result = training.run_training(
-        trained_model_id=_act(toy_dataset, model_admin, r=4).pk
-    )
+    result = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=4).pk)
     assert result.status == TrainedModel.SUCCEEDED
     assert "disk full" in result.error and result.anytime_round == "r=1"
     assert "failed" in result.metrics["anytime"]["ended"]
 
 
-def test_an_error_in_the_first_round_fails_the_training(
-    toy_dataset, model_admin, rounds_evaluated
-):
+def test_an_error_in_the_first_round_fails_the_training(toy_dataset, model_admin, rounds_evaluated):
     """With no model yet, a crash fails the training as for any learner."""
     _, hooks = rounds_evaluated
 

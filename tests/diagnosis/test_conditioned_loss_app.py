@@ -1,0 +1,181 @@
+"""The conditioned-loss model in the app: trained by the service, walked step by step, referrals apart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from diagnosis.models import DiagnosisCase, DiagnosisStep, TrainedModel
+from diagnosis.selectors import case_state, model_report, models_for_user, tree_layout
+from diagnosis.services import cases, training
+from diagnosis.services.datasets import create_dataset
+
+CLASSES = ["normal", "hyperthyroid", "hypothyroid"]
+
+THYROID_TESTS = [
+    # Questionnaire answers are free; four priced lab tests; FTI is computed from TT4 and T4U.
+    {"name": "age", "label": "Age", "unit": "years", "price": 0.0, "discounted_price": 0.0},
+    {
+        "name": "on_thyroxine",
+        "label": "On thyroxine",
+        "kind": "nominal",
+        "price": 0.0,
+        "discounted_price": 0.0,
+        "choices": [{"code": 0, "label": "no"}, {"code": 1, "label": "yes"}],
+    },
+    {"name": "TSH", "label": "TSH", "price": 22.78, "discounted_price": 22.78},
+    {"name": "T3", "label": "T3", "price": 11.41, "discounted_price": 11.41},
+    {"name": "TT4", "label": "TT4", "price": 14.51, "discounted_price": 14.51},
+    {"name": "T4U", "label": "T4U", "price": 11.41, "discounted_price": 11.41},
+    {
+        "name": "FTI",
+        "label": "FTI",
+        "price": 0.0,
+        "discounted_price": 0.0,
+        "derived_from": ["TT4", "T4U"],
+    },
+]
+
+
+def thyroid_like_rows(n: int = 300, seed: int = 0):
+    """Hypo when TSH is high, hyper when TSH is low and FTI high; patients over 75 are a coin toss."""
+    rng = np.random.default_rng(seed)
+    age = rng.uniform(20, 90, n).round()
+    thyroxine = rng.integers(0, 2, n).astype(float)
+    tsh = np.exp(rng.normal(0.3, 1.4, n)).round(2)
+    t3 = rng.uniform(0.5, 4.0, n).round(2)
+    tt4 = rng.uniform(40, 200, n).round(1)
+    t4u = rng.uniform(0.6, 1.4, n).round(2)
+    fti = (tt4 / t4u).round(1)
+    labels = np.where(tsh > 6, 2, np.where((tsh < 0.5) & (fti > 120), 1, 0))
+    # No test tells these patients' classes apart: the model should rather refer them.
+    elderly = age > 75
+    labels[elderly] = rng.integers(0, 3, int(elderly.sum()))
+    rows = np.column_stack([age, thyroxine, tsh, t3, tt4, t4u, fti]).tolist()
+    return rows, labels.tolist()
+
+
+@pytest.fixture
+def thyroid_model(db, model_admin):
+    rows, labels = thyroid_like_rows()
+    dataset = create_dataset(
+        name="Thyroid-like",
+        class_labels=CLASSES,
+        tests=THYROID_TESTS,
+        rows=rows,
+        labels=labels,
+        error_matrices=[
+            {
+                "name": "Uniform 1000",
+                "matrix": [[0 if i == j else 1000 for j in range(3)] for i in range(3)],
+            }
+        ],
+    )
+    requested = training.create_training(
+        user=model_admin,
+        dataset=dataset,
+        learner="conditioned_loss",
+        params={"reward": 100, "penalty": 10000},
+        error_matrix=dataset.error_matrices.get(),
+    )
+    trained = training.run_training(trained_model_id=requested.pk)
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    return trained
+
+
+def test_conditioned_loss_trains_through_the_service_with_referral_counts(thyroid_model):
+    """Held-out metrics count referrals apart: n_referred + n_classified = cases, rate agrees."""
+    metrics = thyroid_model.metrics
+    n = metrics["n_test_cases"]
+    assert metrics["n_referred"] + metrics["n_classified"] == n
+    assert metrics["n_referred"] == sum(row[-1] for row in metrics["confusion"])
+    assert metrics["reject_rate"] == pytest.approx(metrics["n_referred"] / n)
+    assert metrics["n_referred"] > 0, "elderly patients no test can tell apart should be referred"
+
+
+def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
+    thyroid_model, clinician
+):
+    """Following the advice, a patient gets free answers, priced tests, then a decision with risks."""
+    rows, _ = thyroid_like_rows()
+    dataset = thyroid_model.dataset
+    tests = {t.index: t for t in dataset.tests.all()}
+    seen_risks = []
+    kinds = []
+    for row in rows[:12]:
+        case = cases.start_case(user=clinician, trained_model=thyroid_model)
+        for _ in range(len(tests) + 1):
+            state = case_state(user=clinician, case=case)
+            advice = state.advice
+            if advice["risks"]:
+                seen_risks.append(advice)
+            if advice["kind"] == "extract":
+                cases.record_result(
+                    user=clinician,
+                    case=case,
+                    test=tests[advice["test_index"]],
+                    value=row[advice["test_index"]],
+                )
+            elif advice["kind"] == "classify":
+                step = cases.classify(user=clinician, case=case, label=advice["label_index"])
+                break
+            else:
+                step = cases.refer(user=clinician, case=case)
+                break
+        else:
+            pytest.fail(f"no decision after every test was asked for: {advice}")
+        case.refresh_from_db()
+        kinds.append(advice["kind"])
+        assert step.followed_advice
+        if advice["kind"] == "reject":
+            assert case.status == DiagnosisCase.REFERRED and step.kind == DiagnosisStep.REFER
+            assert case.final_label is None
+        else:
+            assert case.status == DiagnosisCase.CLASSIFIED and step.kind == DiagnosisStep.CLASSIFY
+    assert seen_risks, "decisions on priced tests carry their risks"
+    # The first rows include patients over 75, whose classes no test tells apart.
+    assert {"classify", "reject"} <= set(kinds), kinds
+    for advice in seen_risks:
+        actions = [r["action"] for r in advice["risks"]]
+        assert actions[:2] == ["Classify", "Refer"]
+        assert all(a.startswith("Order ") for a in actions[2:])
+        assert {r["key"] for r in advice["risks"]} >= {"classify", "reject"}
+        assert all(isinstance(r["risk"], float) for r in advice["risks"])
+        chosen = min(advice["risks"], key=lambda r: r["risk"])["key"]
+        expected = {"classify": "classify", "reject": "reject"}.get(chosen, "extract")
+        assert advice["kind"] == expected
+
+
+def test_order_label_names_the_test(thyroid_model, clinician):
+    """The first priced decision lists "Order TSH" among its risks (the paper's costliest test)."""
+    rows, _ = thyroid_like_rows()
+    tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
+    case = cases.start_case(user=clinician, trained_model=thyroid_model)
+    advice = case_state(user=clinician, case=case).advice
+    while not advice["risks"]:  # free questionnaire answers come first
+        cases.record_result(
+            user=clinician,
+            case=case,
+            test=tests[advice["test_index"]],
+            value=rows[0][advice["test_index"]],
+        )
+        advice = case_state(user=clinician, case=case).advice
+    assert "Order TSH" in [r["action"] for r in advice["risks"]]
+
+
+def test_referrals_are_counted_apart_in_reports(thyroid_model, clinician, model_admin):
+    """A referral is its own step and case status, and model lists and reports count it apart."""
+    referred = cases.start_case(user=clinician, trained_model=thyroid_model)
+    step = cases.refer(user=clinician, case=referred)
+    assert step.kind == DiagnosisStep.REFER and step.label is None and step.price == 0
+    classified = cases.start_case(user=clinician, trained_model=thyroid_model)
+    cases.classify(user=clinician, case=classified, label=0)
+    cases.start_case(user=clinician, trained_model=thyroid_model)
+    report = model_report(user=clinician, trained_model=thyroid_model)
+    assert report["case_outcomes"] == {"open": 1, "classified": 1, "referred": 1}
+    assert report["n_referred"] == thyroid_model.metrics["n_referred"]
+    assert tree_layout(user=clinician, trained_model=thyroid_model) is None  # no tree to draw
+    listed = models_for_user(user=clinician).get(pk=thyroid_model.pk)
+    assert (listed.n_cases_open, listed.n_cases_classified, listed.n_cases_referred) == (1, 1, 1)
+    other = models_for_user(user=model_admin).exclude(pk=thyroid_model.pk)
+    assert all(m.n_cases_referred == 0 for m in other)
