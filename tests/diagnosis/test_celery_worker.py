@@ -180,3 +180,100 @@ def test_worker_reports_why_a_training_failed(celery_worker, toy_dataset, model_
     trained = _wait_until_finished(trained, log)
     assert trained.status == TrainedModel.FAILED
     assert "2 tests but X has 3 features" in trained.error
+
+
+def _xor_dataset(name: str, n: int = 600, d: int = 8):
+    """Noisy XOR over two of ``d`` priced features: ACT's rounds take seconds, not milliseconds."""
+    import numpy as np
+
+    from diagnosis.services.datasets import create_dataset
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (n, d)).round(3)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.5)).astype(int)
+    flip = rng.random(n) < 0.1
+    y[flip] = 1 - y[flip]
+    return create_dataset(
+        name=name,
+        class_labels=["a", "b"],
+        tests=[
+            {"name": f"x{j}", "label": f"X{j}", "price": 5.0, "discounted_price": 5.0}
+            for j in range(d)
+        ],
+        rows=X.tolist(),
+        labels=y.tolist(),
+        error_matrices=[{"name": "Uniform 100", "matrix": [[0, 100], [100, 0]]}],
+    )
+
+
+def _checkpoint_costs(trained: TrainedModel) -> list[float]:
+    return [c.estimated_cost for c in trained.checkpoints.order_by("elapsed_seconds", "id")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_runs_anytime_act_round_by_round(celery_worker, toy_dataset, model_admin):
+    """ACT through the worker: checkpoints of falling cost, the last one is the model in use."""
+    _, log = celery_worker
+    trained = request_training(
+        user=model_admin,
+        dataset=toy_dataset,
+        learner="act",
+        params={"r": 4},
+        error_matrix=toy_dataset.error_matrices.get(name="Uniform 100"),
+    )
+    trained = _wait_until_finished(trained, log)
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    costs = _checkpoint_costs(trained)
+    assert costs and costs == sorted(costs, reverse=True)
+    last = trained.checkpoints.order_by("elapsed_seconds", "id").last()
+    assert trained.model_json == last.model_json and trained.anytime_round == last.label
+    assert trained.metrics["anytime"]["ended"] == "finished"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_stops_anytime_act_on_request_and_keeps_the_best(celery_worker, model_admin):
+    """A stop requested after the first checkpoint ends the worker's run with that best model."""
+    from diagnosis.services.training import request_stop
+
+    _, log = celery_worker
+    dataset = _xor_dataset("XOR for stopping")
+    trained = request_training(
+        user=model_admin,
+        dataset=dataset,
+        learner="act",
+        params={"r": 64},
+        error_matrix=dataset.error_matrices.get(),
+    )
+    deadline = time.monotonic() + TIMEOUT
+    while not trained.checkpoints.exists():
+        trained.refresh_from_db()
+        if trained.is_finished or time.monotonic() > deadline:
+            pytest.fail(f"no checkpoint before the run ended: {trained.status} {trained.error}")
+        time.sleep(0.2)
+    request_stop(user=model_admin, trained_model=trained)
+    trained = _wait_until_finished(trained, log)
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    assert trained.metrics["anytime"]["ended"] == "stopped on request"
+    assert trained.anytime_round != "r=64", "the run stopped before its last round"
+    last = trained.checkpoints.order_by("elapsed_seconds", "id").last()
+    assert trained.model_json == last.model_json
+    assert _checkpoint_costs(trained) == sorted(_checkpoint_costs(trained), reverse=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_ends_anytime_act_at_its_time_budget(celery_worker, model_admin):
+    """With a 2 s budget the worker ends a long ACT run early and keeps its best model."""
+    _, log = celery_worker
+    dataset = _xor_dataset("XOR for a budget")
+    trained = request_training(
+        user=model_admin,
+        dataset=dataset,
+        learner="act",
+        params={"r": 64, "time_budget_seconds": 2},
+        error_matrix=dataset.error_matrices.get(),
+    )
+    trained = _wait_until_finished(trained, log)
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    info = trained.metrics["anytime"]
+    assert info["ended"] == "time budget reached" and info["round"] != "r=64"
+    assert trained.checkpoints.exists() and trained.model_json
