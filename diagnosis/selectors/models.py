@@ -71,6 +71,7 @@ def _anytime_summary(trained_model: TrainedModel) -> dict | None:
         "estimated_cost": info.get("estimated_cost"),
         "estimate": info.get("estimate", "held-out mean total cost per patient"),
         "training_estimated_cost": info.get("training_estimated_cost"),
+        "derived_params": info.get("derived_params") or {},
         "seconds_to_this_model": info.get("seconds_to_this_model"),
         "seconds_spent": info.get("seconds_spent"),
         "time_budget_seconds": (trained_model.params or {}).get("time_budget_seconds"),

@@ -192,6 +192,12 @@ def fit_anytime(
                 "fit_seconds": fit_seconds,
                 "elapsed": elapsed,
                 "training_estimate": _float_or_none(getattr(estimator, "estimated_cost_", None)),
+                # ACT derives w and cf from the costs when they are left empty: show what it used.
+                "derived_params": {
+                    name: _float_or_none(getattr(estimator, f"{name}_"))
+                    for name in ("w", "cf")
+                    if hasattr(estimator, f"{name}_")
+                },
                 "model_json": estimator.to_json(),
             }
             _store_round(trained.pk, best, knob=knob, n_train=len(train), budget=budget)
@@ -248,6 +254,7 @@ def _metrics_in_use(
         "estimated_cost": best["cost"],
         "estimate": "held-out mean total cost per patient",
         "training_estimated_cost": best["training_estimate"],
+        "derived_params": best["derived_params"],
         "seconds_to_this_model": best["elapsed"],
         "seconds_spent": total,
         "time_budget_seconds": budget,

@@ -77,6 +77,7 @@ def test_anytime_run_keeps_the_best_round_as_the_model_in_use(
     assert info["seconds_spent"] >= info["seconds_to_this_model"] > 0
     assert trained.fit_seconds == pytest.approx(info["seconds_spent"])
     assert info["training_estimated_cost"] is not None  # ACT's own estimate, kept beside
+    assert set(info["derived_params"]) == {"w", "cf"}  # left empty: derived from the costs
     model = model_from_json(trained.model_json)
     assert model.next_action({}).kind in {"extract", "classify", "reject"}
 
@@ -223,3 +224,40 @@ def test_a_killed_anytime_worker_keeps_the_best_model(toy_dataset, model_admin):
     without.refresh_from_db()
     assert with_model.status == TrainedModel.SUCCEEDED and "best model so far" in with_model.error
     assert without.status == TrainedModel.FAILED and "stopped reporting" in without.error
+
+
+def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
+    toy_dataset, model_admin, clinician
+):
+    """The model page partial names r, cost and time; a running run offers admins the stop button."""
+    from django.template.loader import render_to_string
+
+    done = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=2).pk)
+    report = model_report(user=model_admin, trained_model=done)
+    html = render_to_string(
+        "diagnosis/_anytime_controls.html", {"trained": done, "report": report, "can_train": True}
+    )
+    assert done.anytime_round in html and f"${report['anytime']['estimated_cost']:.2f}" in html
+    assert "Time spent" in html and 'name="action" value="stop"' not in html
+    running = _act(toy_dataset, model_admin, r=2)
+    TrainedModel.objects.filter(pk=running.pk).update(
+        status=TrainedModel.RUNNING, started_at=timezone.now()
+    )
+    running.refresh_from_db()
+    context = {"report": model_report(user=model_admin, trained_model=running)}
+    html = render_to_string(
+        "diagnosis/_anytime_controls.html", {"trained": running, "can_train": True, **context}
+    )
+    assert 'name="action" value="stop"' in html and 'id="anytime-live"' in html
+    html = render_to_string(
+        "diagnosis/_anytime_controls.html", {"trained": running, "can_train": False, **context}
+    )
+    assert 'value="stop"' not in html
+    greedy = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="eg2", params={}
+    )
+    report = model_report(user=clinician, trained_model=greedy)
+    assert report["anytime"] is None
+    assert "Anytime" not in render_to_string(
+        "diagnosis/_anytime_controls.html", {"trained": greedy, "report": report}
+    )
