@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable
 
 import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 
 from .. import learner_registry
@@ -40,6 +41,7 @@ FINISHED = "finished"
 STOPPED = "stopped on request"
 BUDGET = "time budget reached"
 CANCELLED = "cancelled"
+WORKER_LIMIT = "the worker's time limit was reached"
 
 
 class AnytimeStopped(Exception):
@@ -170,6 +172,11 @@ def fit_anytime(
             )
         except _RoundInterrupted as exc:
             ended = exc.reason
+            break
+        except SoftTimeLimitExceeded:  # Celery's soft limit: a budget of last resort
+            if best is None:
+                raise
+            ended = WORKER_LIMIT
             break
         except Exception as exc:  # keep the best model so far; with none, fail as usual
             if best is None:

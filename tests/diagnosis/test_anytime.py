@@ -167,6 +167,22 @@ def test_an_error_in_a_later_round_keeps_the_best_model(toy_dataset, model_admin
     assert "failed" in result.metrics["anytime"]["ended"]
 
 
+def test_the_worker_time_limit_keeps_the_best_model(toy_dataset, model_admin, rounds_evaluated):
+    """Celery's soft time limit during a later round ends the run like a budget, not an error."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    _, hooks = rounds_evaluated
+
+    def limit():
+        raise SoftTimeLimitExceeded()
+
+    hooks[2] = limit
+    result = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=4).pk)
+    assert result.status == TrainedModel.SUCCEEDED and result.error == ""
+    assert result.metrics["anytime"]["ended"] == anytime.WORKER_LIMIT
+    assert result.anytime_round == "r=1"
+
+
 def test_an_error_in_the_first_round_fails_the_training(toy_dataset, model_admin, rounds_evaluated):
     """With no model yet, a crash fails the training as for any learner."""
     _, hooks = rounds_evaluated
