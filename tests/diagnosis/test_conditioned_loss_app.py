@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 
@@ -179,3 +182,23 @@ def test_referrals_are_counted_apart_in_reports(thyroid_model, clinician, model_
     assert (listed.n_cases_open, listed.n_cases_classified, listed.n_cases_referred) == (1, 1, 1)
     other = models_for_user(user=model_admin).exclude(pk=thyroid_model.pk)
     assert all(m.n_cases_referred == 0 for m in other)
+
+
+def test_step_screen_shows_the_risk_chart_with_readable_actions(thyroid_model, clinician, client):
+    """The clinician's screen of a conditioned-loss case draws the risks with readable actions."""
+    from django.urls import reverse
+
+    rows, _ = thyroid_like_rows()
+    tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
+    case = cases.start_case(user=clinician, trained_model=thyroid_model)
+    advice = case_state(user=clinician, case=case).advice
+    while not advice["risks"]:
+        index = advice["test_index"]
+        cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
+        advice = case_state(user=clinician, case=case).advice
+    client.force_login(clinician)
+    page = client.get(reverse("case-detail", args=[case.pk])).content.decode()
+    figure = re.search(r'<script id="fig-risks" type="application/json">(.*?)</script>', page, re.S)
+    assert figure, "the risk chart's data is on the page"
+    labels = json.dumps(json.loads(figure.group(1))["data"])
+    assert "Order TSH" in labels and "Refer" in labels and "Classify" in labels
