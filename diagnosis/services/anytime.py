@@ -133,12 +133,16 @@ def fit_anytime(
     rounds = round_schedule(int(params[knob]))
     budget = params.get("time_budget_seconds")
     work = [max(r, 1) for r in rounds]  # fit time grows about linearly with r
-    started = time.perf_counter()
+    # A redelivered task (its worker died mid-run) goes on after the model it had stored.
+    best = _resumed(trained)
+    resumed_after = best["r"] if best is not None else -1
+    started = time.perf_counter() - (best["elapsed"] if best is not None else 0.0)
     watch = _StopWatch(trained.pk, started, budget)
-    best: dict | None = None
     ended, error = FINISHED, ""
     rounds_run = 0
     for number, r in enumerate(rounds):
+        if r <= resumed_after:
+            continue
         reason = watch.reason(have_model=best is not None, force=True)
         if reason:
             ended = reason
@@ -223,6 +227,25 @@ def fit_anytime(
         "anytime_round": best["label"],
         "progress_message": message[:300],
         "error": error,
+    }
+
+
+def _resumed(trained: TrainedModel) -> dict | None:
+    """The stored best round of an interrupted run of this model, or None for a fresh run."""
+    info = (trained.metrics or {}).get("anytime")
+    last = trained.checkpoints.order_by("-elapsed_seconds", "-id").first()
+    if not info or last is None or not trained.model_json or last.model_json != trained.model_json:
+        return None
+    return {
+        "cost": last.estimated_cost,
+        "label": last.label,
+        "r": int(info["value"]),
+        "metrics": {k: v for k, v in trained.metrics.items() if k != "anytime"},
+        "fit_seconds": trained.metrics.get("fit_seconds"),
+        "elapsed": last.elapsed_seconds,
+        "training_estimate": info.get("training_estimated_cost"),
+        "derived_params": info.get("derived_params") or {},
+        "model_json": trained.model_json,
     }
 
 

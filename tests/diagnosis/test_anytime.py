@@ -196,6 +196,30 @@ def test_an_error_in_the_first_round_fails_the_training(toy_dataset, model_admin
     assert not result.is_ready
 
 
+def test_a_redelivered_run_goes_on_after_the_stored_best_model(
+    toy_dataset, model_admin, rounds_evaluated
+):
+    """A task run again after a worker died keeps the stored model and runs only later rounds."""
+    calls, _ = rounds_evaluated
+    trained = _act(toy_dataset, model_admin, r=1)
+    first = training.run_training(trained_model_id=trained.pk)
+    kept = first.checkpoints.get()
+    # As if the worker had died after storing r=1 of an r=4 run and the task came back.
+    TrainedModel.objects.filter(pk=trained.pk).update(
+        status=TrainedModel.RUNNING, params={**first.params, "r": 4}
+    )
+    again = training.run_training(trained_model_id=trained.pk)
+    assert again.status == TrainedModel.SUCCEEDED, again.error
+    assert len(calls) == 3  # r=1 once, then only r=2 and r=4
+    checkpoints = list(again.checkpoints.order_by("elapsed_seconds", "id"))
+    assert checkpoints[0].pk == kept.pk
+    assert all(c.elapsed_seconds > kept.elapsed_seconds for c in checkpoints[1:])
+    costs = [c.estimated_cost for c in checkpoints]
+    assert costs == sorted(costs, reverse=True)
+    assert again.model_json == checkpoints[-1].model_json
+    assert again.metrics["anytime"]["rounds_run"] == 2
+
+
 def test_stop_before_the_first_model_cancels(toy_dataset, model_admin):
     """A run told to stop before any round finished ends cancelled, with nothing kept."""
     trained = _act(toy_dataset, model_admin, r=2)
