@@ -12,9 +12,13 @@ paper) and with the group-A discount.  Then the sweeps of Figure 1 (PENALTY
 with REWARD = 100, REWARD with PENALTY = 10000, full prices), saved as Plotly
 figure JSON under ``--out``.
 
-    python -m benchmarks.conditioned_loss_thyroid                 # full run (~5 min)
+    python -m benchmarks.conditioned_loss_thyroid                 # full run (~30 min)
     python -m benchmarks.conditioned_loss_thyroid --no-sweep      # Tables 2 and 3 only
     python -m benchmarks.conditioned_loss_thyroid --out /tmp/cl   # figures elsewhere
+
+Every sweep point refits the model, because the window width is chosen on
+validation data for that point's REWARD and PENALTY (nothing is tuned on the
+test set).
 """
 
 from __future__ import annotations
