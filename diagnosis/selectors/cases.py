@@ -99,9 +99,11 @@ def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> 
 
 
 def risk_rows(risks, *, dataset) -> list[dict]:
-    """``(action name, risk)`` pairs as ``{"action": "Order TSH", "risk": r, "key": name}``.
+    """``(action name, risk)`` pairs as rows ``{"action", "risk", "key", "lowest"}``.
 
-    ``key`` keeps the model's own name ("classify", "reject", "extract:<index>").
+    ``action`` is what a clinician reads ("Classify", "Refer", "Order TSH");
+    ``key`` keeps the model's own name ("classify", "reject", "extract:<index>");
+    ``lowest`` marks the first row of least risk, the one the model advises.
     """
     labels = {t.index: t.display_label for t in dataset.tests.all()}
     rows = []
@@ -116,7 +118,9 @@ def risk_rows(risks, *, dataset) -> list[dict]:
             label = "Classify"
         else:
             label = name
-        rows.append({"action": label, "risk": float(risk), "key": name})
+        rows.append({"action": label, "risk": float(risk), "key": name, "lowest": False})
+    if rows:
+        min(rows, key=lambda row: row["risk"])["lowest"] = True
     return rows
 
 

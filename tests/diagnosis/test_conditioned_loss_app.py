@@ -145,6 +145,7 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
         assert {r["key"] for r in advice["risks"]} >= {"classify", "reject"}
         assert all(isinstance(r["risk"], float) for r in advice["risks"])
         chosen = min(advice["risks"], key=lambda r: r["risk"])["key"]
+        assert [r["key"] for r in advice["risks"] if r["lowest"]] == [chosen]
         expected = {"classify": "classify", "reject": "reject"}.get(chosen, "extract")
         assert advice["kind"] == expected
 
@@ -202,3 +203,22 @@ def test_step_screen_shows_the_risk_chart_with_readable_actions(thyroid_model, c
     assert figure, "the risk chart's data is on the page"
     labels = json.dumps(json.loads(figure.group(1))["data"])
     assert "Order TSH" in labels and "Refer" in labels and "Classify" in labels
+
+
+def test_risks_partial_lists_every_action_and_marks_the_advised_one(thyroid_model, clinician):
+    """The risk table (the chart's text alternative) lists each action and marks the lowest."""
+    from django.template.loader import render_to_string
+
+    rows, _ = thyroid_like_rows()
+    tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
+    case = cases.start_case(user=clinician, trained_model=thyroid_model)
+    advice = case_state(user=clinician, case=case).advice
+    assert render_to_string("diagnosis/_risks.html", {"advice": advice}).strip() == ""
+    while not advice["risks"]:
+        index = advice["test_index"]
+        cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
+        advice = case_state(user=clinician, case=case).advice
+    html = render_to_string("diagnosis/_risks.html", {"advice": advice})
+    for row in advice["risks"]:
+        assert row["action"] in html
+    assert html.count("(advised: lowest risk)") == 1
