@@ -174,6 +174,18 @@ def fit_anytime(
                 reject_cost=trained.reject_cost_snapshot,
                 test_names=trained.cost_snapshot["names"],
             )
+            rounds_run += 1
+            cost = metrics.get("mean_total_cost")
+            if cost is not None and (best is None or cost < best["cost"]):
+                best = _round_result(
+                    estimator,
+                    metrics,
+                    label=label,
+                    r=r,
+                    fit_seconds=fit_seconds,
+                    elapsed=time.perf_counter() - started,
+                )
+                _store_round(trained.pk, best, knob=knob, n_train=len(train), budget=budget)
         except _RoundInterrupted as exc:
             ended = exc.reason
             break
@@ -189,29 +201,6 @@ def fit_anytime(
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             ended = f"round {label} failed"
             break
-        rounds_run += 1
-        elapsed = time.perf_counter() - started
-        cost = metrics.get("mean_total_cost")
-        if cost is None:
-            continue
-        if best is None or cost < best["cost"]:
-            best = {
-                "cost": cost,
-                "label": label,
-                "r": r,
-                "metrics": metrics,
-                "fit_seconds": fit_seconds,
-                "elapsed": elapsed,
-                "training_estimate": _float_or_none(getattr(estimator, "estimated_cost_", None)),
-                # ACT derives w and cf from the costs when they are left empty: show what it used.
-                "derived_params": {
-                    name: _float_or_none(getattr(estimator, f"{name}_"))
-                    for name in ("w", "cf")
-                    if hasattr(estimator, f"{name}_")
-                },
-                "model_json": estimator.to_json(),
-            }
-            _store_round(trained.pk, best, knob=knob, n_train=len(train), budget=budget)
     if best is None:
         raise AnytimeStopped(f"Stopped before the first model was ready ({ended}).")
     total = time.perf_counter() - started
@@ -227,6 +216,28 @@ def fit_anytime(
         "anytime_round": best["label"],
         "progress_message": message[:300],
         "error": error,
+    }
+
+
+def _round_result(
+    estimator, metrics: dict, *, label: str, r: int, fit_seconds: float, elapsed: float
+) -> dict:
+    """What is kept of a round that lowered the estimate."""
+    return {
+        "cost": metrics["mean_total_cost"],
+        "label": label,
+        "r": r,
+        "metrics": metrics,
+        "fit_seconds": fit_seconds,
+        "elapsed": elapsed,
+        "training_estimate": _float_or_none(getattr(estimator, "estimated_cost_", None)),
+        # ACT derives w and cf from the costs when they are left empty: show what it used.
+        "derived_params": {
+            name: _float_or_none(getattr(estimator, f"{name}_"))
+            for name in ("w", "cf")
+            if hasattr(estimator, f"{name}_")
+        },
+        "model_json": estimator.to_json(),
     }
 
 

@@ -66,7 +66,7 @@ def test_anytime_run_keeps_the_best_round_as_the_model_in_use(
     costs = [c.estimated_cost for c in checkpoints]
     assert costs == sorted(costs, reverse=True) and len(set(costs)) == len(costs)
     assert costs[-1] == pytest.approx(min(calls))
-    assert [c.label for c in checkpoints][0] == "r=1"
+    assert checkpoints[0].label == "r=1"
     best = checkpoints[-1]
     assert trained.model_json == best.model_json and trained.anytime_round == best.label
     assert json.loads(best.model_json)["params"]["r"] == int(best.label.removeprefix("r="))

@@ -199,7 +199,9 @@ def test_step_screen_shows_the_risk_chart_with_readable_actions(thyroid_model, c
         advice = case_state(user=clinician, case=case).advice
     client.force_login(clinician)
     page = client.get(reverse("case-detail", args=[case.pk])).content.decode()
-    figure = re.search(r'<script id="fig-risks" type="application/json">(.*?)</script>', page, re.S)
+    figure = re.search(
+        r'<script id="fig-risks" type="application/json">(.*?)</script>', page, re.DOTALL
+    )
     assert figure, "the risk chart's data is on the page"
     labels = json.dumps(json.loads(figure.group(1))["data"])
     assert "Order TSH" in labels and "Refer" in labels and "Classify" in labels

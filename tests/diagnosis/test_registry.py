@@ -23,13 +23,13 @@ EXPECTED = {
 
 
 def _build(key, params=None, **overrides):
-    kwargs = dict(
-        cost_model=CostModel([1.0, 2.0, 3.0]),
-        cost_matrix=[[0, 10], [50, 0]],
-        reject_cost=5.0,
-        categorical_features=[2],
-        random_state=0,
-    )
+    kwargs = {
+        "cost_model": CostModel([1.0, 2.0, 3.0]),
+        "cost_matrix": [[0, 10], [50, 0]],
+        "reject_cost": 5.0,
+        "categorical_features": [2],
+        "random_state": 0,
+    }
     kwargs.update(overrides)
     return learner_registry.build_estimator(key, params or {}, **kwargs)
 
