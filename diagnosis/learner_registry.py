@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,9 @@ class LearnerSpec:
     description: str = ""
     #: For anytime learners: the parameter raised round by round (1, 2, 4, ... up to its value).
     anytime_param: str = ""
+    #: ``check(cost_model, cleaned_params)`` -> problems that make training pointless, said
+    #: when the training is requested rather than after it failed on the worker.
+    check: Callable[[Any, Mapping[str, Any]], list[str]] | None = None
 
     def estimator_class(self):
         """The estimator class, imported on first use."""
@@ -126,6 +129,27 @@ _TREE_PARAMS = (
     ),
     ParamSpec("prune", "Prune the tree", "bool", True, help="C4.5 error-based pruning."),
 )
+
+
+def _check_subsets(cost_model, params: Mapping[str, Any]) -> list[str]:
+    """The conditioned-loss model trains 2^m classifiers for m priced tests: bound it early."""
+    derived = {int(k) for k in cost_model.derived}
+    priced = [
+        f
+        for f in range(cost_model.n_features)
+        if f not in derived and cost_model.marginal_cost(f, ()) > 0
+    ]
+    needed = 1 << len(priced)
+    bound = int(params["max_subsets"])
+    if needed <= bound:
+        return []
+    return [
+        f"This dataset has {len(priced)} priced tests, so the conditioned-loss model would "
+        f"train 2^{len(priced)} = {needed} classifiers, more than 'Most test subsets' "
+        f"({bound}). Make tests that cost nothing (questionnaire answers) free with price 0, "
+        "or derive computed ones from their inputs, or raise the bound."
+    ]
+
 
 _TIME_BUDGET = ParamSpec(
     "time_budget_seconds",
@@ -284,6 +308,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         key="conditioned_loss",
         label="Conditioned loss: classify, test or refer (Cebe & Gunduz-Demir)",
         estimator_class_path="learners.conditioned_loss.ConditionedLossClassifier",
+        check=_check_subsets,
         description="For each patient, step by step: classify now, order one more test, or "
         "refer, whichever has the lowest risk. Tests priced 0 are free and derived tests "
         "come from the prices; the error matrix only prices its mistakes in the report.",

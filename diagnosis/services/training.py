@@ -84,6 +84,11 @@ def create_training(
         raise ValidationError(
             f"Dataset {dataset.name!r} has {n_cases} cases; at least {MIN_CASES} are needed."
         )
+    snapshot = cost_snapshot(dataset)
+    if spec.check is not None:
+        problems = spec.check(cost_model_from_snapshot(snapshot), cleaned)
+        if problems:
+            raise ValidationError(problems)
     k = len(dataset.class_labels)
     if error_matrix is not None:
         if error_matrix.dataset_id != dataset.pk:
@@ -102,7 +107,7 @@ def create_training(
         learner=learner,
         params=cleaned,
         error_matrix=error_matrix,
-        cost_snapshot=cost_snapshot(dataset),
+        cost_snapshot=snapshot,
         matrix_snapshot=matrix,
         reject_cost_snapshot=reject_cost,
         status=TrainedModel.QUEUED,

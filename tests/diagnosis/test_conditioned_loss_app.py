@@ -224,3 +224,32 @@ def test_risks_partial_lists_every_action_and_marks_the_advised_one(thyroid_mode
     for row in advice["risks"]:
         assert row["action"] in html
     assert html.count("(advised: lowest risk)") == 1
+
+
+def test_too_many_priced_tests_are_refused_when_training_is_requested(model_admin):
+    """With more priced tests than the subset bound allows, the request itself says why."""
+    from django.core.exceptions import ValidationError
+
+    rows, labels = thyroid_like_rows(n=40)
+    priced_questions = [
+        {**t, "price": 1.0, "discounted_price": 1.0} if t["name"] in ("age", "on_thyroxine") else t
+        for t in THYROID_TESTS
+    ]
+    dataset = create_dataset(
+        name="All priced",
+        class_labels=CLASSES,
+        tests=priced_questions,
+        rows=rows,
+        labels=labels,
+    )
+    with pytest.raises(ValidationError, match=r"6 priced tests.*2\^6 = 64.*\(32\)"):
+        training.create_training(
+            user=model_admin,
+            dataset=dataset,
+            learner="conditioned_loss",
+            params={"max_subsets": 32},
+        )
+    allowed = training.create_training(
+        user=model_admin, dataset=dataset, learner="conditioned_loss", params={"max_subsets": 64}
+    )
+    assert allowed.status == TrainedModel.QUEUED
