@@ -301,3 +301,35 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     assert "Anytime" not in render_to_string(
         "diagnosis/_anytime_controls.html", {"trained": greedy, "report": report}
     )
+
+
+def test_train_form_queues_act_with_optional_params_and_budget(
+    client, model_admin, toy_dataset, django_capture_on_commit_callbacks
+):
+    """The generic train form takes ACT's r, empty w/cf, stop rule and time budget."""
+    from django.urls import reverse
+
+    client.force_login(model_admin)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            reverse("train"),
+            {
+                "dataset": toy_dataset.pk,
+                "learner": "act",
+                "act__r": "4",
+                "act__w": "",
+                "act__cf": "",
+                "act__stop_rule": "prune",
+                "act__time_budget_seconds": "30",
+                "name": "Anytime ACT",
+            },
+        )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    trained = TrainedModel.objects.get(name="Anytime ACT")
+    assert trained.params == {
+        "r": 4,
+        "w": None,
+        "cf": None,
+        "stop_rule": "prune",
+        "time_budget_seconds": 30.0,
+    }
