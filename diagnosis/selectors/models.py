@@ -77,6 +77,7 @@ def _anytime_summary(trained_model: TrainedModel) -> dict | None:
         "time_budget_seconds": (trained_model.params or {}).get("time_budget_seconds"),
         "ended": info.get("ended", ""),
         "rounds_run": info.get("rounds_run"),
+        "rounds": info.get("rounds") or [],
         "stop_requested": trained_model.stop_requested,
         "can_stop": not trained_model.is_finished,
     }

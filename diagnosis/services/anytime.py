@@ -139,7 +139,7 @@ def fit_anytime(
     started = time.perf_counter() - (best["elapsed"] if best is not None else 0.0)
     watch = _StopWatch(trained.pk, started, budget)
     ended, error = FINISHED, ""
-    rounds_run = 0
+    history: list[dict] = []  # every finished round, improved or not (for the report)
     for number, r in enumerate(rounds):
         if r <= resumed_after:
             continue
@@ -174,9 +174,20 @@ def fit_anytime(
                 reject_cost=trained.reject_cost_snapshot,
                 test_names=trained.cost_snapshot["names"],
             )
-            rounds_run += 1
             cost = metrics.get("mean_total_cost")
-            if cost is not None and (best is None or cost < best["cost"]):
+            improved = cost is not None and (best is None or cost < best["cost"])
+            history.append(
+                {
+                    "label": label,
+                    "elapsed_seconds": time.perf_counter() - started,
+                    "estimated_cost": cost,
+                    "training_estimated_cost": _float_or_none(
+                        getattr(estimator, "estimated_cost_", None)
+                    ),
+                    "improved": improved,
+                }
+            )
+            if improved:
                 best = _round_result(
                     estimator,
                     metrics,
@@ -207,7 +218,8 @@ def fit_anytime(
     metrics = _metrics_in_use(
         best, knob=knob, n_train=len(train), budget=budget, total=total, ended=ended
     )
-    metrics["anytime"]["rounds_run"] = rounds_run
+    metrics["anytime"]["rounds_run"] = len(history)
+    metrics["anytime"]["rounds"] = history
     message = f"Done: {ended}; using {best['label']}"
     return {
         "model_json": best["model_json"],

@@ -78,6 +78,11 @@ def test_anytime_run_keeps_the_best_round_as_the_model_in_use(
     assert trained.fit_seconds == pytest.approx(info["seconds_spent"])
     assert info["training_estimated_cost"] is not None  # ACT's own estimate, kept beside
     assert set(info["derived_params"]) == {"w", "cf"}  # left empty: derived from the costs
+    assert [row["label"] for row in info["rounds"]] == ["r=1", "r=2", "r=4"]
+    assert [row["label"] for row in info["rounds"] if row["improved"]] == [
+        c.label for c in checkpoints
+    ]
+    assert [row["estimated_cost"] for row in info["rounds"]] == pytest.approx(calls)
     model = model_from_json(trained.model_json)
     assert model.next_action({}).kind in {"extract", "classify", "reject"}
 
@@ -279,6 +284,7 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     )
     assert done.anytime_round in html and f"${report['anytime']['estimated_cost']:.2f}" in html
     assert "Time spent" in html and 'name="action" value="stop"' not in html
+    assert 'id="anytime-rounds"' in html and html.count("in use") == 1
     running = _act(toy_dataset, model_admin, r=2)
     TrainedModel.objects.filter(pk=running.pk).update(
         status=TrainedModel.RUNNING, started_at=timezone.now()
