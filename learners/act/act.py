@@ -224,9 +224,13 @@ class ACTClassifier(_LookaheadTreeClassifier):
         ``"leaf_cost"``: a node becomes a leaf when no candidate scores below
         its own leaf cost ``mcost / |E|``; ``"prune"``: grow while any split
         is valid, then rely on post-pruning.
-    prune_lookahead : bool, default True
+    prune_lookahead : bool, default False
         Score each sample tree as if cost-pruned (bottom-up, a subtree
-        counts as a leaf when that is cheaper).
+        counts as a leaf when that is cheaper).  False scored lower costs on
+        the Turney data (heart, hepatitis, thyroid; benchmarks/act_report.py);
+        True is what lets ACT find hard concepts such as parity, where a
+        sample that goes astray would otherwise drown the good ones in the
+        pessimistic errors of its tiny leaves.
     post_prune : bool, default True
         Cost-sensitive post-pruning of the final tree.
     min_samples_leaf : float, default 2
@@ -267,7 +271,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
         w=None,
         cf=None,
         stop_rule="leaf_cost",
-        prune_lookahead=True,
+        prune_lookahead=False,
         post_prune=True,
         min_samples_leaf=2,
         max_depth=None,

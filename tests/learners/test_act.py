@@ -60,10 +60,10 @@ def test_r0_reproduces_eg2_tree_and_predictions():
 
 
 def test_finds_the_relevant_attributes_of_a_parity_concept(parity):
-    """On XOR with cheap irrelevant attributes, ACT (r=5) tests only the pricier relevant ones."""
+    """On XOR with cheap irrelevant attributes, ACT (r=5, pruned lookahead) tests only the relevant ones."""
     data, (X, y), _ = parity
     model = ACTClassifier(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
-                          r=5, random_state=0).fit(X, y)
+                          r=5, random_state=0, prune_lookahead=True).fit(X, y)
     used = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
     assert used == set(data.relevant.tolist())
 
@@ -72,7 +72,7 @@ def test_parity_cost_clearly_below_eg2_and_c45(parity):
     """Held-out total cost of ACT on XOR is at least 30% below EG2's and C4.5's."""
     data, (X, y), (X_test, y_test) = parity
     kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]])
-    act = ACTClassifier(r=5, random_state=0, **kwargs).fit(X, y)
+    act = ACTClassifier(r=5, random_state=0, prune_lookahead=True, **kwargs).fit(X, y)
     act_cost = evaluate(act, X_test, y_test).mean_total_cost
     for other in (EG2Classifier(**kwargs), C45Classifier(**kwargs)):
         other_cost = evaluate(other.fit(X, y), X_test, y_test).mean_total_cost
@@ -205,14 +205,15 @@ def test_larger_r_never_needs_more_samples_to_find_parity():
     data = make_parity(1600, n_relevant=4, n_irrelevant=5, random_state=8)
     X, y, X_test, y_test = data.X[:800], data.y[:800], data.X[800:], data.y[800:]
     kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
-                  categorical_features=list(range(X.shape[1])), random_state=0)
+                  categorical_features=list(range(X.shape[1])), random_state=0,
+                  prune_lookahead=True)
     low = evaluate(ACTClassifier(r=1, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
     high = evaluate(ACTClassifier(r=16, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
     assert high <= low
 
 
 def test_open_point_variants_grow_valid_trees():
-    """stop_rule='prune' and prune_lookahead=False both fit; grow-then-prune is never smaller before pruning."""
+    """stop_rule='prune' and prune_lookahead=True both fit; grow-then-prune is never smaller before pruning."""
     X, y = _mixed_data(6, n=200)
     kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 400], [400, 0]],
                   categorical_features=[1, 3], random_state=0, r=3)
@@ -222,7 +223,7 @@ def test_open_point_variants_grow_valid_trees():
     pruned = ACTClassifier(stop_rule="prune", **kwargs).fit(X, y)
     assert pruned.tree_.n_leaves <= grown.tree_.n_leaves
     assert pruned.estimated_cost_ <= grown.estimated_cost_ + 1e-9
-    raw = ACTClassifier(prune_lookahead=False, **kwargs).fit(X, y)
+    raw = ACTClassifier(prune_lookahead=True, **kwargs).fit(X, y)
     assert raw.predict_proba(X).shape == (len(y), 2)
 
 
