@@ -131,13 +131,15 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_QUEUE_DIR = VAR_DIR / "celery"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (CELERY_QUEUE_DIR / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_QUEUE_DIR / "queue"),
         "data_folder_out": str(CELERY_QUEUE_DIR / "queue"),
         "processed_folder": str(CELERY_QUEUE_DIR / "processed"),
         "store_processed": False,
+        # Without this kombu writes its broadcast exchange files into the working directory.
+        "control_folder": str(CELERY_QUEUE_DIR / "control"),
     }
     # The filesystem transport has no broadcast: no remote control, mingle or gossip.
     CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
