@@ -14,7 +14,8 @@ defaults) and ACT variants for the open points of ALGORITHMS.md §4:
 ``ACT-prune`` grows while any split is valid and relies on post-pruning
 (``stop_rule="prune"``), ``ACT-prunelook`` scores cost-pruned lookahead trees
 (``prune_lookahead=True``), ``ACT-rawlook`` unpruned ones (the default),
-``ACT-exactEE`` uses the exact binomial EE instead of C4.5's normal approximation.
+``ACT-exactEE`` uses the exact binomial EE instead of C4.5's normal approximation,
+``ACT-each`` gives every numeric threshold all r samples (``threshold_samples="each"``).
 Thyroid is ann-train (3772 cases) unless ``--thyroid pooled``.
 """
 
@@ -50,6 +51,9 @@ def _learners(r: int, generations: int, seed: int) -> dict:
         ),
         "ACT-prunelook": lambda **kw: ACTClassifier(
             r=r, random_state=seed, prune_lookahead=True, **kw
+        ),
+        "ACT-each": lambda **kw: ACTClassifier(
+            r=r, random_state=seed, threshold_samples="each", **kw
         ),
         "ACT-exactEE": lambda **kw: ACTClassifier(r=r, random_state=seed, ee="exact", **kw),
     }

@@ -50,6 +50,7 @@ class GrowthSettings:
     prune_lookahead: bool
     stop_at_leaf_cost: bool
     n_jobs: int
+    samples_per_threshold: bool = False  # every numeric threshold gets all r samples
 
 
 def grow_lookahead_tree(
@@ -102,7 +103,8 @@ def _candidates(data, y, cases, weights, done, n, settings) -> list[tuple[int, i
 
     Each nominal feature gets ``r`` samples; a numeric feature offers its
     ``r`` best thresholds, which share the same ``r`` samples (at least one
-    each): with ``r`` or more thresholds, one EG2 tree per child.
+    each): with ``r`` or more thresholds, one EG2 tree per child.  With
+    ``samples_per_threshold`` every threshold gets all ``r`` samples.
     """
     result = []
     for f in range(data.nominal.shape[0]):
@@ -118,8 +120,8 @@ def _candidates(data, y, cases, weights, done, n, settings) -> list[tuple[int, i
         )
         if gains.size:
             best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
-            # the r samples a nominal test gets are shared among the thresholds
-            n_trees = max(1, settings.r // len(best))
+            # by default the r samples a nominal test gets are shared among the thresholds
+            n_trees = settings.r if settings.samples_per_threshold else max(1, settings.r // len(best))
             result.extend((f, int(bounds[i]), n_trees) for i in sorted(best))
     return result
 

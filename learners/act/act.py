@@ -145,6 +145,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
             prune_lookahead=bool(getattr(self, "prune_lookahead", False)),
             stop_at_leaf_cost=getattr(self, "stop_rule", "prune") == "leaf_cost",
             n_jobs=int(self.n_jobs or 1),
+            samples_per_threshold=getattr(self, "threshold_samples", "shared") == "each",
         )
 
     def _seed(self) -> int:
@@ -231,6 +232,14 @@ class ACTClassifier(_LookaheadTreeClassifier):
         True is what lets ACT find hard concepts such as parity, where a
         sample that goes astray would otherwise drown the good ones in the
         pessimistic errors of its tiny leaves.
+    threshold_samples : {"shared", "each"}, default "shared"
+        ``"shared"`` (ALGORITHMS.md §4): a numeric feature's ``r`` thresholds
+        share the ``r`` samples a nominal feature gets (one EG2 tree per
+        child each).  ``"each"``: every threshold gets all ``r`` samples
+        (1 EG2 + ``r - 1`` SEG2), about ``r`` times the work; it removes the
+        bias of ``"shared"`` toward nominal tests, whose children take the
+        least of ``r`` noisy samples (on ann-thyroid at high error costs that
+        bias buys a chain of cheap, useless history questions).
     post_prune : bool, default True
         Cost-sensitive post-pruning of the final tree.
     min_samples_leaf : float, default 2
@@ -272,6 +281,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
         cf=None,
         stop_rule="leaf_cost",
         prune_lookahead=False,
+        threshold_samples="shared",
         post_prune=True,
         min_samples_leaf=2,
         max_depth=None,
@@ -291,6 +301,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
         self.cf = cf
         self.stop_rule = stop_rule
         self.prune_lookahead = prune_lookahead
+        self.threshold_samples = threshold_samples
         self.post_prune = post_prune
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
@@ -302,6 +313,10 @@ class ACTClassifier(_LookaheadTreeClassifier):
         super()._check_params()
         if self.ee not in ("normal", "exact"):
             raise ValueError(f"ee must be 'normal' or 'exact', got {self.ee!r}")
+        if self.threshold_samples not in ("shared", "each"):
+            raise ValueError(
+                f"threshold_samples must be 'shared' or 'each', got {self.threshold_samples!r}"
+            )
         if self.stop_rule not in _STOP_RULES:
             raise ValueError(f"stop_rule must be one of {_STOP_RULES}, got {self.stop_rule!r}")
         if self.w is not None and (not isinstance(self.w, Real) or not self.w >= 0):
