@@ -181,10 +181,11 @@ def test_compiled_pricing_matches_cost_model():
 
 
 def test_bad_parameters_are_rejected_clearly():
-    """Invalid r, stop_rule or cf raise ValueError naming the parameter."""
+    """Invalid r, stop_rule, cf, threshold_samples or ee raise ValueError naming the parameter."""
     X, y = _mixed_data()
     for params, word in [({"r": -1}, "r"), ({"stop_rule": "never"}, "stop_rule"),
-                         ({"cf": 1.5}, "cf")]:
+                         ({"cf": 1.5}, "cf"), ({"threshold_samples": "all"}, "threshold_samples"),
+                         ({"ee": "approx"}, "ee")]:
         with pytest.raises(ValueError, match=word):
             ACTClassifier(**params).fit(X, y)
 
