@@ -47,6 +47,13 @@ def check_params(model) -> None:
         raise ValueError(
             f"width_selection must be 'loss' or 'posterior', got {model.width_selection!r}"
         )
+    if model.parzen_targets not in ("resubstitution", "out_of_fold"):
+        raise ValueError(
+            "parzen_targets must be 'resubstitution' or 'out_of_fold', "
+            f"got {model.parzen_targets!r}"
+        )
+    if not isinstance(model.parzen_folds, (int, np.integer)) or model.parzen_folds < 2:
+        raise ValueError(f"parzen_folds must be an integer >= 2, got {model.parzen_folds!r}")
     if int(model.max_subsets) < 1:
         raise ValueError(f"max_subsets must be a positive integer, got {model.max_subsets!r}")
 

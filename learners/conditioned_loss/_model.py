@@ -17,7 +17,7 @@ from ..tree._structure import TreeStructure
 from ._checks import as_matrix, candidate_widths, categorical_mask, check_case, check_params
 from ._risks import classify_risk, extract_risk, reject_risk
 from ._subsets import FeatureRoles
-from ._trees import grow_tree, tree_proba
+from ._trees import grow_tree, out_of_fold_proba, tree_proba
 from ._widths import policy_losses, posterior_errors
 from .parzen import FeatureScaler, window_average, window_distances
 
@@ -83,6 +83,16 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         validation cases.  On a split of ann-train, "posterior" favoured
         wide windows whose blurred q_k made the policy stop early and
         misclassify more; hence the default.
+    parzen_targets : {"resubstitution", "out_of_fold"}
+        What the Parzen window averages for q_k.  "resubstitution" (paper
+        003): ``Y_k``'s posteriors on its own training cases, which are too
+        sure (each case sits in a leaf that counted it), so q_k promises
+        that the next test will settle a case more often than it will.
+        "out_of_fold": each training case's ``Y_k`` posterior comes from a
+        tree grown without its fold (``parzen_folds`` folds), i.e. what
+        ``Y_k`` would say about a new case.
+    parzen_folds : int
+        Number of folds for ``parzen_targets="out_of_fold"`` (at least 2).
 
     Attributes
     ----------
@@ -141,6 +151,8 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         feature_scaling="rank",
         leaf_smoothing=1.0,
         width_selection="loss",
+        parzen_targets="resubstitution",
+        parzen_folds=5,
     ):
         self.test_costs = test_costs
         self.reward = reward
@@ -156,6 +168,8 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self.feature_scaling = feature_scaling
         self.leaf_smoothing = leaf_smoothing
         self.width_selection = width_selection
+        self.parzen_targets = parzen_targets
+        self.parzen_folds = parzen_folds
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -189,6 +203,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
 
         fit_idx, val_idx = self._validation_split(y_codes, rng)
         trees = self._grow_all(X[fit_idx], y_codes[fit_idx], roles, tree_seed)
+        targets = self._out_of_fold_targets(X[fit_idx], y_codes[fit_idx], roles, tree_seed)
         if self.width_selection == "posterior":
             self.window_validation_ = posterior_errors(
                 trees,
@@ -199,17 +214,38 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
                 categorical=self.categorical_mask_,
                 scaling=self.feature_scaling,
                 smoothing=self.leaf_smoothing,
+                fit_posteriors=targets,
             )
             best = np.argmin(np.nan_to_num(self.window_validation_, nan=0.0), axis=1)
             self.window_width_ = widths[best]
         else:
-            self._install(X[fit_idx], trees, roles)
+            self._install(X[fit_idx], trees, roles, targets)
             losses = policy_losses(self, X[val_idx], y_codes[val_idx], widths)
             self.window_validation_ = losses[None, :]
             self.window_width_ = np.full(roles.n_states, widths[np.argmin(losses)])
 
-        self._install(X, self._grow_all(X, y_codes, roles, tree_seed), roles)
+        targets = self._out_of_fold_targets(X, y_codes, roles, tree_seed)
+        self._install(X, self._grow_all(X, y_codes, roles, tree_seed), roles, targets)
         return self
+
+    def _out_of_fold_targets(self, X, y_codes, roles, seed) -> list[np.ndarray] | None:
+        """Per state, out-of-fold posteriors on ``X`` (None for resubstitution targets)."""
+        if self.parzen_targets == "resubstitution":
+            return None
+        return [
+            out_of_fold_proba(
+                X,
+                y_codes,
+                roles.usable(state),
+                len(self.classes_),
+                n_folds=int(self.parzen_folds),
+                smoothing=self.leaf_smoothing,
+                min_samples_leaf=self.min_samples_leaf,
+                max_depth=self.max_depth,
+                random_state=seed,
+            )
+            for state in range(roles.n_states)
+        ]
 
     def _grow_all(self, X, y_codes, roles, seed) -> list[TreeStructure]:
         return [
@@ -226,9 +262,17 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         ]
 
     def _install(
-        self, X_train: np.ndarray, trees: list[TreeStructure], roles: FeatureRoles
+        self,
+        X_train: np.ndarray,
+        trees: list[TreeStructure],
+        roles: FeatureRoles,
+        targets: list[np.ndarray] | None = None,
     ) -> None:
-        """Set the fitted attributes that follow from the stored state."""
+        """Set the fitted attributes that follow from the stored state.
+
+        ``targets``: per state, the posteriors the Parzen windows average
+        (None: the trees' resubstitution posteriors on ``X_train``).
+        """
         self.X_train_ = X_train
         self.trees_ = trees
         self.free_features_ = roles.free
@@ -237,7 +281,12 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self._roles = roles
         self._scaler = FeatureScaler(X_train, self.categorical_mask_, self.feature_scaling)
         self._scaled_train = self._scaler.transform(X_train)
-        self._train_posteriors = [tree_proba(t, X_train, self.leaf_smoothing) for t in trees]
+        self._out_of_fold = targets
+        self._train_posteriors = (
+            [tree_proba(t, X_train, self.leaf_smoothing) for t in trees]
+            if targets is None
+            else targets
+        )
         self._usable = [roles.usable(state) for state in range(roles.n_states)]
 
     @property
@@ -413,6 +462,9 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             ],
             "trees": [t.to_dict() for t in self.trees_],
             "window_width": self.window_width_.tolist(),
+            "parzen_targets": (
+                None if self._out_of_fold is None else [t.tolist() for t in self._out_of_fold]
+            ),
             "window_validation": [
                 [None if np.isnan(v) else v for v in row]
                 for row in self.window_validation_.tolist()
@@ -439,7 +491,13 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         roles = FeatureRoles.from_cost_model(self.cost_model_)
         if len(trees) != roles.n_states or self.window_width_.shape != (roles.n_states,):
             raise ValueError("model document does not match its cost model's priced tests")
-        self._install(X_train, trees, roles)
+        stored = state.get("parzen_targets")
+        targets = None if stored is None else [np.asarray(t, dtype=float) for t in stored]
+        if targets is not None and any(
+            t.shape != (X_train.shape[0], len(self.classes_)) for t in targets
+        ):
+            raise ValueError("model document's Parzen targets do not match its training cases")
+        self._install(X_train, trees, roles, targets)
 
     # ----------------------------------------------------------- validation
     def _check_training_data(self, X, y):

@@ -8,11 +8,12 @@ comes from :func:`tree_proba`, so a reloaded model gives identical numbers.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 
 from ..tree._structure import LEAF, TreeStructure
 
-__all__ = ["grow_tree", "tree_proba"]
+__all__ = ["grow_tree", "out_of_fold_proba", "tree_proba"]
 
 
 def grow_tree(
@@ -52,6 +53,53 @@ def grow_tree(
     )
     learner.fit(X[:, features], y)
     return _from_sklearn(learner, features, n_classes)
+
+
+def out_of_fold_proba(
+    X: np.ndarray,
+    y: np.ndarray,
+    features: np.ndarray,
+    n_classes: int,
+    *,
+    n_folds: int,
+    smoothing: float,
+    min_samples_leaf: int,
+    max_depth: int | None,
+    random_state,
+) -> np.ndarray:
+    """Each training row's posterior from a tree grown without that row's fold.
+
+    A tree's posteriors on its own training cases are resubstitution
+    estimates: a case always lands in a leaf that counted it, so the
+    posterior is too sure of its class.  Here the rows are cut into
+    ``n_folds`` folds (stratified when every class has ``n_folds`` cases)
+    and a fold's posteriors come from a tree grown on the other folds, as
+    the tree would see a new case.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+    """
+    counts = np.bincount(y, minlength=n_classes)
+    present = counts[counts > 0]
+    splitter = (
+        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
+        if present.min() >= n_folds
+        else KFold(n_folds, shuffle=True, random_state=random_state)
+    )
+    proba = np.zeros((X.shape[0], n_classes))
+    for fit_rows, held_rows in splitter.split(X, y):
+        tree = grow_tree(
+            X[fit_rows],
+            y[fit_rows],
+            features,
+            n_classes,
+            min_samples_leaf=min_samples_leaf,
+            max_depth=max_depth,
+            random_state=random_state,
+        )
+        proba[held_rows] = tree_proba(tree, X[held_rows], smoothing)
+    return proba
 
 
 def _single_leaf(counts: np.ndarray) -> TreeStructure:

@@ -53,15 +53,30 @@ def _anyone_right(model, row, true: int, path) -> bool:
 
 
 def posterior_errors(
-    trees, X_fit, X_val, roles: FeatureRoles, widths, *, categorical, scaling, smoothing
+    trees,
+    X_fit,
+    X_val,
+    roles: FeatureRoles,
+    widths,
+    *,
+    categorical,
+    scaling,
+    smoothing,
+    fit_posteriors=None,
 ) -> np.ndarray:
     """Per state and width: mean squared error of q_k against Y_k's posterior on X_val.
 
+    ``fit_posteriors``: per state, what the windows average over X_fit
+    (None: the trees' resubstitution posteriors).
     Returns an array of shape (n_states, n_widths), NaN for the full state.
     """
     scaler = FeatureScaler(X_fit, categorical, scaling)
     Z_fit, Z_val = scaler.transform(X_fit), scaler.transform(X_val)
-    fit_post = [tree_proba(t, X_fit, smoothing) for t in trees]
+    fit_post = (
+        [tree_proba(t, X_fit, smoothing) for t in trees]
+        if fit_posteriors is None
+        else fit_posteriors
+    )
     val_post = [tree_proba(t, X_val, smoothing) for t in trees]
     scores = np.full((roles.n_states, widths.size), np.nan)
     for state in range(roles.n_states):

@@ -343,3 +343,71 @@ def test_no_priced_test_means_one_classifier_and_no_extraction():
     assert all(a.kind in {"classify", "reject"} for a in actions)
     assert all(set(path) == set(range(5)) for path in paths)
     assert all({name for name, _ in a.risks} == {"classify", "reject"} for a in actions)
+
+
+# ------------------------------------------------------ out-of-fold targets
+def test_out_of_fold_posteriors_are_not_resubstitution_posteriors():
+    """On labels unrelated to X a deep tree is sure of its own cases, but not out of fold."""
+    from learners.conditioned_loss._trees import grow_tree, out_of_fold_proba, tree_proba
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 3)
+    y = rng.randint(0, 2, size=300)
+    features = np.arange(3)
+    tree = grow_tree(X, y, features, 2, min_samples_leaf=1, max_depth=None, random_state=0)
+    resubstitution = tree_proba(tree, X)[np.arange(300), y]
+    held_out = out_of_fold_proba(
+        X,
+        y,
+        features,
+        2,
+        n_folds=5,
+        smoothing=0.0,
+        min_samples_leaf=1,
+        max_depth=None,
+        random_state=0,
+    )
+    assert held_out.shape == (300, 2)
+    assert held_out.sum(axis=1) == pytest.approx(np.ones(300))
+    assert resubstitution.mean() > 0.95
+    assert held_out[np.arange(300), y].mean() < 0.7
+
+
+def test_out_of_fold_targets_feed_the_parzen_windows():
+    """parzen_targets='out_of_fold' averages held-out posteriors, not the trees' own ones."""
+    from learners.conditioned_loss._trees import tree_proba
+
+    X, y, costs = thyroid_like(seed=3)
+    model = ConditionedLossClassifier(
+        test_costs=costs, penalty=PENALTY, random_state=0, parzen_targets="out_of_fold"
+    ).fit(X, y)
+    resubstitution = [tree_proba(t, model.X_train_, model.leaf_smoothing) for t in model.trees_]
+    assert len(model._train_posteriors) == len(model.trees_)
+    assert any(not np.allclose(a, b) for a, b in zip(model._train_posteriors, resubstitution))
+    default = ConditionedLossClassifier(test_costs=costs, penalty=PENALTY, random_state=0).fit(X, y)
+    for a, b in zip(default._train_posteriors, resubstitution):
+        assert a == pytest.approx(b)
+
+
+def test_out_of_fold_model_round_trips_through_json():
+    """A model with out-of-fold Parzen targets reloads with identical actions and risks."""
+    X, y, costs = thyroid_like(seed=4)
+    model = ConditionedLossClassifier(
+        test_costs=costs, penalty=PENALTY, random_state=0, parzen_targets="out_of_fold"
+    ).fit(X, y)
+    loaded = model_from_json(model.to_json())
+    assert loaded.parzen_targets == "out_of_fold"
+    before = model.decide_all(X[:60])
+    after = loaded.decide_all(X[:60])
+    assert all(a == b and a.risks == b.risks for a, b in zip(before, after))
+
+
+def test_bad_parzen_target_options_are_refused():
+    """An unknown parzen_targets or fewer than 2 folds gives a clear ValueError."""
+    X, y, costs = thyroid_like(n=60)
+    for params, message in (
+        ({"parzen_targets": "cv"}, "parzen_targets"),
+        ({"parzen_targets": "out_of_fold", "parzen_folds": 1}, "parzen_folds"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            ConditionedLossClassifier(test_costs=costs, **params).fit(X, y)
