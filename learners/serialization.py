@@ -73,7 +73,12 @@ def model_to_json(model) -> str:
         "format": FORMAT,
         "version": VERSION,
         "learner": name,
-        "params": {k: encode_value(v) for k, v in model.get_params(deep=False).items()},
+        # Callbacks (e.g. a progress hook) are runtime wiring, not part of the model.
+        "params": {
+            k: encode_value(v)
+            for k, v in model.get_params(deep=False).items()
+            if not callable(v)
+        },
         "fitted": model._fitted_state(),
     }
     return json.dumps(document, allow_nan=False, separators=(",", ":"))

@@ -7,7 +7,6 @@ the greedy learners only in how each split is chosen (see :mod:`._growth`).
 
 from __future__ import annotations
 
-import copy
 import math
 from numbers import Integral, Real
 
@@ -17,7 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
-from ..serialization import SerializableMixin, model_to_json
+from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
 from ._encoding import encode_data, encode_prices, normal_coefficient
 from ._growth import GrowthSettings, cost_prune, estimated_total, grow_lookahead_tree
@@ -97,12 +96,6 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
         if progress is not None:
             progress(1.0, f"tree of {self.tree_.n_leaves} leaves")
         return self
-
-    def to_json(self) -> str:
-        """Serialize parameters and fitted state (the progress callback is not kept)."""
-        detached = copy.copy(self)
-        detached.progress_callback = None
-        return model_to_json(detached)
 
     # ----------------------------------------------------------- JSON state
     def _fitted_state(self) -> dict:

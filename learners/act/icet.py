@@ -11,7 +11,6 @@ the true costs at prediction time.
 
 from __future__ import annotations
 
-import copy
 from numbers import Integral
 
 import numpy as np
@@ -21,7 +20,7 @@ from sklearn.utils.validation import validate_data
 
 from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
 from ..costs import CostModel
-from ..serialization import SerializableMixin, model_to_json
+from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
 from . import _engine as engine
 from ._encoding import encode_data, encode_prices, normal_coefficient
@@ -145,12 +144,6 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         if self.progress_callback is not None:
             self.progress_callback(1.0, f"best fitness {self.best_fitness_:.4g}")
         return self
-
-    def to_json(self) -> str:
-        """Serialize parameters and fitted state (the progress callback is not kept)."""
-        detached = copy.copy(self)
-        detached.progress_callback = None
-        return model_to_json(detached)
 
     def _fitted_state(self) -> dict:
         state = super()._fitted_state()

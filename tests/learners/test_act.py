@@ -141,7 +141,11 @@ def test_progress_callback_reaches_one_and_is_not_serialized():
     model.fit(X, y)
     assert seen and seen[-1] == 1.0
     assert all(a <= b + 1e-12 for a, b in zip(seen, seen[1:]))
-    assert "progress_callback" in model.to_json()
+    text = model.to_json()
+    assert "progress_callback" not in text
+    restored = ACTClassifier.from_json(text)
+    assert restored.progress_callback is None
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
 
 
 def test_estimated_cost_is_total_of_the_tree_on_training_data():
