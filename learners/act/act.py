@@ -12,10 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
-from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
 from ._encoding import encode_data, encode_prices, normal_coefficient
@@ -49,11 +46,6 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
 
     _by_size = False
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
-        return tags
-
     def fit(self, X, y):
         """Grow the tree on ``X`` (NaN = missing) and ``y``.
 
@@ -63,17 +55,8 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
             On malformed input or parameters.
         """
         self._check_params()
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
-        )
-        check_classification_targets(y)
-        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        X, y_codes = self._validate_fit_input(X, y)
         n_classes = len(self.classes_)
-        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
-        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
-        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
-        # the greedy base's category check needs only categorical_features
-        self.categories_ = GreedyTreeClassifier._categories(self, X)
         self.w_, self.cf_ = self._resolve_w_cf()
         settings = self._settings(X.shape[0])
         prices = encode_prices(self.cost_model_)

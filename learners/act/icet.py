@@ -15,13 +15,10 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
-from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
 from ..costs import CostModel
 from ..serialization import SerializableMixin
-from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
+from ..tree import EG2Classifier, TreePolicyMixin
 from . import _engine as engine
 from ._encoding import encode_data, encode_prices, normal_coefficient
 
@@ -98,11 +95,6 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         self.probability = probability
         self.progress_callback = progress_callback
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
-        return tags
-
     def fit(self, X, y):
         """Search the biases on halves of ``(X, y)``, then grow EG2 on all of it.
 
@@ -112,16 +104,7 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
             On malformed input or parameters.
         """
         self._check_params()
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
-        )
-        check_classification_targets(y)
-        self.classes_, y_codes = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
-        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
-        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
-        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
-        self.categories_ = GreedyTreeClassifier._categories(self, X)
+        X, y_codes = self._validate_fit_input(X, y)
         rng = np.random.default_rng(self._seed())
         search = _Search(self, X, y_codes.astype(np.int64), rng)
         genome, fitness, history = search.run()

@@ -243,6 +243,61 @@ class TreePolicyMixin:
                 )
 
 
+    # ------------------------------------------------------------- fitting
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
+        return tags
+
+    def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """Check ``X``/``y`` and the cost parameters; set the fitted cost attributes.
+
+        Sets ``classes_``, ``n_features_in_``, ``cost_matrix_``, ``reject_cost_``,
+        ``cost_model_`` and ``categories_``; returns ``X`` as floats and the
+        class codes of ``y``.
+        """
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
+        )
+        check_classification_targets(y)
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
+        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
+        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        self.categories_ = self._categories(X)
+        return X, y_codes
+
+    def _categories(self, X: np.ndarray) -> dict[int, np.ndarray]:
+        if self.categorical_features is None:
+            return {}
+        features = np.asarray(self.categorical_features).ravel()
+        if features.dtype == bool:
+            if features.shape[0] != X.shape[1]:
+                raise ValueError(
+                    f"categorical_features mask has {features.shape[0]} entries, "
+                    f"expected {X.shape[1]}"
+                )
+            features = np.flatnonzero(features)
+        result = {}
+        for f in features.tolist():
+            if not isinstance(f, Integral) or not 0 <= f < X.shape[1]:
+                raise ValueError(f"categorical_features entry {f!r} is not a feature index")
+            column = X[:, f]
+            known = column[~np.isnan(column)]
+            fractional = known[known != np.round(known)]
+            if fractional.size:
+                raise ValueError(
+                    f"categorical feature {f} has non-integer code {fractional[0]:g}; "
+                    "category codes must be whole numbers"
+                )
+            codes = _distinct_codes(known)
+            if codes.size == 0:
+                codes = np.array([0.0])
+            result[int(f)] = codes
+        return result
+
+
 class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEstimator):
     """Base of the greedy cost-aware trees; subclasses supply :meth:`_criterion`.
 
@@ -272,11 +327,6 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
         self.prune = prune
         self.probability = probability
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
-        return tags
-
     def _criterion(self) -> Criterion:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -290,20 +340,11 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
             test costs, a non-integer category code, bad parameters.
         """
         self._check_params()
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
-        )
-        check_classification_targets(y)
-        self.classes_, y_codes = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
-        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
-        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
-        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
-        self.categories_ = self._categories(X)
+        X, y_codes = self._validate_fit_input(X, y)
         grown = grow_tree(
             X,
             y_codes,
-            n_classes,
+            len(self.classes_),
             criterion=self._criterion(),
             cost_model=self.cost_model_,
             cost_matrix=self.cost_matrix_,
@@ -338,35 +379,6 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
             raise ValueError(f"min_samples_leaf must be a number >= 1, got {self.min_samples_leaf!r}")
         if not isinstance(self.cf, Real) or not 0.0 < self.cf < 1.0:
             raise ValueError(f"cf must be in (0, 1), got {self.cf!r}")
-
-    def _categories(self, X: np.ndarray) -> dict[int, np.ndarray]:
-        if self.categorical_features is None:
-            return {}
-        features = np.asarray(self.categorical_features).ravel()
-        if features.dtype == bool:
-            if features.shape[0] != X.shape[1]:
-                raise ValueError(
-                    f"categorical_features mask has {features.shape[0]} entries, "
-                    f"expected {X.shape[1]}"
-                )
-            features = np.flatnonzero(features)
-        result = {}
-        for f in features.tolist():
-            if not isinstance(f, Integral) or not 0 <= f < X.shape[1]:
-                raise ValueError(f"categorical_features entry {f!r} is not a feature index")
-            column = X[:, f]
-            known = column[~np.isnan(column)]
-            fractional = known[known != np.round(known)]
-            if fractional.size:
-                raise ValueError(
-                    f"categorical feature {f} has non-integer code {fractional[0]:g}; "
-                    "category codes must be whole numbers"
-                )
-            codes = _distinct_codes(known)
-            if codes.size == 0:
-                codes = np.array([0.0])
-            result[int(f)] = codes
-        return result
 
 
 def _distinct_codes(codes: np.ndarray) -> np.ndarray:
