@@ -15,6 +15,8 @@ figure JSON under ``--out``.
     python -m benchmarks.conditioned_loss_thyroid                 # full run (~30 min)
     python -m benchmarks.conditioned_loss_thyroid --no-sweep      # Tables 2 and 3 only
     python -m benchmarks.conditioned_loss_thyroid --out /tmp/cl   # figures elsewhere
+    python -m benchmarks.conditioned_loss_thyroid --no-sweep --leaf-smoothing 10 \
+        --parzen-targets out_of_fold                               # a calibration variant
 
 Every sweep point refits the model, because the window width is chosen on
 validation data for that point's REWARD and PENALTY (nothing is tuned on the
@@ -91,6 +93,7 @@ def run(model, X, y, prices: CostModel, all_tests_cost: float) -> dict:
         "rejects": int(confusion[:, -1].sum()),
         "per_class_accuracy": per_class.tolist(),
         "test_frequency": report.test_frequency,
+        "referred": np.array([case.decision.kind == "reject" for case in report.cases]),
     }
 
 
@@ -127,17 +130,35 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-sweep", action="store_true", help="skip Figure 1's sweeps")
+    parser.add_argument(
+        "--leaf-smoothing", type=float, default=None, help="model leaf_smoothing (default: its own)"
+    )
+    parser.add_argument(
+        "--parzen-targets",
+        choices=("resubstitution", "out_of_fold"),
+        default=None,
+        help="model parzen_targets (default: its own)",
+    )
     args = parser.parse_args(argv)
+    variant = {
+        name: value
+        for name, value in (
+            ("leaf_smoothing", args.leaf_smoothing),
+            ("parzen_targets", args.parzen_targets),
+        )
+        if value is not None
+    }
 
     X_train, y_train = load("train")
     X_test, y_test = load("test")
     print(
         f"ann-thyroid: train {X_train.shape[0]}, test {X_test.shape[0]}, {X_train.shape[1]} features"
+        + (f"; model options {variant}" if variant else "")
     )
 
     full, turney = cost_model(discount=False), cost_model(discount=True)
     started = time.time()
-    model = fit(X_train, y_train, full, args.seed)
+    model = fit(X_train, y_train, full, args.seed, **variant)
     print(
         f"fitted {len(model.trees_)} state trees in {time.time() - started:.1f}s; "
         f"window half-widths per state: {np.round(model.window_width_, 3).tolist()}"
@@ -156,7 +177,7 @@ def main(argv=None) -> int:
 
     results = {}
     for label, prices in (("full price (paper)", full), ("Turney group discount", turney)):
-        policy = model if prices is full else fit(X_train, y_train, prices, args.seed)
+        policy = model if prices is full else fit(X_train, y_train, prices, args.seed, **variant)
         all_tests = prices.path_cost(sorted(PRICES))
         results[label] = run(policy, X_test, y_test, prices, all_tests)
         results[label]["all_tests"] = all_tests
@@ -190,6 +211,11 @@ def main(argv=None) -> int:
             f"rejected {r['rejects']}, test frequency TSH/T3/TT4/T4U "
             f"{np.round(r['test_frequency'][16:20], 3).tolist()}"
         )
+        print(
+            f"{'':>22}  referrals the all-features tree classifies right: "
+            f"{int(np.sum(r['referred'] & (tree_pred == y_test)))} of {r['rejects']} "
+            "(the paper's loss charges PENALTY for each)"
+        )
     ok_cost = paper["reduction"] >= 40.0
     ok_errors = paper["errors"] <= tree_errors
     started = time.time()
@@ -221,7 +247,9 @@ def main(argv=None) -> int:
             reward, penalty = (
                 (100.0, float(value)) if kind == "penalty" else (float(value), 10000.0)
             )
-            policy = fit(X_train, y_train, full, args.seed, reward=reward, penalty=penalty)
+            policy = fit(
+                X_train, y_train, full, args.seed, reward=reward, penalty=penalty, **variant
+            )
             r = run(policy, X_test, y_test, full, all_tests)
             sweeps[kind].append(
                 {
