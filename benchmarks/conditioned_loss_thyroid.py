@@ -134,6 +134,12 @@ def main(argv=None) -> int:
         "--leaf-smoothing", type=float, default=None, help="model leaf_smoothing (default: its own)"
     )
     parser.add_argument(
+        "--min-samples-leaf",
+        type=int,
+        default=None,
+        help="model min_samples_leaf (default: its own)",
+    )
+    parser.add_argument(
         "--parzen-targets",
         choices=("resubstitution", "out_of_fold"),
         default=None,
@@ -145,6 +151,7 @@ def main(argv=None) -> int:
         for name, value in (
             ("leaf_smoothing", args.leaf_smoothing),
             ("parzen_targets", args.parzen_targets),
+            ("min_samples_leaf", args.min_samples_leaf),
         )
         if value is not None
     }
