@@ -25,6 +25,8 @@ def _elapsed_seconds(trained: TrainedModel) -> float | None:
 
 
 def _param_display(value) -> str:
+    if value is None:
+        return "from the costs"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -62,10 +64,14 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The trust page: how the model was trained and how it did on held-out patients."""
     trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
     if request.method == "POST":
-        if request.POST.get("action") != "cancel":
+        action = request.POST.get("action")
+        if action not in ("cancel", "stop"):
             return JsonResponse({"error": "Unknown action."}, status=400)
         try:
-            training.cancel_training(user=request.user, trained_model=trained)
+            if action == "stop":
+                training.request_stop(user=request.user, trained_model=trained)
+            else:
+                training.cancel_training(user=request.user, trained_model=trained)
         except ValidationError as exc:
             for m in messages_of(exc):
                 messages.error(request, m)
@@ -106,27 +112,8 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def model_progress(request: HttpRequest, pk: int) -> JsonResponse:
     """Status and progress of a training, polled every second by the model page."""
     trained = get_object_or_404(TrainedModel, pk=pk)
-    selectors.model_report(user=request.user, trained_model=trained)  # permission check
-    return JsonResponse(
-        {
-            "id": trained.pk,
-            "status": trained.status,
-            "status_label": trained.get_status_display(),
-            "finished": trained.is_finished,
-            "progress": trained.progress,
-            "message": trained.progress_message,
-            "elapsed_seconds": _elapsed_seconds(trained),
-            "error": trained.error,
-            "checkpoints": [
-                {
-                    "elapsed_seconds": c.elapsed_seconds,
-                    "estimated_cost": c.estimated_cost,
-                    "label": c.label,
-                }
-                for c in trained.checkpoints.all()
-            ],
-        }
-    )
+    progress = selectors.models.training_progress(user=request.user, trained_model=trained)
+    return JsonResponse(progress)
 
 
 @require_GET
