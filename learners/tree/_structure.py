@@ -170,9 +170,19 @@ class TreeStructure:
         )
 
 
+_INFINITIES = {"inf": np.inf, "-inf": -np.inf}
+
+
 def _nan_to_none(values: np.ndarray) -> list:
-    return [None if v != v else float(v) for v in values.tolist()]
+    # JSON has no NaN or infinity: NaN becomes null, an infinite threshold (a split
+    # that only separates missing values) becomes the string "inf" or "-inf".
+    return [
+        None if v != v else ("inf" if v > 0 else "-inf") if np.isinf(v) else float(v)
+        for v in values.tolist()
+    ]
 
 
 def _none_to_nan(values) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in values], dtype=float)
+    return np.array(
+        [np.nan if v is None else _INFINITIES.get(v, v) for v in values], dtype=float
+    )

@@ -83,3 +83,24 @@ def test_no_pickle_in_tree_package():
     for source in package.glob("*.py"):
         text = source.read_text()
         assert "import pickle" not in text and "joblib" not in text, source.name
+
+
+def test_tree_structure_json_keeps_infinite_thresholds():
+    """An infinite threshold survives the JSON round trip (JSON itself has no infinity)."""
+    import json
+
+    from learners.tree import TreeStructure
+
+    tree = TreeStructure(
+        feature=[0, -1, -1],
+        threshold=[np.inf, np.nan, np.nan],
+        edge_start=[0, 2, 2],
+        n_edges=[2, 0, 0],
+        class_weight=[[3.0, 1.0], [3.0, 0.0], [0.0, 1.0]],
+        child=[1, 2],
+        branch_value=[np.nan, np.nan],
+        branch_weight=[0.75, 0.25],
+    )
+    text = json.dumps(tree.to_dict(), allow_nan=False)
+    again = TreeStructure.from_dict(json.loads(text))
+    assert np.isposinf(again.threshold[0]) and np.isnan(again.threshold[1])

@@ -15,6 +15,10 @@ from diagnosis.services.datasets import create_dataset
 from diagnosis.services.training import create_training, run_training
 
 DEMO_MATRIX = "Uniform 100"
+DEMO_LEARNERS_DEFAULT = (("eg2", "EG2"),)
+# Thyroid also gets paper 003's model: its history questions are free, so only the
+# four blood tests are priced and the 2^4 state classifiers stay small.
+DEMO_LEARNERS = {demo_data.THYROID: (("eg2", "EG2"), ("conditioned_loss", "Conditioned loss"))}
 
 
 class Command(BaseCommand):
@@ -42,7 +46,8 @@ class Command(BaseCommand):
             else:
                 self.stdout.write(f"Dataset {name} already exists ({dataset.cases.count()} cases)")
             if not options["no_train"]:
-                self._train(admin, dataset)
+                for learner, label in DEMO_LEARNERS.get(name, DEMO_LEARNERS_DEFAULT):
+                    self._train(admin, dataset, learner=learner, label=label)
 
     @transaction.atomic
     def _users(self) -> User:
@@ -66,8 +71,8 @@ class Command(BaseCommand):
         self.stdout.write(f"{'Created' if created else 'Updated'} user {username}")
         return user
 
-    def _train(self, admin: User, dataset: Dataset) -> None:
-        name = f"EG2 demo: {dataset.name}"
+    def _train(self, admin: User, dataset: Dataset, *, learner: str, label: str) -> None:
+        name = f"{label} demo: {dataset.name}"
         existing = TrainedModel.objects.filter(
             dataset=dataset, name=name, status=TrainedModel.SUCCEEDED
         )
@@ -77,7 +82,7 @@ class Command(BaseCommand):
         trained = create_training(
             user=admin,
             dataset=dataset,
-            learner="eg2",
+            learner=learner,
             params={},
             error_matrix=dataset.error_matrices.filter(name=DEMO_MATRIX).first(),
             name=name,
