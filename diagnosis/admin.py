@@ -203,6 +203,8 @@ class TrainedModelAdmin(admin.ModelAdmin):
         "matrix_snapshot",
         "reject_cost_snapshot",
         "celery_task_id",
+        "stop_requested",
+        "anytime_round",
     ]
     readonly_fields = [f for f in fields if f != "name"]
 

@@ -253,3 +253,13 @@ def test_too_many_priced_tests_are_refused_when_training_is_requested(model_admi
         user=model_admin, dataset=dataset, learner="conditioned_loss", params={"max_subsets": 64}
     )
     assert allowed.status == TrainedModel.QUEUED
+
+
+def test_model_page_offers_no_tree_for_a_model_without_one(thyroid_model, clinician, client):
+    """A conditioned-loss model's page has no "View the tree" link (it has no tree to draw)."""
+    from django.urls import reverse
+
+    client.force_login(clinician)
+    page = client.get(reverse("model-detail", args=[thyroid_model.pk])).content.decode()
+    assert "Start a case with this model" in page
+    assert reverse("model-tree", args=[thyroid_model.pk]) not in page
