@@ -11,6 +11,7 @@ urlpatterns = [
     path("models/<int:pk>/", views.model_detail, name="model-detail"),
     path("models/<int:pk>/tree/", views.model_tree, name="model-tree"),
     path("models/<int:pk>/progress.json", views.model_progress, name="model-progress"),
+    path("research/", views.research, name="research"),
     path("cases/new/", views.case_new, name="case-new"),
     path("cases/<int:pk>/", views.case_detail, name="case-detail"),
     path("cases/<int:pk>/summary/", views.case_summary, name="case-summary"),

@@ -2,6 +2,7 @@
 
 from .cases import case_detail, case_new, case_summary
 from .home import home
+from .research import research
 from .trained_models import model_detail, model_progress, model_tree, train
 
 __all__ = [
@@ -12,5 +13,6 @@ __all__ = [
     "model_detail",
     "model_progress",
     "model_tree",
+    "research",
     "train",
 ]
