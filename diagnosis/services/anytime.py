@@ -56,9 +56,18 @@ class _RoundInterrupted(Exception):
         self.reason = reason
 
 
-def held_out_report(estimator, X, y, **kwargs) -> dict:
-    """``held_out_metrics`` plus ``n_referred``: referrals counted apart from conclusions."""
-    metrics = held_out_metrics(estimator, X, y, **kwargs)
+def held_out_report(estimator, X, y, *, trained, cost_model) -> dict:
+    """``held_out_metrics`` under ``trained``'s price and matrix snapshots, plus
+    ``n_referred``: referrals counted apart from conclusions."""
+    metrics = held_out_metrics(
+        estimator,
+        X,
+        y,
+        cost_model=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        reject_cost=trained.reject_cost_snapshot,
+        test_names=trained.cost_snapshot["names"],
+    )
     metrics["n_referred"] = int(sum(row[-1] for row in metrics.get("confusion") or []))
     metrics["n_classified"] = int(metrics.get("n_test_cases", 0)) - metrics["n_referred"]
     return metrics
@@ -166,13 +175,7 @@ def fit_anytime(
             estimator.fit(X[train], y[train])
             fit_seconds = time.perf_counter() - round_started
             metrics = held_out_report(
-                estimator,
-                X[test],
-                y[test],
-                cost_model=cost_model,
-                cost_matrix=trained.matrix_snapshot,
-                reject_cost=trained.reject_cost_snapshot,
-                test_names=trained.cost_snapshot["names"],
+                estimator, X[test], y[test], trained=trained, cost_model=cost_model
             )
             cost = metrics.get("mean_total_cost")
             improved = cost is not None and (best is None or cost < best["cost"])

@@ -212,13 +212,7 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     fit_seconds = time.perf_counter() - started
     writer(0.8, f"Evaluating on {len(test)} held-out cases", force=True)
     metrics = held_out_report(
-        estimator,
-        X[test],
-        y[test],
-        cost_model=cost_model,
-        cost_matrix=trained.matrix_snapshot,
-        reject_cost=trained.reject_cost_snapshot,
-        test_names=trained.cost_snapshot["names"],
+        estimator, X[test], y[test], trained=trained, cost_model=cost_model
     )
     metrics["n_training_cases"] = int(len(train))
     metrics["fit_seconds"] = fit_seconds

@@ -75,8 +75,10 @@ class EG2Classifier(GreedyTreeClassifier):
     """EG2 (Núñez 1991): ``ICF = (2^DeltaI - 1) / (c + 1)^w``.
 
     ``c`` is the test's marginal cost in the node's context (tests on the path
-    are done: they cost nothing, group discounts apply).  A test of zero
-    marginal cost ranks before any positive cost, then by ``DeltaI``.
+    are done: they cost nothing, group discounts apply).  The formula is
+    defined at ``c = 0``, so EG2 uses it there too rather than ranking every
+    free test first (which made it re-split numeric tests on the path into
+    slivers).
 
     w : float, default 1.0
         Cost emphasis; ``w = 0`` ignores costs.
