@@ -4,17 +4,23 @@ Train on ann-train (3772 cases), test on ann-test (3428).  The 16 history
 answers are free, TSH / T3 / TT4 / T4U cost 22.78 / 11.41 / 14.51 / 11.41
 (Turney), FTI is derived from TT4 and T4U.  REWARD 100, PENALTY 10000.
 
-Prints the conditioned-loss confusion matrix with reject counts (paper's
-Table 2), the all-features tree's confusion matrix (Table 3: the same tree
-learner on all 21 features, i.e. the model's full-state tree), the test cost
-of both and the reduction, with Turney's prices both at full price (the
-paper) and with the group-A discount.  Then the sweeps of Figure 1 (PENALTY
-with REWARD = 100, REWARD with PENALTY = 10000, full prices), saved as Plotly
-figure JSON under ``--out``.
+Fits the model once per random state (``--seeds``, default 0-4: the seed
+moves the validation folds that choose the Parzen window width, and the
+trees' tie-breaking) and prints, per seed, the test errors, the all-features
+tree's errors, the referrals and the cost reduction, with their mean.  For
+the first seed it prints the conditioned-loss confusion matrix with reject
+counts (paper's Table 2), the all-features tree's confusion matrix (Table 3:
+the same tree learner on all 21 features, i.e. the model's full-state tree),
+the test cost of both and the reduction, with Turney's prices both at full
+price (the paper) and with the group-A discount.  Then the sweeps of Figure 1
+(PENALTY with REWARD = 100, REWARD with PENALTY = 10000, full prices), saved
+as Plotly figure JSON under ``--out``.
 
-    python -m benchmarks.conditioned_loss_thyroid                 # full run (~30 min)
-    python -m benchmarks.conditioned_loss_thyroid --no-sweep      # Tables 2 and 3 only
+    python -m benchmarks.conditioned_loss_thyroid                 # full run (~35 min)
+    python -m benchmarks.conditioned_loss_thyroid --no-sweep      # seeds and Tables 2, 3 (~7 min)
     python -m benchmarks.conditioned_loss_thyroid --out /tmp/cl   # figures elsewhere
+    python -m benchmarks.conditioned_loss_thyroid --no-sweep --validation-folds none \
+        --seeds 0                                                  # the single 25% hold-out
     python -m benchmarks.conditioned_loss_thyroid --no-sweep --leaf-smoothing 10 \
         --parzen-targets out_of_fold                               # a calibration variant
 
@@ -37,7 +43,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from learners.conditioned_loss import ConditionedLossClassifier
+from learners.conditioned_loss import DEFAULT_WINDOW_WIDTHS, ConditionedLossClassifier
 from learners.conditioned_loss._trees import tree_proba
 from learners.costs import CostModel
 from learners.evaluation import evaluate
@@ -123,12 +129,37 @@ def fit(X, y, prices: CostModel, seed: int, **params) -> ConditionedLossClassifi
     return ConditionedLossClassifier(test_costs=prices, random_state=seed, **params).fit(X, y)
 
 
+def all_features_tree(model, X, y) -> dict:
+    """Table 3: the model's full-state tree (the same learner on all 21 features)."""
+    tree = model.trees_[-1]
+    predicted = model.classes_[np.argmax(tree_proba(tree, X, model.leaf_smoothing), axis=1)]
+    confusion = np.array(
+        [[np.sum((y == a) & (predicted == b)) for b in model.classes_] for a in model.classes_]
+    )
+    return {
+        "tree": tree,
+        "predicted": predicted,
+        "confusion": confusion,
+        "errors": int(confusion.sum() - np.trace(confusion)),
+        "tested": sorted(set(tree.feature[tree.feature >= 0].tolist())),
+    }
+
+
+def parse_folds(text: str):
+    return None if text.lower() == "none" else int(text)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seeds",
+        default="0,1,2,3,4",
+        help="random_state of each repeat (comma-separated); the first one gives the tables "
+        "and the sweeps",
+    )
     parser.add_argument("--no-sweep", action="store_true", help="skip Figure 1's sweeps")
     parser.add_argument(
         "--leaf-smoothing", type=float, default=None, help="model leaf_smoothing (default: its own)"
@@ -145,7 +176,13 @@ def main(argv=None) -> int:
         default=None,
         help="model parzen_targets (default: its own)",
     )
+    parser.add_argument(
+        "--validation-folds",
+        default=None,
+        help="model validation_folds, or 'none' for one 25%% hold-out (default: its own)",
+    )
     args = parser.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
     variant = {
         name: value
         for name, value in (
@@ -155,6 +192,8 @@ def main(argv=None) -> int:
         )
         if value is not None
     }
+    if args.validation_folds is not None:
+        variant["validation_folds"] = parse_folds(args.validation_folds)
 
     X_train, y_train = load("train")
     X_test, y_test = load("test")
@@ -164,32 +203,61 @@ def main(argv=None) -> int:
     )
 
     full, turney = cost_model(discount=False), cost_model(discount=True)
-    started = time.time()
-    model = fit(X_train, y_train, full, args.seed, **variant)
+    all_tests = full.path_cost(sorted(PRICES))
     print(
-        f"fitted {len(model.trees_)} state trees in {time.time() - started:.1f}s; "
-        f"window half-widths per state: {np.round(model.window_width_, 3).tolist()}"
+        f"\nper random_state (full prices; all four tests cost {all_tests:.2f}/case; "
+        "targets: reduction >= 40% and no more misclassifications than the all-features tree):"
     )
-
-    # Table 3: the same tree learner on all 21 features (the model's full state).
-    all_tree = model.trees_[-1]
-    tree_pred = model.classes_[
-        np.argmax(tree_proba(all_tree, X_test, model.leaf_smoothing), axis=1)
-    ]
-    tree_confusion = np.array(
-        [[np.sum((y_test == a) & (tree_pred == b)) for b in model.classes_] for a in model.classes_]
+    print(
+        f"{'seed':>5}{'fit s':>7}{'width':>7}{'errors':>8}{'tree errors':>13}{'rejects':>9}"
+        f"{'reduction %':>13}  targets"
     )
-    tree_errors = int(tree_confusion.sum() - np.trace(tree_confusion))
-    tested = set(all_tree.feature[all_tree.feature >= 0].tolist())
+    repeats = []
+    for seed in seeds:
+        started = time.time()
+        policy = fit(X_train, y_train, full, seed, **variant)
+        seconds = time.time() - started
+        result = run(policy, X_test, y_test, full, all_tests)
+        tree = all_features_tree(policy, X_test, y_test)
+        met = result["reduction"] >= 40.0 and result["errors"] <= tree["errors"]
+        repeats.append({"seed": seed, "model": policy, "result": result, "tree": tree, "met": met})
+        print(
+            f"{seed:>5}{seconds:>7.1f}{policy.window_width_[0]:>7g}{result['errors']:>8}"
+            f"{tree['errors']:>13}{result['rejects']:>9}{result['reduction']:>13.2f}  "
+            f"{'met' if met else 'NOT met'}",
+            flush=True,
+        )
+    mean = {
+        key: float(np.mean([r["result"][key] for r in repeats]))
+        for key in ("errors", "rejects", "reduction")
+    }
+    mean_tree = float(np.mean([r["tree"]["errors"] for r in repeats]))
+    print(
+        f"{'mean':>5}{'':>14}{mean['errors']:>8.1f}{mean_tree:>13.1f}{mean['rejects']:>9.1f}"
+        f"{mean['reduction']:>13.2f}  "
+        f"{'met' if mean['reduction'] >= 40.0 and mean['errors'] <= mean_tree else 'NOT met'}"
+    )
+    n_met = sum(r["met"] for r in repeats)
+    print(f"targets met in {n_met} of {len(repeats)} random states")
 
-    results = {}
-    for label, prices in (("full price (paper)", full), ("Turney group discount", turney)):
-        policy = model if prices is full else fit(X_train, y_train, prices, args.seed, **variant)
-        all_tests = prices.path_cost(sorted(PRICES))
-        results[label] = run(policy, X_test, y_test, prices, all_tests)
-        results[label]["all_tests"] = all_tests
-
-    paper = results["full price (paper)"]
+    first = repeats[0]
+    model, paper, tree = first["model"], first["result"], first["tree"]
+    print(
+        f"\nrandom_state {first['seed']}: {len(model.trees_)} state trees; window half-widths "
+        f"per state {np.round(model.window_width_, 4).tolist()}"
+    )
+    print(
+        "validation loss per candidate width: "
+        + ", ".join(
+            f"{w:g}: {v:.1f}"
+            for w, v in zip(
+                np.sort(model.window_widths or DEFAULT_WINDOW_WIDTHS),
+                model.window_validation_[0],
+            )
+        )
+        if model.width_selection == "loss"
+        else ""
+    )
     print()
     print_confusion(
         "Table 2 — conditioned loss, REWARD 100, PENALTY 10000 (full prices):",
@@ -198,15 +266,24 @@ def main(argv=None) -> int:
     )
     print()
     print_confusion(
-        "Table 3 — all-features tree (same learner, 21 features):", tree_confusion, False
+        "Table 3 — all-features tree (same learner, 21 features):", tree["confusion"], False
     )
-    print(f"  all-features tree tests {sorted(tested)}; errors {tree_errors}")
+    print(f"  all-features tree tests {tree['tested']}; errors {tree['errors']}")
     for label, prices in (("full price", full), ("Turney discount", turney)):
         print(
             f"  all-features tree charging only the tests on each case's path ({label}): "
-            f"{tree_path_cost(all_tree, X_test, prices):.2f}/case"
+            f"{tree_path_cost(tree['tree'], X_test, prices):.2f}/case"
         )
     print()
+    discounted = fit(X_train, y_train, turney, first["seed"], **variant)
+    results = {
+        "full price (paper)": paper,
+        "Turney group discount": run(
+            discounted, X_test, y_test, turney, turney.path_cost(sorted(PRICES))
+        ),
+    }
+    results["Turney group discount"]["all_tests"] = turney.path_cost(sorted(PRICES))
+    paper["all_tests"] = all_tests
     for label, r in results.items():
         print(
             f"{label:>22}: all-features test cost {r['all_tests']:.2f}/case, "
@@ -214,17 +291,15 @@ def main(argv=None) -> int:
             f"(paper 47.61%, target >= 40%)"
         )
         print(
-            f"{'':>22}  misclassified {r['errors']} (all-features tree {tree_errors}), "
+            f"{'':>22}  misclassified {r['errors']} (all-features tree {tree['errors']}), "
             f"rejected {r['rejects']}, test frequency TSH/T3/TT4/T4U "
             f"{np.round(r['test_frequency'][16:20], 3).tolist()}"
         )
         print(
             f"{'':>22}  referrals the all-features tree classifies right: "
-            f"{int(np.sum(r['referred'] & (tree_pred == y_test)))} of {r['rejects']} "
+            f"{int(np.sum(r['referred'] & (tree['predicted'] == y_test)))} of {r['rejects']} "
             "(the paper's loss charges PENALTY for each)"
         )
-    ok_cost = paper["reduction"] >= 40.0
-    ok_errors = paper["errors"] <= tree_errors
     started = time.time()
     text = model.to_json()
     reloaded = ConditionedLossClassifier.from_json(text)
@@ -237,15 +312,16 @@ def main(argv=None) -> int:
         f"identical actions on the first 200 test cases: {same}"
     )
     print(
-        f"targets (full prices): reduction >= 40%: {'met' if ok_cost else 'NOT met'}; "
-        f"misclassifications <= all-features tree: {'met' if ok_errors else 'NOT met'}"
+        f"targets (full prices, random_state {first['seed']}): reduction >= 40%: "
+        f"{'met' if paper['reduction'] >= 40.0 else 'NOT met'}; "
+        f"misclassifications <= all-features tree: "
+        f"{'met' if paper['errors'] <= tree['errors'] else 'NOT met'}"
     )
 
     if args.no_sweep:
         return 0
     sweeps = {"penalty": [], "reward": []}
-    all_tests = full.path_cost(sorted(PRICES))
-    print("\nFigure 1 sweeps (full prices):")
+    print(f"\nFigure 1 sweeps (full prices, random_state {first['seed']}):")
     print(
         f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   accuracy hypo/hyper/normal"
     )
@@ -255,7 +331,7 @@ def main(argv=None) -> int:
                 (100.0, float(value)) if kind == "penalty" else (float(value), 10000.0)
             )
             policy = fit(
-                X_train, y_train, full, args.seed, reward=reward, penalty=penalty, **variant
+                X_train, y_train, full, first["seed"], reward=reward, penalty=penalty, **variant
             )
             r = run(policy, X_test, y_test, full, all_tests)
             sweeps[kind].append(

@@ -39,6 +39,12 @@ def check_params(model) -> None:
     """Refuse parameter values the model cannot work with."""
     for name in ("reward", "penalty", "leaf_smoothing"):
         _non_negative(name, getattr(model, name))
+    folds = model.validation_folds
+    if folds is not None and (not isinstance(folds, (int, np.integer)) or folds < 2):
+        raise ValueError(f"validation_folds must be None or an integer >= 2, got {folds!r}")
+    repeats = model.validation_repeats
+    if not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"validation_repeats must be an integer >= 1, got {repeats!r}")
     if not 0.0 < float(model.validation_fraction) < 1.0:
         raise ValueError(
             f"validation_fraction must be in (0, 1), got {model.validation_fraction!r}"

@@ -21,24 +21,22 @@ def policy_losses(model, X_val, y_val, widths: np.ndarray) -> np.ndarray:
     a right and PENALTY for a wrong classification; a referral earns -REWARD
     only if neither the final state's classifier nor any classifier one test
     away is right (PENALTY otherwise): the realized form of paper 003's
-    Table 1.
+    Table 1.  Each case is replayed under every width with one memo, so its
+    posteriors and window distances are computed once per state visited.
     """
-    roles: FeatureRoles = model._roles
     reward, penalty = float(model.reward), float(model.penalty)
-    losses = np.zeros(widths.size)
-    for w, width in enumerate(widths):
-        model.window_width_ = np.full(roles.n_states, width)
-        actions, paths = model.decide_all(X_val, return_tests=True)
-        total = 0.0
-        for row, true, action, path in zip(X_val, y_val, actions, paths, strict=True):
-            total += model.cost_model_.path_cost(path)
+    n_states = model._roles.n_states
+    totals = np.zeros(widths.size)
+    for row, true in zip(X_val, y_val, strict=True):
+        memo: dict = {}
+        for w, width in enumerate(widths):
+            action, path = model._decide_case(row, frozenset(), np.full(n_states, width), memo)
             if action.kind == "classify":
                 right = model.classes_[true] == action.label
             else:
                 right = not _anyone_right(model, row, true, path)
-            total += -reward if right else penalty
-        losses[w] = total / X_val.shape[0]
-    return losses
+            totals[w] += model.cost_model_.path_cost(path) + (-reward if right else penalty)
+    return totals / X_val.shape[0]
 
 
 def _anyone_right(model, row, true: int, path) -> bool:

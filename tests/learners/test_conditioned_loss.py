@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -281,14 +282,109 @@ def test_posterior_selection_picks_a_width_per_state():
         assert model.window_width_[state] == widths[int(np.argmin(scores[state]))]
 
 
+def _record_validated_rows(monkeypatch):
+    """Spy on the width search: the validation rows of every call to policy_losses."""
+    from learners.conditioned_loss import _model
+
+    calls = []
+    real = _model.policy_losses
+
+    def spy(model, X_val, y_val, widths):
+        calls.append(X_val.copy())
+        return real(model, X_val, y_val, widths)
+
+    monkeypatch.setattr(_model, "policy_losses", spy)
+    return calls
+
+
+def test_k_fold_width_search_validates_every_training_case_once_per_repeat(monkeypatch):
+    """validation_folds=3, validation_repeats=2: six held-out folds covering each case twice."""
+    X, y, costs = thyroid_like(n=150, seed=5)
+    X[:, 2] += np.arange(150) * 1e-6  # tell rows apart by one column
+    calls = _record_validated_rows(monkeypatch)
+    ConditionedLossClassifier(
+        test_costs=costs,
+        penalty=PENALTY,
+        window_widths=[0.05, 0.2],
+        validation_folds=3,
+        validation_repeats=2,
+        random_state=0,
+    ).fit(X, y)
+    assert len(calls) == 6
+    seen = np.concatenate([rows[:, 2] for rows in calls])
+    assert np.sort(seen) == pytest.approx(np.sort(np.repeat(X[:, 2], 2)))
+
+
+def test_single_hold_out_remains_available(monkeypatch):
+    """validation_folds=None holds out validation_fraction of the cases once."""
+    X, y, costs = thyroid_like(n=120, seed=6)
+    calls = _record_validated_rows(monkeypatch)
+    ConditionedLossClassifier(
+        test_costs=costs,
+        window_widths=[0.05, 0.2],
+        validation_folds=None,
+        validation_fraction=0.25,
+        random_state=0,
+    ).fit(X, y)
+    assert [len(rows) for rows in calls] == [30]
+
+
+def test_k_fold_score_is_the_case_weighted_mean_of_the_fold_losses(monkeypatch):
+    """window_validation_ averages each fold's mean loss weighted by its number of cases."""
+    from learners.conditioned_loss import _model
+
+    X, y, costs = thyroid_like(n=101, seed=7)  # folds of 34, 34 and 33 cases
+    per_fold = []
+    real = _model.policy_losses
+
+    def spy(model, X_val, y_val, widths):
+        losses = real(model, X_val, y_val, widths)
+        per_fold.append((len(X_val), losses))
+        return losses
+
+    monkeypatch.setattr(_model, "policy_losses", spy)
+    model = ConditionedLossClassifier(
+        test_costs=costs, penalty=PENALTY, window_widths=[0.02, 0.1, 0.4], validation_folds=3
+    ).fit(X, y)
+    expected = sum(n * losses for n, losses in per_fold) / 101
+    assert sorted(n for n, _ in per_fold) == [33, 34, 34]
+    assert model.window_validation_[0] == pytest.approx(expected)
+
+
+def test_width_search_replay_matches_the_policy_run_width_by_width(thyroid_model):
+    """policy_losses (one memo per case across widths) equals running decide_all per width."""
+    from learners.conditioned_loss._widths import _anyone_right, policy_losses
+
+    model, X, y = thyroid_model
+    model = copy.deepcopy(model)
+    codes = np.searchsorted(model.classes_, y[:80])
+    widths = np.array([0.005, 0.05, 0.3])
+    replayed = policy_losses(model, X[:80], codes, widths)
+    for w, width in enumerate(widths):
+        model.window_width_ = np.full(len(model.trees_), width)
+        actions, paths = model.decide_all(X[:80], return_tests=True)
+        total = 0.0
+        for row, code, action, path in zip(X[:80], codes, actions, paths):
+            if action.kind == "classify":
+                right = action.label == model.classes_[code]
+            else:
+                right = not _anyone_right(model, row, code, path)
+            total += model.cost_model_.path_cost(path) + (-model.reward if right else PENALTY)
+        assert replayed[w] == pytest.approx(total / 80)
+
+
 def test_bad_parameters_are_refused():
-    """Unknown width selection, negative penalty or empty widths give a clear ValueError."""
+    """Bad width selection, penalty, widths, scaling or validation folds give a clear ValueError."""
     X, y, costs = thyroid_like(n=60)
     for params, message in (
         ({"width_selection": "best"}, "width_selection"),
         ({"penalty": -1.0}, "penalty"),
         ({"window_widths": []}, "window_widths"),
         ({"feature_scaling": "zscore"}, "feature_scaling"),
+        ({"validation_folds": 1}, "validation_folds"),
+        ({"validation_folds": 2.5}, "validation_folds"),
+        ({"validation_repeats": 0}, "validation_repeats"),
+        ({"validation_folds": 61}, "validation_folds=61 needs at least 61"),
     ):
         with pytest.raises(ValueError, match=message):
             ConditionedLossClassifier(test_costs=costs, **params).fit(X, y)
@@ -296,8 +392,6 @@ def test_bad_parameters_are_refused():
 
 def test_changing_penalty_after_fit_changes_the_policy_consistently(thyroid_model):
     """set_params(penalty=...) on a fitted model moves cost_matrix_ and the risks with it."""
-    import copy
-
     model, X, _ = thyroid_model
     other = copy.deepcopy(model).set_params(penalty=5 * PENALTY)
     assert other.cost_matrix_ == pytest.approx(5 * PENALTY * (1 - np.eye(3)))
