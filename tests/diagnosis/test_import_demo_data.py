@@ -89,3 +89,30 @@ def test_thyroid_classes_and_derived_fti():
     assert len(tests) == 21 and tests["FTI"]["derived_from"] == ["TT4", "T4U"]
     ages = [row[0] for row in data["rows"] if row[0] is not None]
     assert max(ages) <= 110 and not any(math.isnan(a) for a in ages)
+
+
+def test_fixture_catalogs_hold_turneys_prices():
+    """Each fixture names its dataset, and thyroid's TSH has Turney's prices in group A."""
+    for name in demo_data.BUILDERS:
+        catalog = demo_data.catalog(name)
+        assert catalog["name"] == name and catalog["tests"] and catalog["error_matrices"]
+    tsh = next(t for t in demo_data.catalog(demo_data.THYROID)["tests"] if t["name"] == "TSH")
+    assert (tsh["price"], tsh["discounted_price"], tsh["group"]) == (22.78, 20.68, "A")
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("{not json", "not readable JSON"),
+        ('{"name": "Pima diabetes"}', "missing description"),
+        (None, "is missing"),
+    ],
+)
+def test_broken_fixture_names_its_file(tmp_path, monkeypatch, content, problem):
+    """A missing, unparsable or incomplete fixture fails with its path, not a KeyError."""
+    if content is not None:
+        (tmp_path / "pima.json").write_text(content)
+    monkeypatch.setattr(demo_data, "FIXTURES_DIR", tmp_path)
+    with pytest.raises(RuntimeError, match=problem) as raised:
+        demo_data.pima()
+    assert str(tmp_path / "pima.json") in str(raised.value)
