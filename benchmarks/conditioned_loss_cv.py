@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -33,8 +34,8 @@ from benchmarks.conditioned_loss_thyroid import PRICES, all_features_tree, cost_
 DEFAULT_VARIANTS = ("{}", '{"validation_folds": null}')
 
 
-def one_fold(job: tuple[str, int, int, int, int]) -> tuple[int, int, int, float, int]:
-    """Errors, tree errors, referrals, summed test cost and cases of one held-out fold."""
+def one_fold(job: tuple[str, int, int, int, int]) -> tuple[int, int, int, float, int, float]:
+    """Errors, tree errors, referrals, test cost, cases and chosen width of one held-out fold."""
     variant, folds, repeats, index, seed = job
     X, y = load("train")
     prices = cost_model(discount=False)
@@ -47,7 +48,8 @@ def one_fold(job: tuple[str, int, int, int, int]) -> tuple[int, int, int, float,
     referrals = sum(a.kind == "reject" for a in actions)
     cost = float(sum(prices.path_cost(path) for path in paths))
     tree_errors = all_features_tree(model, X[held_rows], truth)["errors"]
-    return int(errors), int(tree_errors), int(referrals), cost, len(held_rows)
+    width = float(model.window_width_[0])
+    return int(errors), int(tree_errors), int(referrals), cost, len(held_rows), width
 
 
 def main(argv=None) -> int:
@@ -71,20 +73,26 @@ def main(argv=None) -> int:
         f"ann-train, {args.folds}-fold CV x {args.repeats} (seed {args.seed}); REWARD 100, "
         f"PENALTY 10000; reduction against all four tests ({all_tests:.2f}/case)"
     )
-    print(f"{'errors':>7}{'tree errors':>13}{'referrals':>11}{'reduction %':>13}{'s':>6}  variant")
+    print(
+        f"{'errors':>7}{'tree errors':>13}{'referrals':>11}{'reduction %':>13}{'s':>6}  "
+        "variant; widths chosen"
+    )
     n_jobs = args.folds * args.repeats
     with ProcessPoolExecutor(args.jobs) as pool:
         for variant in variants:
             json.loads(variant)  # refuse bad JSON before starting the workers
             started = time.time()
             jobs = [(variant, args.folds, args.repeats, i, args.seed) for i in range(n_jobs)]
-            errors, tree_errors, referrals, cost, cases = map(
-                sum, zip(*pool.map(one_fold, jobs), strict=True)
+            folds = list(pool.map(one_fold, jobs))
+            errors, tree_errors, referrals, cost, cases = (
+                sum(fold[i] for fold in folds) for i in range(5)
             )
+            widths = Counter(fold[5] for fold in folds)
             reduction = 100.0 * (1.0 - cost / cases / all_tests)
             print(
                 f"{errors:>7}{tree_errors:>13}{referrals:>11}{reduction:>13.2f}"
-                f"{time.time() - started:>6.0f}  {variant}",
+                f"{time.time() - started:>6.0f}  {variant}; "
+                + ", ".join(f"{w:g} x{n}" for w, n in sorted(widths.items())),
                 flush=True,
             )
     return 0
