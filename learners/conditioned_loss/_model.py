@@ -78,7 +78,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         4-fold search 0.001 to 0.01 and 20.4 errors
         (benchmarks/conditioned_loss_thyroid).  Inside ann-train (4 folds x
         3, benchmarks/conditioned_loss_cv) the two made 74 and 75 errors:
-        the gain is steadier choices, at about three times the fitting time.
+        the gain is steadier choices, at about four times the fitting time.
     validation_repeats : int
         How many times the folds are redrawn (``RepeatedStratifiedKFold``).
     validation_fraction : float
