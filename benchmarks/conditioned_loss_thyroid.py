@@ -251,7 +251,9 @@ def main(argv=None) -> int:
         + ", ".join(
             f"{w:g}: {v:.1f}"
             for w, v in zip(
-                np.sort(model.window_widths or DEFAULT_WINDOW_WIDTHS),
+                np.sort(
+                    DEFAULT_WINDOW_WIDTHS if model.window_widths is None else model.window_widths
+                ),
                 model.window_validation_[0],
             )
         )
@@ -276,14 +278,14 @@ def main(argv=None) -> int:
         )
     print()
     discounted = fit(X_train, y_train, turney, first["seed"], **variant)
+    turney_all_tests = turney.path_cost(sorted(PRICES))
     results = {
-        "full price (paper)": paper,
-        "Turney group discount": run(
-            discounted, X_test, y_test, turney, turney.path_cost(sorted(PRICES))
-        ),
+        "full price (paper)": {**paper, "all_tests": all_tests},
+        "Turney group discount": {
+            **run(discounted, X_test, y_test, turney, turney_all_tests),
+            "all_tests": turney_all_tests,
+        },
     }
-    results["Turney group discount"]["all_tests"] = turney.path_cost(sorted(PRICES))
-    paper["all_tests"] = all_tests
     for label, r in results.items():
         print(
             f"{label:>22}: all-features test cost {r['all_tests']:.2f}/case, "
