@@ -271,7 +271,43 @@ def _as_derived(derived, n_features: int) -> dict[int, tuple[int, ...]]:
         if not sources or target in sources:
             raise ValueError(f"derived feature {target} needs other features as inputs")
         result[target] = sources
+    _refuse_derived_cycle(result)
     return result
+
+
+def _refuse_derived_cycle(derived: dict[int, tuple[int, ...]]) -> None:
+    """Raise ValueError when a derived feature (indirectly) needs itself as an input.
+
+    Derived inputs may themselves be derived, to any depth, but the pricing
+    recursion and :meth:`CostModel.done_closure` need the inputs graph acyclic.
+    Iterative depth-first search: a back edge to a feature still on the path is
+    a cycle.
+    """
+    on_path, finished = set(), set()
+    for start in derived:
+        if start in finished:
+            continue
+        path, stack = [start], [iter(derived[start])]
+        on_path.add(start)
+        while stack:
+            source = next(stack[-1], None)
+            if source is None:
+                done = path.pop()
+                on_path.discard(done)
+                finished.add(done)
+                stack.pop()
+                continue
+            if source in on_path:
+                cycle = path[path.index(source):] + [source]
+                raise ValueError(
+                    "derived features form a cycle: "
+                    + " -> ".join(str(f) for f in cycle)
+                    + " (each needs the next as an input)"
+                )
+            if source in derived and source not in finished:
+                path.append(source)
+                on_path.add(source)
+                stack.append(iter(derived[source]))
 
 
 def _as_free(free, n_features: int) -> frozenset[int]:

@@ -98,3 +98,30 @@ def test_out_of_range_test_index(grouped):
     """Pricing a test that does not exist raises IndexError."""
     with pytest.raises(IndexError):
         grouped.marginal_cost(9)
+
+
+@pytest.mark.parametrize(
+    "derived, cycle",
+    [
+        ({0: (1,), 1: (0,)}, "0 -> 1 -> 0"),
+        ({0: (1,), 1: (2,), 2: (0,)}, "0 -> 1 -> 2 -> 0"),
+        ({3: (2,), 2: (0, 1), 1: (2,)}, "2 -> 1 -> 2"),
+    ],
+)
+def test_derived_cycle_is_refused_at_construction(derived, cycle):
+    """A derived feature that needs itself through other derived features is refused, naming the cycle."""
+    with pytest.raises(ValueError, match=f"derived features form a cycle: {cycle}"):
+        CostModel([1, 2, 3, 4], derived=derived)
+
+
+def test_derived_chain_of_any_depth_is_priced():
+    """Derived inputs may be derived themselves: 3 <- 2 <- 1 <- 0 costs the one real test."""
+    model = CostModel([5, 0, 0, 0], derived={3: (2,), 2: (1,), 1: (0,)})
+    assert model.marginal_cost(3) == pytest.approx(5)
+    assert model.done_closure({3}) == frozenset({0, 1, 2, 3})
+
+
+def test_shared_derived_input_is_not_a_cycle():
+    """Two derived features sharing a derived input (a diamond) is no cycle."""
+    model = CostModel([4, 6, 0, 0, 0], derived={4: (2, 3), 2: (0,), 3: (0, 1)})
+    assert model.marginal_cost(4) == pytest.approx(10)
