@@ -1,5 +1,5 @@
-"""Cost-aware diagnosis: the Django project and app (one package)."""
+"""Cost-aware diagnosis: the Django app (models, services, selectors, views, tasks).
 
-from .celery import app as celery_app
-
-__all__ = ["celery_app"]
+Importing it has no side effects; the project configuration (settings, URLs, the Celery
+app) lives in the ``config`` package.
+"""

@@ -1,7 +1,9 @@
-"""URLs of the product: the clinician's screens, model pages, and the integrators' JSON API."""
+"""URLs of the app: the clinician's screens, model pages, and the integrators' JSON API.
 
-from django.contrib import admin
-from django.urls import include, path
+Included at the root by ``config.urls`` (which adds the admin and login pages).
+"""
+
+from django.urls import path
 
 from . import api, views
 
@@ -16,6 +18,4 @@ urlpatterns = [
     path("cases/<int:pk>/", views.case_detail, name="case-detail"),
     path("cases/<int:pk>/summary/", views.case_summary, name="case-summary"),
     path("api/cases/<int:pk>/step", api.case_step, name="api-case-step"),
-    path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
 ]

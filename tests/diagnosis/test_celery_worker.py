@@ -66,7 +66,7 @@ def _require_services() -> str:
 
 @pytest.fixture(scope="module")
 def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A `celery -A diagnosis worker` subprocess using the test database and the test Redis."""
+    """A `celery -A config worker` subprocess using the test database and the test Redis."""
     with django_db_blocker.unblock():
         broker = _require_services()
         db = connection.settings_dict
@@ -74,7 +74,7 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
             f"postgresql://{db['USER']}{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}"
             f"@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
         )
-    from diagnosis.celery import app
+    from config.celery import app
 
     app.control.purge()  # leftovers from earlier runs would refer to rows that no longer exist
     log = tmp_path_factory.mktemp("celery") / "worker.log"
@@ -83,7 +83,7 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
         "DATABASE_URL": test_db_url,
         "REDIS_URL": broker,
         "CELERY_BROKER_URL": broker,
-        "DJANGO_SETTINGS_MODULE": "diagnosis.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DIAGNOSIS_VAR_DIR": str(log.parent),
     }
     with open(log, "wb") as out:
@@ -93,7 +93,7 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
                 "-m",
                 "celery",
                 "-A",
-                "diagnosis",
+                "config",
                 "worker",
                 "--concurrency=1",
                 "-l",

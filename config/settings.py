@@ -1,4 +1,4 @@
-"""Django settings, all deployment choices read from the environment.
+"""Django settings of the product, all deployment choices read from the environment.
 
 ``DATABASE_URL``  database (dj-database-url); default SQLite ``var/db.sqlite3``.
 ``REDIS_URL``     Celery broker; unset means kombu's ``filesystem://`` transport
@@ -67,8 +67,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "diagnosis.urls"
-WSGI_APPLICATION = "diagnosis.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
