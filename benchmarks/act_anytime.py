@@ -15,21 +15,16 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.compare_trees import load_dataset  # noqa: E402
-from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier  # noqa: E402
-from learners.evaluation import cross_validate, evaluate, make_folds  # noqa: E402
-from learners.synthetic import make_parity  # noqa: E402
-from learners.tree import C45Classifier, EG2Classifier  # noqa: E402
+from benchmarks.compare_trees import load_dataset
+from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier
+from learners.evaluation import cross_validate, evaluate, make_folds
+from learners.synthetic import make_parity
+from learners.tree import C45Classifier, EG2Classifier
 
 R_VALUES = (0, 1, 2, 4, 8, 16)
 

@@ -22,18 +22,13 @@ Thyroid is ann-train (3772 cases) unless ``--thyroid pooled``.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.compare_trees import load_dataset  # noqa: E402
-from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier  # noqa: E402
-from learners.evaluation import cross_validate, make_folds  # noqa: E402
-from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier  # noqa: E402
+from benchmarks.compare_trees import load_dataset
+from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier
+from learners.evaluation import cross_validate, make_folds
+from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier
 
 
 def _learners(r: int, generations: int, seed: int) -> dict:

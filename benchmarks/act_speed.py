@@ -18,21 +18,15 @@ from __future__ import annotations
 import argparse
 import math
 import resource
-import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
+from sklearn.tree import DecisionTreeClassifier
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sklearn.tree import DecisionTreeClassifier  # noqa: E402
-
-from diagnosis.uci_files import load_known  # noqa: E402
-from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier  # noqa: E402
-from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier  # noqa: E402
+from datasets import load_known
+from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier
+from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier
 
 
 def _timed(model, X, y, repeats: int = 1) -> tuple[float, float]:

@@ -15,19 +15,14 @@ Thyroid is ann-train and ann-test pooled (7200 cases) unless
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.sklearn_policy import SklearnTreePolicy  # noqa: E402
-from diagnosis.uci_files import UCIDataset, load_known  # noqa: E402
-from learners.evaluation import cross_validate, make_folds  # noqa: E402
-from learners.tree import (  # noqa: E402
+from benchmarks.sklearn_policy import SklearnTreePolicy
+from datasets import UCIDataset, load_known
+from learners.evaluation import cross_validate, make_folds
+from learners.tree import (
     C45Classifier,
     CSID3Classifier,
     DTMCClassifier,

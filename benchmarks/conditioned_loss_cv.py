@@ -22,12 +22,8 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 from sklearn.model_selection import RepeatedStratifiedKFold
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.conditioned_loss_thyroid import PRICES, all_features_tree, cost_model, fit, load
 

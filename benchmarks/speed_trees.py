@@ -19,20 +19,15 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
-import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.sklearn_policy import SklearnTreePolicy  # noqa: E402
-from diagnosis.uci_files import load_known  # noqa: E402
-from learners import Extract  # noqa: E402
-from learners.tree import (  # noqa: E402
+from benchmarks.sklearn_policy import SklearnTreePolicy
+from datasets import load_known
+from learners import Extract
+from learners.tree import (
     C45Classifier,
     CSID3Classifier,
     DTMCClassifier,

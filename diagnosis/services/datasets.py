@@ -246,7 +246,7 @@ def import_uci_folder(*, user, name: str, path) -> Dataset:
     several (thyroid's ann-train / ann-test).
     """
     require_model_admin(user)
-    from ..uci_files import read_uci_folder
+    from datasets import read_uci_folder
 
     target = Path(str(path).strip())
     folder, stem = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from diagnosis.uci_files import UCIFormatError, default_shared_dir, load_known, read_uci_folder
+from datasets import UCIFormatError, default_shared_dir, load_known, read_uci_folder
 
 UCI = default_shared_dir() / "data" / "uci"
 
