@@ -17,10 +17,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("DIAGNOSIS_VAR_DIR", BASE_DIR / "var"))
-# Plotly figure JSON written by the benchmark scripts (e.g. paper 003's sweeps), shown at /research/.
-RESEARCH_FIGURES_DIR = Path(
-    os.environ.get("RESEARCH_FIGURES_DIR", BASE_DIR / "benchmarks" / "out")
-)
+# Plotly figure JSON written by the benchmark scripts (paper 003's sweeps), shown at /research/.
+RESEARCH_FIGURES_DIR = Path(os.environ.get("RESEARCH_FIGURES_DIR", BASE_DIR / "benchmarks" / "out"))
 SHARED_DIR = Path(os.environ.get("SHARED_DIR", BASE_DIR.parent / "shared")).resolve()
 
 

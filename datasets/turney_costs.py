@@ -52,7 +52,9 @@ def read_costs(
     def only(suffix: str) -> Path | None:
         found = sorted(cost_folder.glob(f"*{suffix}"))
         if len(found) > 1:
-            raise UCIFormatError(f"{cost_folder}: several {suffix} files: {[f.name for f in found]}")
+            raise UCIFormatError(
+                f"{cost_folder}: several {suffix} files: {[f.name for f in found]}"
+            )
         return found[0] if found else None
 
     expense, cost = only(".expense"), only(".cost")

@@ -68,7 +68,9 @@ def read_c45_names(
             continue
         values = [v.strip() for v in kind.split(",") if v.strip()]
         if not values:
-            raise UCIFormatError(f"{names_file.name}: row {line_number}: no values for {attribute!r}")
+            raise UCIFormatError(
+                f"{names_file.name}: row {line_number}: no values for {attribute!r}"
+            )
         categorical_values[attribute] = values
     class_column = "class"
     while class_column in columns:

@@ -27,12 +27,18 @@ def test_heart_prices_groups_and_delays_match_data_md():
     costs = load_known("heart").costs
     names = load_known("heart").feature_names
     expected = {
-        "age": (1.00, 1.00, None, False), "sex": (1.00, 1.00, None, False),
-        "cp": (1.00, 1.00, None, False), "trestbps": (1.00, 1.00, None, False),
-        "chol": (7.27, 5.17, "A", True), "fbs": (5.20, 3.10, "A", True),
-        "restecg": (15.50, 15.50, None, True), "thalach": (102.90, 1.00, "B", True),
-        "thal": (102.90, 1.00, "B", True), "exang": (87.30, 1.00, "C", True),
-        "oldpeak": (87.30, 1.00, "C", True), "slope": (87.30, 1.00, "C", True),
+        "age": (1.00, 1.00, None, False),
+        "sex": (1.00, 1.00, None, False),
+        "cp": (1.00, 1.00, None, False),
+        "trestbps": (1.00, 1.00, None, False),
+        "chol": (7.27, 5.17, "A", True),
+        "fbs": (5.20, 3.10, "A", True),
+        "restecg": (15.50, 15.50, None, True),
+        "thalach": (102.90, 1.00, "B", True),
+        "thal": (102.90, 1.00, "B", True),
+        "exang": (87.30, 1.00, "C", True),
+        "oldpeak": (87.30, 1.00, "C", True),
+        "slope": (87.30, 1.00, "C", True),
         "ca": (100.90, 100.90, None, True),
     }
     assert sorted(names) == sorted(expected)
@@ -202,8 +208,10 @@ def test_bad_cost_files_are_reported(tmp_path):
 
 def test_malformed_known_dataset_row(tmp_path):
     """A known dataset's file with a bad cell is reported by row and column name."""
-    (tmp_path / "hepatitis.data").write_text("2,30,2,1,2,2,2,2,1,2,2,2,2,2,1.00,85,18,4.0,?,1\n"
-                                             "1,40,x,1,2,2,2,2,1,2,2,2,2,2,1.00,85,18,4.0,?,1\n")
+    (tmp_path / "hepatitis.data").write_text(
+        "2,30,2,1,2,2,2,2,1,2,2,2,2,2,1.00,85,18,4.0,?,1\n"
+        "1,40,x,1,2,2,2,2,1,2,2,2,2,2,1.00,85,18,4.0,?,1\n"
+    )
     with pytest.raises(UCIFormatError, match=r"hepatitis\.data: row 2, column 'sex': 'x'"):
         read_uci_folder(tmp_path)
     (tmp_path / "hepatitis.data").write_text("3,30,2,1,2,2,2,2,1,2,2,2,2,2,1.00,85,18,4.0,?,1\n")
