@@ -9,7 +9,7 @@ import importlib
 
 from .costs import CostModel
 from .policy import Action, Classify, Extract, Policy, Reject, decide
-from .serialization import LEARNERS, model_from_json, model_to_json
+from .serialization import LEARNERS, ModelDocumentError, model_from_json, model_to_json
 
 _LAZY = {
     **LEARNERS,
@@ -25,6 +25,7 @@ __all__ = [
     "Classify",
     "CostModel",
     "Extract",
+    "ModelDocumentError",
     "Policy",
     "Reject",
     "decide",

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .. import _document as document
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
 from ._encoding import encode_data, encode_prices, normal_coefficient
@@ -89,10 +90,14 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMix
         return state
 
     def _load_fitted_state(self, state: dict) -> None:
+        """The tree's state (checked by :class:`TreePolicyMixin`) plus w, cf and the
+        estimated cost, each a finite number in its range; else ModelDocumentError."""
         super()._load_fitted_state(state)
-        self.w_ = float(state["w"])
-        self.cf_ = float(state["cf"])
-        self.estimated_cost_ = float(state["estimated_cost"])
+        self.w_ = document.read(state, "w", "fitted", document.number, low=0.0)
+        self.cf_ = document.read(state, "cf", "fitted", document.number, low=0.0, high=1.0)
+        self.estimated_cost_ = document.read(
+            state, "estimated_cost", "fitted", document.number, low=0.0
+        )
 
     # -------------------------------------------------------------- private
     def _greedy(self) -> GreedyTreeClassifier:

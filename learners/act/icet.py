@@ -16,6 +16,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .. import _document as document
 from ..costs import CostModel
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, TreePolicyMixin
@@ -138,12 +139,20 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         return state
 
     def _load_fitted_state(self, state: dict) -> None:
+        """The tree's state (checked by :class:`TreePolicyMixin`) plus the search's
+        result: one non-negative biased price per feature, w, cf, the fitnesses;
+        else ModelDocumentError."""
         super()._load_fitted_state(state)
-        self.biased_costs_ = np.asarray(state["biased_costs"], dtype=float)
-        self.w_ = float(state["w"])
-        self.cf_ = float(state["cf"])
-        self.best_fitness_ = float(state["best_fitness"])
-        self.fitness_history_ = [float(v) for v in state["fitness_history"]]
+        where = "fitted"
+        self.biased_costs_ = document.read(
+            state, "biased_costs", where, document.numbers, length=self.n_features_in_, low=0.0
+        )
+        self.w_ = document.read(state, "w", where, document.number, low=0.0)
+        self.cf_ = document.read(state, "cf", where, document.number, low=0.0, high=1.0)
+        self.best_fitness_ = document.read(state, "best_fitness", where, document.number)
+        self.fitness_history_ = document.read(
+            state, "fitness_history", where, document.numbers
+        ).tolist()
 
     def _seed(self):
         rs = self.random_state

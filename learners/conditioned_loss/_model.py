@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from .._validation import check_reject_cost, check_test_costs
 from ..costs import CostModel
 from ..policy import Classify, Extract, Reject, reject_expected_cost
+from .. import _document as document
 from ..serialization import SerializableMixin
 from ..tree._structure import TreeStructure
 from ._checks import as_matrix, candidate_widths, categorical_mask, check_case, check_params
@@ -547,31 +548,86 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         }
 
     def _load_fitted_state(self, state: dict) -> None:
-        self.classes_ = np.asarray(state["classes"])
-        self.cost_model_ = CostModel.from_dict(state["cost_model"])
-        refer = state["reject_cost"]
-        self.reject_cost_ = (
-            np.asarray(refer, dtype=float) if isinstance(refer, list) else float(refer)
+        """Restore the fitted attributes from a document's ``fitted`` object.
+
+        Every field is checked before use: the training matrix (numbers or
+        null), a cost model of as many tests as it has columns, one tree per
+        state (2^m for m priced tests) whose structure is valid and which
+        tests only the features its state can use, one positive window width
+        per state, and the stored Parzen targets (posteriors: rows of
+        non-negative numbers summing to 1).
+
+        Raises
+        ------
+        ModelDocumentError
+            Naming the field that is malformed or inconsistent.
+        """
+        where = "fitted"
+        classes = document.read(state, "classes", where, document.labels)
+        k = len(classes)
+        X_train = document.read(state, "X_train", where, document.table, allow_none=True)
+        n_cases, n_features = X_train.shape
+        if not 1 <= n_cases <= document.MAX_CASES or not 1 <= n_features <= document.MAX_FEATURES:
+            raise document.ModelDocumentError(
+                f"{where}.X_train: {n_cases} cases x {n_features} features, expected 1 to "
+                f"{document.MAX_CASES} cases and 1 to {document.MAX_FEATURES} features"
+            )
+        cost_model = document.read(
+            state, "cost_model", where, document.cost_model, n_features=n_features
         )
-        self.categorical_mask_ = np.asarray(state["categorical"], dtype=bool)
-        self.window_width_ = np.asarray(state["window_width"], dtype=float)
-        self.window_validation_ = np.array(
-            [[np.nan if v is None else v for v in row] for row in state["window_validation"]],
-            dtype=float,
+        reject = document.read(
+            state, "reject_cost", where, document.reject_cost, n_classes=k, allow_none=False
         )
-        X_train = np.array(
-            [[np.nan if v is None else v for v in row] for row in state["X_train"]], dtype=float
+        categorical = document.read(
+            state, "categorical", where, document.flags, length=n_features
         )
-        trees = [TreeStructure.from_dict(t) for t in state["trees"]]
-        roles = FeatureRoles.from_cost_model(self.cost_model_)
-        if len(trees) != roles.n_states or self.window_width_.shape != (roles.n_states,):
-            raise ValueError("model document does not match its cost model's priced tests")
-        stored = state.get("parzen_targets")
-        targets = None if stored is None else [np.asarray(t, dtype=float) for t in stored]
-        if targets is not None and any(
-            t.shape != (X_train.shape[0], len(self.classes_)) for t in targets
-        ):
-            raise ValueError("model document's Parzen targets do not match its training cases")
+        roles = FeatureRoles.from_cost_model(cost_model)
+        stored = document.read(state, "trees", where, document.items)
+        if len(roles.priced) > 30 or len(stored) != roles.n_states:
+            raise document.ModelDocumentError(
+                f"{where}.trees: the cost model has {len(roles.priced)} priced tests, so "
+                f"2^{len(roles.priced)} states, but the document has {len(stored)} trees"
+            )
+        trees = []
+        for s, data in enumerate(stored):
+            at = f"{where}.trees[{s}]"
+            tree = TreeStructure.from_dict(data, n_features=n_features, where=at)
+            if tree.n_classes != k:
+                raise document.ModelDocumentError(
+                    f"{at}.class_weight counts {tree.n_classes} classes, "
+                    f"but {where}.classes has {k}"
+                )
+            unusable = np.setdiff1d(tree.feature[tree.feature >= 0], roles.usable(s))
+            if unusable.size:
+                raise document.ModelDocumentError(
+                    f"{at} tests feature {int(unusable[0])}, which its state (tests "
+                    f"{list(roles.bought(s))} bought) cannot use"
+                )
+            trees.append(tree)
+        widths = document.read(
+            state, "window_width", where, document.numbers, length=roles.n_states, low=0.0
+        )
+        if not (widths > 0).all():
+            raise document.ModelDocumentError(f"{where}.window_width: widths must be positive")
+        validation = document.read(
+            state, "window_validation", where, document.table, allow_none=True
+        )
+        targets = None
+        if state.get("parzen_targets") is not None:
+            targets = [
+                _posteriors(table, f"{where}.parzen_targets[{s}]", n_cases, k)
+                for s, table in enumerate(
+                    document.read(
+                        state, "parzen_targets", where, document.items, length=roles.n_states
+                    )
+                )
+            ]
+        self.classes_ = classes
+        self.cost_model_ = cost_model
+        self.reject_cost_ = reject
+        self.categorical_mask_ = categorical
+        self.window_width_ = widths
+        self.window_validation_ = validation
         self._install(X_train, trees, roles, targets)
 
     # ----------------------------------------------------------- validation
@@ -627,3 +683,15 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
     def _label(self, index: int):
         label = self.classes_[index]
         return label.item() if isinstance(label, np.generic) else label
+
+
+def _posteriors(value, where: str, n_cases: int, n_classes: int) -> np.ndarray:
+    """A stored table of posteriors: one row per training case, each a distribution."""
+    table = document.table(value, where, rows=n_cases, columns=n_classes, low=0.0)
+    sums = table.sum(axis=1)
+    off = np.flatnonzero(np.abs(sums - 1.0) > 1e-6)
+    if off.size:
+        raise document.ModelDocumentError(
+            f"{where}[{int(off[0])}] sums to {sums[off[0]]:g}, not 1 (a posterior)"
+        )
+    return table

@@ -18,6 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
+from .. import _document as document
 from ..costs import CostModel
 from ..policy import Classify, Extract, Reject, decide
 from ..serialization import SerializableMixin
@@ -158,15 +159,57 @@ class TreePolicyMixin:
         }
 
     def _load_fitted_state(self, state: dict) -> None:
-        self.tree_ = TreeStructure.from_dict(state["tree"])
-        self.classes_ = np.asarray(state["classes"])
-        self.n_features_in_ = int(state["n_features_in"])
-        self.cost_model_ = CostModel.from_dict(state["cost_model"])
-        self.cost_matrix_ = check_cost_matrix(state["cost_matrix"], len(self.classes_))
-        self.reject_cost_ = check_reject_cost(state["reject_cost"], len(self.classes_))
-        self.categories_ = {
-            int(f): np.asarray(c, dtype=float) for f, c in state["categories"].items()
-        }
+        """Restore the fitted attributes from a document's ``fitted`` object.
+
+        Every field is checked before use: the tree's whole structure (with
+        its features below ``n_features_in``), the classes against the tree's
+        class weights, a cost model of ``n_features_in`` tests, a K x K cost
+        matrix, the reject cost and the category codes.
+
+        Raises
+        ------
+        ModelDocumentError
+            Naming the field that is malformed or inconsistent.
+        """
+        where = "fitted"
+        n_features = document.read(
+            state, "n_features_in", where, document.integer, low=1, high=document.MAX_FEATURES
+        )
+        classes = document.read(state, "classes", where, document.labels)
+        k = len(classes)
+        tree = TreeStructure.from_dict(
+            document.field(state, "tree", where), n_features=n_features, where=f"{where}.tree"
+        )
+        if tree.n_classes != k:
+            raise document.ModelDocumentError(
+                f"{where}.tree.class_weight counts {tree.n_classes} classes, "
+                f"but {where}.classes has {k}"
+            )
+        cost_model = document.read(
+            state, "cost_model", where, document.cost_model, n_features=n_features
+        )
+        matrix = document.read(
+            state, "cost_matrix", where, document.table, rows=k, columns=k, low=0.0
+        )
+        with document.reading(f"{where}.cost_matrix"):
+            matrix = check_cost_matrix(matrix, k)
+        reject = document.read(state, "reject_cost", where, document.reject_cost, n_classes=k)
+        stored = document.read(state, "categories", where, document.mapping)
+        categories = {}
+        for key, codes in stored.items():
+            at = f"{where}.categories[{key!r}]"
+            feature = document.feature_key(key, at, n_features=n_features)
+            codes = document.numbers(codes, at)
+            if codes.size == 0 or np.any(codes != np.round(codes)):
+                raise document.ModelDocumentError(f"{at}: expected whole-number category codes")
+            categories[feature] = codes
+        self.tree_ = tree
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.cost_model_ = cost_model
+        self.cost_matrix_ = matrix
+        self.reject_cost_ = reject
+        self.categories_ = categories
         self._refresh_caches()
 
     def _refresh_caches(self) -> None:

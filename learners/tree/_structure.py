@@ -39,6 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _document as document
+from .._document import MAX_CLASSES, MAX_NODES
+
 __all__ = ["TreeStructure", "LEAF"]
 
 LEAF = -1
@@ -124,22 +127,127 @@ class TreeStructure:
                 best = max(best, int(depth[c]))
         return best
 
-    def validate(self) -> None:
-        """Raise ValueError when the arrays do not describe a tree."""
+    def validate(self, n_features: int | None = None) -> None:
+        """Raise ValueError unless the arrays describe one tree that every walk can use.
+
+        Checked in O(n_nodes + n_edges), so a corrupted or tampered model can
+        neither make a walk loop forever nor index outside an array:
+
+        - sizes: 1 to :data:`MAX_NODES` nodes, 1 to :data:`MAX_CLASSES` classes,
+          node arrays one entry per node, edge arrays one per edge;
+        - features: -1 (leaf) or a feature index below ``n_features`` (when
+          given); a node is a leaf exactly when it has no edges;
+        - edges: each node's edges follow those of the nodes before it
+          (``edge_start[n]`` = number of edges of nodes ``0..n-1``), so they
+          are contiguous, in range and never shared;
+        - shape: every child id is greater than its parent's (nodes are
+          numbered parents first, as every learner writes them and as
+          :meth:`depth` relies on) and every node but the root has exactly
+          one parent: the tree is acyclic and every node is reachable from
+          the root;
+        - numbers: a numeric split (non-NaN threshold; infinities allowed)
+          has exactly two edges; class weights and branch weights are finite
+          and non-negative, and each node's branch weights sum to 1.
+        """
         n = self.n_nodes
+        if self.feature.ndim != 1 or not 1 <= n <= MAX_NODES:
+            raise ValueError(f"a tree has 1 to {MAX_NODES} nodes, got {n}")
         for name in ("threshold", "edge_start", "n_edges"):
             if getattr(self, name).shape != (n,):
-                raise ValueError(f"tree array {name} must have one entry per node")
+                raise ValueError(f"tree array {name} must have one entry per node ({n})")
         if self.class_weight.ndim != 2 or self.class_weight.shape[0] != n:
-            raise ValueError("tree class_weight must be n_nodes x n_classes")
-        m = int(self.n_edges.sum()) if n else 0
+            raise ValueError(f"tree class_weight must be {n} (nodes) x n_classes")
+        if not 1 <= self.class_weight.shape[1] <= MAX_CLASSES:
+            raise ValueError(
+                f"tree class_weight has {self.class_weight.shape[1]} classes, "
+                f"expected 1 to {MAX_CLASSES}"
+            )
+        _first_bad(
+            ~np.isfinite(self.class_weight).all(axis=1) | (self.class_weight < 0).any(axis=1),
+            lambda node: f"class_weight of node {node} is {self.class_weight[node].tolist()}: "
+            "class weights must be finite and non-negative",
+        )
+        _first_bad(
+            self.n_edges < 0,
+            lambda node: f"node {node} has {self.n_edges[node]} edges",
+        )
+        _first_bad(
+            self.feature < LEAF,
+            lambda node: f"node {node} tests feature {self.feature[node]}: "
+            "expected a feature index, or -1 for a leaf",
+        )
+        if n_features is not None:
+            _first_bad(
+                self.feature >= n_features,
+                lambda node: f"node {node} tests feature {self.feature[node]}, out of range "
+                f"for {n_features} features",
+            )
+        _first_bad(
+            (self.feature == LEAF) != (self.n_edges == 0),
+            lambda node: f"node {node} has feature {self.feature[node]} and "
+            f"{self.n_edges[node]} edges: a node is a leaf (-1) exactly when it has no edges",
+        )
+        offsets = np.concatenate([[0], np.cumsum(self.n_edges)])
+        m = int(offsets[-1])
         for name in ("child", "branch_value", "branch_weight"):
             if getattr(self, name).shape != (m,):
-                raise ValueError(f"tree array {name} must have one entry per edge")
-        if m and (self.child.min() <= 0 or self.child.max() >= n):
-            raise ValueError("tree child ids must point to non-root nodes")
-        if np.any((self.feature == LEAF) != (self.n_edges == 0)):
-            raise ValueError("a node is a leaf exactly when it has no edges")
+                raise ValueError(f"tree array {name} must have one entry per edge ({m})")
+        inner = self.n_edges > 0
+        _first_bad(
+            inner & (self.edge_start != offsets[:-1]),
+            lambda node: f"node {node} has edge_start {self.edge_start[node]}, expected "
+            f"{offsets[node]}: each node's edges follow the edges of the nodes before it",
+        )
+        _first_bad(
+            (self.edge_start < 0) | (self.edge_start > m),
+            lambda node: f"leaf {node} has edge_start {self.edge_start[node]}, out of range "
+            f"for {m} edges",
+        )
+        _first_bad(
+            inner & ~np.isnan(self.threshold) & (self.n_edges != 2),
+            lambda node: f"node {node} splits at threshold {self.threshold[node]:g} but has "
+            f"{self.n_edges[node]} edges (a numeric split has 2)",
+        )
+        if m == 0:
+            if n != 1:
+                raise ValueError(f"tree has {n} nodes but no edges: nodes 1 to {n - 1} are unreachable")
+            return
+        parent = np.repeat(np.arange(n), self.n_edges)  # owner of each edge
+        _first_bad(
+            (self.child < 0) | (self.child >= n),
+            lambda edge: f"edge {edge} of node {parent[edge]} leads to node "
+            f"{self.child[edge]}, out of range for {n} nodes",
+        )
+        _first_bad(
+            self.child == parent,
+            lambda edge: f"node {parent[edge]} is its own child (a cycle)",
+        )
+        _first_bad(
+            self.child < parent,
+            lambda edge: f"node {parent[edge]} has child {self.child[edge]}, numbered before "
+            "it: nodes are numbered parents first, so a child's id exceeds its parent's "
+            "(otherwise the tree could have a cycle)",
+        )
+        parents = np.bincount(self.child, minlength=n)
+        _first_bad(
+            parents[1:] == 0,
+            lambda i: f"node {i + 1} is unreachable: no edge leads to it",
+        )
+        _first_bad(
+            parents[1:] > 1,
+            lambda i: f"node {i + 1} has {parents[i + 1]} parents; every node but the root "
+            "has exactly one",
+        )
+        _first_bad(
+            ~np.isfinite(self.branch_weight) | (self.branch_weight < 0),
+            lambda edge: f"branch_weight of edge {edge} is {self.branch_weight[edge]!r}: "
+            "branch weights must be finite and non-negative",
+        )
+        sums = np.bincount(parent, weights=self.branch_weight, minlength=n)
+        _first_bad(
+            inner & (np.abs(sums - 1.0) > _WEIGHT_TOLERANCE),
+            lambda node: f"branch weights of node {node} sum to {sums[node]:g}, not 1",
+        )
 
     def to_dict(self) -> dict:
         """Plain-JSON form (NaN written as None)."""
@@ -155,22 +263,70 @@ class TreeStructure:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TreeStructure":
-        """Inverse of :meth:`to_dict`."""
-        n_classes = len(data["class_weight"][0]) if data["class_weight"] else 0
-        return cls(
-            feature=data["feature"],
-            threshold=_none_to_nan(data["threshold"]),
-            edge_start=data["edge_start"],
-            n_edges=data["n_edges"],
-            class_weight=np.asarray(data["class_weight"], dtype=float).reshape(-1, n_classes),
-            child=data["child"],
-            branch_value=_none_to_nan(data["branch_value"]),
-            branch_weight=data["branch_weight"],
-        )
+    def from_dict(
+        cls, data, *, n_features: int | None = None, where: str = "tree"
+    ) -> "TreeStructure":
+        """Inverse of :meth:`to_dict`, for untrusted input.
+
+        Every field is type-checked and the whole structure validated
+        (:meth:`validate`) before the tree is returned.
+
+        Parameters
+        ----------
+        n_features : int, optional
+            Number of features of the model: node features must be below it.
+        where : str
+            Path of ``data`` in its document, for messages.
+
+        Raises
+        ------
+        ModelDocumentError
+            Naming the field and what is wrong with it.
+        """
+        data = document.mapping(data, where)
+        document.no_unknown_fields(data, _FIELDS, where)
+
+        def read(name, reader, **options):
+            return reader(document.field(data, name, where), f"{where}.{name}", **options)
+
+        feature = read("feature", document.integers, low=LEAF, high=document.MAX_FEATURES - 1)
+        n = feature.shape[0]
+        if not 1 <= n <= MAX_NODES:
+            raise document.ModelDocumentError(
+                f"{where}.feature: a tree has 1 to {MAX_NODES} nodes, got {n}"
+            )
+        n_edges = read("n_edges", document.integers, low=0, high=n - 1, length=n)
+        m = int(n_edges.sum())
+        with document.reading(where):
+            tree = cls(
+                feature=feature,
+                threshold=read("threshold", document.numbers, length=n, allow_none=True,
+                               infinities=True),
+                edge_start=read("edge_start", document.integers, low=0, high=m, length=n),
+                n_edges=n_edges,
+                class_weight=read("class_weight", document.table, rows=n, low=0.0),
+                child=read("child", document.integers, low=0, high=n - 1, length=m),
+                branch_value=read("branch_value", document.numbers, length=m, allow_none=True),
+                branch_weight=read("branch_weight", document.numbers, length=m, low=0.0),
+            )
+            if n_features is not None:
+                tree.validate(n_features)
+        return tree
 
 
-_INFINITIES = {"inf": np.inf, "-inf": -np.inf}
+_FIELDS = (
+    "feature", "threshold", "edge_start", "n_edges",
+    "class_weight", "child", "branch_value", "branch_weight",
+)
+#: How far a node's branch weights may sum from 1 (they are shares of its weight).
+_WEIGHT_TOLERANCE = 1e-6
+
+
+def _first_bad(bad: np.ndarray, message) -> None:
+    """Raise ValueError(message(i)) for the first i where ``bad`` holds."""
+    hits = np.flatnonzero(bad)
+    if hits.size:
+        raise ValueError(message(int(hits[0])))
 
 
 def _nan_to_none(values: np.ndarray) -> list:
@@ -180,9 +336,3 @@ def _nan_to_none(values: np.ndarray) -> list:
         None if v != v else ("inf" if v > 0 else "-inf") if np.isinf(v) else float(v)
         for v in values.tolist()
     ]
-
-
-def _none_to_nan(values) -> np.ndarray:
-    return np.array(
-        [np.nan if v is None else _INFINITIES.get(v, v) for v in values], dtype=float
-    )
