@@ -1,6 +1,9 @@
 """JSON step API for integrators: the same services and selectors as the clinician's screen.
 
-``GET  /api/cases/<id>/step`` returns the case state (advice, steps, priced tests).
+``GET  /api/cases/<id>/step`` returns the case state: ``advice`` (the model's
+action as numbers, ``action.to_dict()`` plus class and test names),
+``explanation`` (the same advice in words, with the risk of each action for
+models that weigh them), the steps and every test priced for this patient now.
 ``POST /api/cases/<id>/step`` with a JSON body takes one step and returns the new state::
 
     {"action": "result", "test": "chol", "value": 233}
@@ -51,6 +54,7 @@ def state_to_dict(state) -> dict[str, Any]:
         ),
         "accumulated_cost": state.accumulated_cost,
         "advice": state.advice,
+        "explanation": state.explanation.to_dict() if state.explanation else None,
         "class_labels": labels,
         "steps": [
             {
@@ -59,6 +63,7 @@ def state_to_dict(state) -> dict[str, Any]:
                 "test": s.test.name if s.test_id else None,
                 "value": s.value,
                 "price": s.price,
+                "discount_from": state.step_discounts.get(s.position),
                 "label": labels[s.label] if s.label is not None and s.label < len(labels) else None,
                 "followed_advice": s.followed_advice,
                 "created_at": s.created_at.isoformat(),
@@ -75,6 +80,8 @@ def state_to_dict(state) -> dict[str, Any]:
                 "max_value": o.test.max_value,
                 "choices": o.test.choices if o.test.is_nominal else None,
                 "price_now": o.price_now,
+                "full_price": o.full_price,
+                "discount_from": o.discount_from,
                 "done": o.done,
                 "unavailable": o.unavailable,
                 "recommended": o.recommended,
@@ -83,19 +90,6 @@ def state_to_dict(state) -> dict[str, Any]:
             for o in state.test_options
         ],
     }
-
-
-def _label_index(raw: Any, labels: list[str]) -> int:
-    if isinstance(raw, bool):
-        raise ValidationError("label must be a class index or a class name.")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, str):
-        if raw in labels:
-            return labels.index(raw)
-        if raw.strip().isdigit():
-            return int(raw)
-    raise ValidationError(f"label must be a class index or one of: {', '.join(labels)}.")
 
 
 @login_not_required  # answers 401 JSON itself instead of redirecting to the login page
@@ -111,45 +105,27 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
     if case is None:
         return _error(f"There is no case {pk}.", 404)
     try:
-        state = selectors.case_state(user=request.user, case=case)
         if request.method == "GET":
-            return JsonResponse(state_to_dict(state))
+            return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         try:
             body = json.loads(request.body.decode("utf-8") or "null")
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return _error(f"The body is not valid JSON: {exc}.", 400)
         if not isinstance(body, dict):
             return _error('The body must be a JSON object like {"action": "refer"}.', 400)
-        if not state.is_open:
-            return _error(f"This case is closed ({case.status}); it accepts no more steps.", 409)
-        action = body.get("action")
-        tests = {o.test.name: o.test for o in state.test_options}
-        if action in ("result", "unavailable"):
-            name = body.get("test")
-            if name not in tests:
-                return _error(
-                    f"test must be one of this model's tests: {', '.join(sorted(tests))}.", 400
-                )
-            if action == "result":
-                if "value" not in body or body["value"] is None:
-                    return _error("value is required for a result.", 400)
-                case_services.record_result(
-                    user=request.user, case=case, test=tests[name], value=body["value"]
-                )
-            else:
-                case_services.mark_unavailable(user=request.user, case=case, test=tests[name])
-        elif action == "classify":
-            if "label" not in body:
-                return _error("label is required to classify.", 400)
-            label = _label_index(body["label"], list(state.class_labels))
-            case_services.classify(user=request.user, case=case, label=label)
-        elif action == "refer":
-            case_services.refer(user=request.user, case=case)
-        else:
-            return _error('action must be one of "result", "unavailable", "classify", "refer".', 400)
+        case_services.take_step(
+            user=request.user,
+            case=case,
+            action=body.get("action"),
+            test=body.get("test"),
+            value=body.get("value"),
+            label=body.get("label"),
+        )
         case.refresh_from_db()
         return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
     except PermissionDenied as exc:
         return _error(str(exc) or "You may not act on this case.", 403)
+    except case_services.CaseClosed as exc:
+        return _error(" ".join(exc.messages), 409)
     except ValidationError as exc:
         return _error(" ".join(exc.messages), 400)

@@ -106,8 +106,18 @@ def _counts_text(counts: Any, class_labels: Sequence[str]) -> str:
     return ", ".join(f"{label}: {float(c):g}" for label, c in pairs)
 
 
+def _proba_text(proba: Any) -> str:
+    if not proba:
+        return ""
+    return ", ".join(f"{label} {float(p):.2f}" for label, p in proba.items())
+
+
 def node_hover_text(node: Mapping[str, Any], class_labels: Sequence[str] = ()) -> str:
-    """What a clinician sees when pointing at a node: test and price, or decision; counts; cost."""
+    """What a clinician sees when pointing at a node: test and price, or decision; belief; cost.
+
+    The decision, probabilities and expected cost are the model's own for a
+    patient who stops at the node (``selectors.tree_layout``).
+    """
     lines = []
     if node.get("is_leaf"):
         lines.append(f"<b>Decision: {node.get('decision') or '–'}</b>")
@@ -117,11 +127,16 @@ def node_hover_text(node: Mapping[str, Any], class_labels: Sequence[str] = ()) -
             lines.append(f"Price here: {_money(node.get('price'))}")
         if node.get("decision"):
             lines.append(f"If stopped here: {node['decision']}")
+    proba = _proba_text(node.get("proba"))
+    if proba:
+        lines.append(f"Probabilities: {proba}")
+    if node.get("expected_cost") is not None:
+        lines.append(f"Expected cost of that decision: {_money(node['expected_cost'])}")
+    if node.get("refer_cost") is not None and node.get("decision_kind") != "reject":
+        lines.append(f"Referring instead: {_money(node['refer_cost'])}")
     counts = _counts_text(node.get("class_counts"), class_labels)
     if counts:
         lines.append(f"Training cases: {counts}")
-    if node.get("expected_cost") is not None:
-        lines.append(f"Expected cost: {_money(node['expected_cost'])}")
     return "<br>".join(lines)
 
 

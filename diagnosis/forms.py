@@ -1,13 +1,12 @@
 """Forms of the clinician's screen and the training page.
 
-Forms only turn text into typed values and show messages; the services repeat
-every check (range, choices, permissions) so the JSON API and the screens
-cannot disagree.
+Forms only turn text into typed values and show messages; the checks
+themselves (range, choices, permissions) live in the services, which the JSON
+API calls too, so the screens and the API cannot disagree.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django import forms
@@ -15,26 +14,21 @@ from django.core.exceptions import ValidationError
 
 from . import learner_registry
 from .models import Dataset, DiagnosticTest, ErrorMatrix
+from .services.cases import clean_value
 
 
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-class CodeChoiceField(forms.TypedChoiceField):
-    """A choice of integer codes that also accepts "1.0" for "1" (numbers sent by programs)."""
-
-    def to_python(self, value):
-        value = super().to_python(value)
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return value
-        return str(int(number)) if number.is_integer() else value
-
-
 class ResultForm(forms.Form):
-    """The result of one test: a number within the test's range, or one of its choices."""
+    """The result of one test: a number within the test's range, or one of its choices.
+
+    The field only carries the widget (a number input with range and unit, or
+    a select of choices); the value is checked by the service's
+    :func:`~diagnosis.services.cases.clean_value`, the same function the JSON
+    API goes through.
+    """
 
     def __init__(self, *args: Any, test: DiagnosticTest, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -45,12 +39,8 @@ class ResultForm(forms.Form):
             choices = [("", "— choose —")] + [
                 (str(int(c["code"])), str(c["label"])) for c in (test.choices or [])
             ]
-            self.fields["value"] = CodeChoiceField(
-                label=label, choices=choices, coerce=float, widget=forms.Select(attrs=attrs),
-                error_messages={
-                    "required": f"Choose the {test.display_label} result.",
-                    "invalid_choice": f"That is not one of the {test.display_label} results.",
-                },
+            self.fields["value"] = forms.CharField(
+                label=label, required=False, widget=forms.Select(attrs=attrs, choices=choices)
             )
         else:
             attrs.update({"step": "any", "inputmode": "decimal"})
@@ -64,34 +54,13 @@ class ResultForm(forms.Form):
                     f"Between {_fmt(test.min_value) or '−∞'} and {_fmt(test.max_value) or '∞'}"
                     + (f" {test.unit}" if test.unit else "")
                 )
-            self.fields["value"] = forms.FloatField(
-                label=label, widget=forms.NumberInput(attrs=attrs),
+            self.fields["value"] = forms.CharField(
+                label=label, required=False, widget=forms.NumberInput(attrs=attrs),
                 help_text="; ".join(help_parts),
-                error_messages={
-                    "required": f"Enter the {test.display_label} result.",
-                    "invalid": f"Enter the {test.display_label} result as a number.",
-                },
             )
 
     def clean_value(self) -> float:
-        value = self.cleaned_data["value"]
-        test = self.test
-        if test.is_nominal:
-            return value
-        if not math.isfinite(value):
-            raise ValidationError(f"Enter the {test.display_label} result as a finite number.")
-        unit = f" {test.unit}" if test.unit else ""
-        if test.min_value is not None and value < test.min_value:
-            raise ValidationError(
-                f"{test.display_label} must be at least {_fmt(test.min_value)}{unit} "
-                f"(you entered {_fmt(value)})."
-            )
-        if test.max_value is not None and value > test.max_value:
-            raise ValidationError(
-                f"{test.display_label} must be at most {_fmt(test.max_value)}{unit} "
-                f"(you entered {_fmt(value)})."
-            )
-        return value
+        return clean_value(self.test, self.cleaned_data["value"])
 
 
 class ClassifyForm(forms.Form):

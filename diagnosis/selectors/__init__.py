@@ -3,24 +3,33 @@
 from ..services.costs import cost_model_for
 from .cases import (
     CaseState,
+    PriceQuote,
     TestOption,
     action_to_dict,
     case_state,
     compute_case_state,
     open_cases_for_user,
+    price_quote,
 )
+from .explanations import Explanation, advice_headline, explain
 from .models import model_report, models_for_user
-from .tree import tree_layout
+from .tree import model_has_tree, tree_layout
 
 __all__ = [
     "CaseState",
+    "Explanation",
+    "PriceQuote",
     "TestOption",
     "action_to_dict",
+    "advice_headline",
     "case_state",
     "compute_case_state",
     "cost_model_for",
+    "explain",
+    "model_has_tree",
     "model_report",
     "models_for_user",
     "open_cases_for_user",
+    "price_quote",
     "tree_layout",
 ]

@@ -1,40 +1,106 @@
-"""The clinician's case: state recomputed from saved steps, advice, priced test options."""
+"""The clinician's case: state recomputed from saved steps, advice, priced test options.
+
+The advice is the model's own action (``estimator.next_action``) stored as
+``action.to_dict()`` plus the names of the classes and tests it mentions;
+prices and group discounts come from the ``CostModel`` the model was trained
+with (its ``cost_snapshot``), never from today's prices in the database.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
+from learners import CostModel
+
 from ..model_cache import get_estimator
-from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest
+from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
+from .explanations import Explanation, explain
 
 __all__ = [
     "CaseState",
+    "PriceQuote",
     "TestOption",
     "action_to_dict",
     "case_state",
     "compute_case_state",
+    "estimator_for",
     "open_cases_for_user",
-    "risk_rows",
+    "price_quote",
 ]
+
+
+def estimator_for(trained: TrainedModel):
+    """The fitted model of a ready ``TrainedModel`` (cached); the app's one way to reach it."""
+    return get_estimator(trained)
+
+
+@dataclass(frozen=True)
+class PriceQuote:
+    """What a test costs a patient now under the model's prices, and why.
+
+    ``full_price`` is its price with nothing done; ``discount_from`` the index
+    of the done test whose group makes it cheaper now (None: no discount).
+    """
+
+    price: float
+    full_price: float
+    discount_from: int | None = None
+
+    @property
+    def discounted(self) -> bool:
+        return self.discount_from is not None
+
+
+def price_quote(cost_model: CostModel, test: int, done_in_order: Sequence[int]) -> PriceQuote:
+    """The price of ``test`` after ``done_in_order``, and which done test gives its discount.
+
+    Every price is ``cost_model.marginal_cost`` (the learners' one pricing
+    rule): the discount comes from the first done test (derived tests bring
+    their inputs) which alone already makes ``test`` cheaper than its full
+    price.  A done test (free) and a derived test (it costs its missing
+    inputs) get no discount note.
+    """
+    done = frozenset(int(t) for t in done_in_order)
+    price = cost_model.marginal_cost(test, done)
+    full = cost_model.marginal_cost(test, ())
+    if test in cost_model.derived or test in cost_model.done_closure(done) or price >= full:
+        return PriceQuote(price=price, full_price=full)
+    for done_test in done_in_order:
+        brought = sorted(cost_model.done_closure({done_test}) - {done_test})
+        for candidate in [done_test, *brought]:
+            if candidate in cost_model.derived:
+                continue
+            if cost_model.marginal_cost(test, {candidate}) < full:
+                return PriceQuote(price=price, full_price=full, discount_from=int(candidate))
+    return PriceQuote(price=price, full_price=full)
 
 
 @dataclass
 class TestOption:
-    """A test the clinician may order now, priced for this patient."""
+    """A test the clinician may order now, priced for this patient by the model's prices."""
 
     __test__ = False
 
     test: DiagnosticTest
-    price_now: float
+    quote: PriceQuote
     done: bool
     unavailable: bool
     recommended: bool
     value: float | None = None
+    discount_from: str | None = None  # display label of the done test giving the discount
+
+    @property
+    def price_now(self) -> float:
+        return self.quote.price
+
+    @property
+    def full_price(self) -> float:
+        return self.quote.full_price
 
 
 @dataclass
@@ -50,78 +116,63 @@ class CaseState:
     test_options: list[TestOption] = field(default_factory=list)
     class_labels: list[str] = field(default_factory=list)
     is_open: bool = True
+    explanation: Explanation | None = None
+    #: step position -> display label of the done test whose group discounted it
+    step_discounts: dict[int, str] = field(default_factory=dict)
+
+
+def _mentioned_tests(action) -> Iterable[int]:
+    if action.kind == "extract":
+        yield int(action.test)
+    evidence = getattr(action, "evidence", None)
+    for risk in evidence.risks if evidence is not None else ():
+        if risk.test is not None:
+            yield int(risk.test)
 
 
 def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> dict:
-    """Plain-JSON description of a model action, with readable test and class names.
+    """The advice to store and show: ``action.to_dict()`` plus the names it needs.
 
-    ``classes`` are the model's ``classes_`` (class codes ``proba`` is aligned
-    with); by default 0..K-1.
+    ``classes`` are the model's ``classes_`` (the class codes ``proba`` and the
+    evidence are aligned with); by default 0..K-1.  Added to the action's
+    numbers: ``test_index``/``test_name``/``test_label`` (extract),
+    ``label_index`` (class code), ``label`` (class name, replacing the code)
+    and ``label_position`` (classify), ``class_labels`` aligned with the
+    model's class positions, and ``test_labels`` for every test the action
+    mentions.  :func:`diagnosis.selectors.explanations.explain` words it.
     """
     labels = list(dataset.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
+    mentioned = set(_mentioned_tests(action))
+    tests = {t.index: t for t in dataset.tests.filter(index__in=mentioned)}
     result = {
-        "kind": action.kind,
+        **action.to_dict(),
         "test_index": None,
         "test_name": None,
         "test_label": None,
-        "cost": None,
-        "reason": getattr(action, "reason", "") or "",
         "label_index": None,
         "label": None,
-        "proba": None,
-        "expected_cost": None,
-        "risks": None,
+        "label_position": None,
+        "class_labels": [labels[c] if 0 <= c < len(labels) else str(c) for c in codes],
+        "test_labels": {
+            str(i): tests[i].display_label if i in tests else f"test {i}" for i in sorted(mentioned)
+        },
     }
     if action.kind == "extract":
-        test = dataset.tests.filter(index=int(action.test)).first()
+        test = tests.get(int(action.test))
         result.update(
             test_index=int(action.test),
             test_name=test.name if test else str(action.test),
             test_label=test.display_label if test else str(action.test),
-            cost=float(action.cost),
         )
-    else:
-        result["expected_cost"] = float(action.expected_cost)
-        if action.proba is not None:
-            result["proba"] = [
-                {"label": labels[c] if 0 <= c < len(labels) else str(c), "p": float(p)}
-                for c, p in zip(codes, action.proba, strict=True)
-            ]
-    if action.kind == "classify":
+    elif action.kind == "classify":
         index = int(action.label)
         result.update(
-            label_index=index, label=labels[index] if 0 <= index < len(labels) else str(index)
+            label_index=index,
+            label=labels[index] if 0 <= index < len(labels) else str(index),
+            label_position=codes.index(index) if index in codes else None,
         )
-    if action.risks:
-        result["risks"] = risk_rows(action.risks, dataset=dataset)
     return result
-
-
-def risk_rows(risks, *, dataset) -> list[dict]:
-    """``(action name, risk)`` pairs as rows ``{"action", "risk", "key", "lowest"}``.
-
-    ``action`` is what a clinician reads ("Classify", "Refer", "Order TSH");
-    ``key`` keeps the model's own name ("classify", "reject", "extract:<index>");
-    ``lowest`` marks the first row of least risk, the one the model advises.
-    """
-    labels = {t.index: t.display_label for t in dataset.tests.all()}
-    rows = []
-    for name, risk in risks:
-        name = str(name)
-        kind, _, index = name.partition(":")
-        if kind == "extract" and index.lstrip("-").isdigit():
-            label = f"Order {labels.get(int(index), f'test {index}')}"
-        elif kind == "reject":
-            label = "Refer"
-        elif kind == "classify":
-            label = "Classify"
-        else:
-            label = name
-        rows.append({"action": label, "risk": float(risk), "key": name, "lowest": False})
-    if rows:
-        min(rows, key=lambda row: row["risk"])["lowest"] = True
-    return rows
 
 
 def _known_and_unavailable(steps) -> tuple[dict[int, float], set[int]]:
@@ -143,28 +194,48 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     steps = list(case.steps.select_related("test").order_by("position"))
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
-    done = frozenset(known)
     advice = None
     if case.is_open:
-        estimator = get_estimator(trained)
+        estimator = estimator_for(trained)
         action = estimator.next_action(known, unavailable)
         advice = action_to_dict(action, dataset=dataset, classes=estimator.classes_.tolist())
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])
+    tests = {
+        t.index: t
+        for t in dataset.tests.order_by("index")
+        # a test added after training is one this model cannot use
+        if t.index < len(names) and names[t.index] == t.name
+    }
+
+    def label_of(index: int | None) -> str | None:
+        if index is None:
+            return None
+        return tests[index].display_label if index in tests else names[index]
+
+    done_order = list(known)  # insertion order = the order the results were saved
     options = []
-    for test in dataset.tests.select_related("group").order_by("index"):
-        if test.index >= len(names) or names[test.index] != test.name:
-            continue  # a test added after training: this model cannot use it
+    for index, test in tests.items():
+        quote = price_quote(cost_model, index, done_order)
         options.append(
             TestOption(
                 test=test,
-                price_now=cost_model.marginal_cost(test.index, done),
-                done=test.index in known,
-                unavailable=test.index in unavailable,
-                recommended=test.index == recommended,
-                value=known.get(test.index),
+                quote=quote,
+                done=index in known,
+                unavailable=index in unavailable,
+                recommended=index == recommended,
+                value=known.get(index),
+                discount_from=label_of(quote.discount_from),
             )
         )
+    step_discounts = {}
+    done_before: list[int] = []
+    for step in steps:
+        if step.kind == DiagnosisStep.RESULT and step.test is not None:
+            quote = price_quote(cost_model, step.test.index, done_before)
+            if quote.discounted:
+                step_discounts[step.position] = label_of(quote.discount_from)
+            done_before.append(step.test.index)
     return CaseState(
         case=case,
         steps=steps,
@@ -175,6 +246,8 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
         test_options=options,
         class_labels=list(dataset.class_labels),
         is_open=case.is_open,
+        explanation=explain(advice),
+        step_discounts=step_discounts,
     )
 
 

@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from learners.tree import TreeStructure
 
-from learners.tree import LEAF, TreeStructure
-
-from ..model_cache import get_estimator
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_access
 from ..services.costs import cost_model_from_snapshot
-from .cases import compute_case_state
+from .cases import compute_case_state, estimator_for
 from .models import require_model_access
 
-__all__ = ["tree_layout"]
+__all__ = ["model_has_tree", "tree_layout"]
+
+
+def _tree_of(estimator) -> TreeStructure | None:
+    tree = getattr(estimator, "tree_", None)
+    return tree if isinstance(tree, TreeStructure) else None
+
+
+def model_has_tree(trained: TrainedModel) -> bool:
+    """Whether the model is a tree that can be drawn (some learners have none)."""
+    if not trained.is_ready:
+        return False
+    try:
+        return _tree_of(estimator_for(trained)) is not None
+    except ValueError:  # no fitted model stored
+        return False
 
 
 def tree_layout(
@@ -30,19 +42,34 @@ def tree_layout(
     return layout(trained_model, case=case)
 
 
+def _decision_label(decision, class_labels: dict[int, str]) -> str:
+    if decision.kind == "reject":
+        return "Refer"
+    code = int(decision.label)
+    return class_labels.get(code, str(code))
+
+
 def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict | None:
-    """Tidy layout: leaves side by side, a parent centred over its children, depth downwards."""
-    estimator = get_estimator(trained)
-    tree = getattr(estimator, "tree_", None)
-    if not isinstance(tree, TreeStructure):
+    """Every node of the tree with the model's own decision there, and the case's path.
+
+    A node's ``decision`` is ``estimator.node_decision(node)``: at a leaf, what
+    the model concludes for a patient who ends there; at a test node, what it
+    would conclude for a patient who stopped there (shown on hover).  Both
+    carry the model's probabilities (its own ``probability`` setting), the
+    expected cost and the reject option, so the diagram never disagrees with
+    the advice.  Positions are left to :func:`diagnosis.figures.tidy_positions`.
+    """
+    estimator = estimator_for(trained)
+    tree = _tree_of(estimator)
+    if tree is None:
         return None
     dataset = trained.dataset
     labels = list(dataset.class_labels)
-    classes = [int(c) for c in estimator.classes_]
+    codes = [int(c) for c in estimator.classes_]
+    label_of = {c: labels[c] if 0 <= c < len(labels) else str(c) for c in codes}
     names = trained.cost_snapshot.get("names", [])
     tests = {t.name: t for t in dataset.tests.all()}
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
-    matrix = np.asarray(estimator.cost_matrix_, dtype=float)
     known, unavailable, highlight = {}, set(), []
     if case is not None:
         state = compute_case_state(case)
@@ -54,74 +81,50 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
         name = names[feature] if feature < len(names) else str(feature)
         return name, tests.get(name)
 
-    children = {
-        n: [int(c) for c in tree.child[tree.edge_start[n] : tree.edge_start[n] + tree.n_edges[n]]]
-        for n in range(tree.n_nodes)
-    }
-    x_of: dict[int, float] = {}
-    depth_of = {0: 0}
     parent_of: dict[int, int | None] = {0: None}
-    next_leaf = [0.0]
-
-    def place(node: int) -> float:
-        kids = children[node]
-        for kid in kids:
-            depth_of[kid] = depth_of[node] + 1
-            parent_of[kid] = node
-        if not kids:
-            x_of[node] = next_leaf[0]
-            next_leaf[0] += 1.0
-        else:
-            x_of[node] = sum(place(kid) for kid in kids) / len(kids)
-        return x_of[node]
-
-    place(0)
+    edge_to: dict[int, int] = {}
+    for n in range(tree.n_nodes):
+        for e in tree.edges(n):
+            parent_of[int(tree.child[e])] = n
+            edge_to[int(tree.child[e])] = e
     nodes, edges = [], []
     for n in range(tree.n_nodes):
-        weights = tree.class_weight[n]
-        total = float(weights.sum())
-        proba = weights / total if total > 0 else np.full(len(classes), 1.0 / len(classes))
-        expected = proba @ matrix
-        best = int(np.argmin(expected))
-        decision = labels[classes[best]] if classes[best] < len(labels) else str(classes[best])
+        decision = estimator.node_decision(n)
+        evidence = decision.evidence
+        is_leaf = tree.is_leaf(n)
         feature = int(tree.feature[n])
-        is_leaf = feature == LEAF
-        if is_leaf:
-            text = decision
-            price = None
-        else:
-            name, test = test_of(feature)
-            price = cost_model.marginal_cost(feature, done)
-            text = f"{test.display_label if test else name} (${price:.2f})"
+        name, test = (None, None) if is_leaf else test_of(feature)
+        price = None if is_leaf else cost_model.marginal_cost(feature, done)
+        test_label = None if is_leaf else (test.display_label if test else name)
         nodes.append(
             {
                 "id": n,
-                "x": x_of[n],
-                "y": -depth_of[n],
-                "parent": parent_of[n],
+                "parent": parent_of.get(n),
                 "edge_label": "",
-                "text": text,
-                "test_name": None if is_leaf else test_of(feature)[0],
+                "text": _decision_label(decision, label_of) if is_leaf else f"{test_label} (${price:.2f})",
+                "test_name": name,
+                "test_label": test_label,
                 "price": price,
                 "class_counts": {
-                    (labels[c] if c < len(labels) else str(c)): float(w)
-                    for c, w in zip(classes, weights, strict=True)
+                    label_of[c]: float(w) for c, w in zip(codes, tree.class_weight[n], strict=True)
                 },
-                "expected_cost": float(expected[best]),
+                "proba": {
+                    label_of[c]: float(p) for c, p in zip(codes, evidence.proba, strict=True)
+                },
+                "support": float(evidence.support),
+                "expected_cost": float(decision.expected_cost),
+                "refer_cost": evidence.refer_cost,
                 "is_leaf": is_leaf,
-                "decision": decision,
+                "decision": _decision_label(decision, label_of),
+                "decision_kind": decision.kind,
             }
         )
-    for n in range(tree.n_nodes):
-        feature = int(tree.feature[n])
-        if feature == LEAF:
-            continue
-        _, test = test_of(feature)
-        for e in range(int(tree.edge_start[n]), int(tree.edge_start[n] + tree.n_edges[n])):
-            child = int(tree.child[e])
-            label = _edge_label(tree, n, e, test)
-            nodes[child]["edge_label"] = label
-            edges.append({"source": n, "target": child, "label": label})
+    for n in range(1, tree.n_nodes):
+        parent = parent_of[n]
+        _, test = test_of(int(tree.feature[parent]))
+        label = _edge_label(tree, parent, edge_to[n], test)
+        nodes[n]["edge_label"] = label
+        edges.append({"source": parent, "target": n, "label": label})
     return {"nodes": nodes, "edges": edges, "highlight": highlight, "class_labels": labels}
 
 

@@ -20,7 +20,24 @@ from ..permissions import require_case_access, require_clinician
 from ..selectors.cases import CaseState, compute_case_state
 from .costs import cost_model_from_snapshot
 
-__all__ = ["classify", "mark_unavailable", "record_result", "refer", "start_case"]
+__all__ = [
+    "ACTIONS",
+    "CaseClosed",
+    "classify",
+    "clean_value",
+    "mark_unavailable",
+    "record_result",
+    "refer",
+    "start_case",
+    "take_step",
+]
+
+#: The steps a clinician (or a program, through the API) can take on an open case.
+ACTIONS = ("result", "unavailable", "classify", "refer")
+
+
+class CaseClosed(ValidationError):
+    """The case is classified or referred: it accepts no more steps."""
 
 
 @transaction.atomic
@@ -47,7 +64,7 @@ def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
     )
     require_case_access(user, locked)
     if not locked.is_open:
-        raise ValidationError(f"This case is closed ({locked.status}); it accepts no more steps.")
+        raise CaseClosed(f"This case is closed ({locked.status}); it accepts no more steps.")
     return locked
 
 
@@ -64,8 +81,21 @@ def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
         )
 
 
+def _number_text(value: float, unit: str) -> str:
+    return f"{value:g}{unit}"
+
+
 def clean_value(test: DiagnosticTest, value: Any) -> float:
-    """``value`` as the float the model expects: in range for numeric, a choice code for nominal."""
+    """``value`` as the float the model expects: in range for numeric, a choice code for nominal.
+
+    The one place a result is checked: the screen's form and the JSON API both
+    call it, so they accept and refuse the same values with the same words.
+    A nominal value may be the choice's code (``1``, ``"1"``, ``"1.0"``) or
+    its label (``"male"``).
+    """
+    label = test.display_label
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise ValidationError(f"Enter the {label} result.")
     if test.is_nominal:
         for choice in test.choices:
             if isinstance(value, str) and value.strip() == str(choice["label"]):
@@ -75,26 +105,35 @@ def clean_value(test: DiagnosticTest, value: Any) -> float:
         except (TypeError, ValueError):
             number = math.nan
         codes = {int(c["code"]) for c in test.choices}
-        if math.isnan(number) or number != int(number) or int(number) not in codes:
+        if (
+            isinstance(value, bool)
+            or math.isnan(number)
+            or not number.is_integer()
+            or int(number) not in codes
+        ):
             options = ", ".join(f"{c['code']} ({c['label']})" for c in test.choices)
-            raise ValidationError(f"{test.display_label}: {value!r} is not one of {options}.")
+            raise ValidationError(f"{value!r} is not one of the {label} results: {options}.")
         return float(int(number))
-    if isinstance(value, bool):
-        raise ValidationError(f"{test.display_label}: {value!r} is not a number.")
     try:
+        if isinstance(value, bool):
+            raise ValueError
         number = float(value)
     except (TypeError, ValueError):
-        raise ValidationError(f"{test.display_label}: {value!r} is not a number.") from None
+        raise ValidationError(
+            f"Enter the {label} result as a number ({value!r} is not a number)."
+        ) from None
     if not math.isfinite(number):
-        raise ValidationError(f"{test.display_label}: the value must be a finite number.")
+        raise ValidationError(f"Enter the {label} result as a finite number.")
     unit = f" {test.unit}" if test.unit else ""
     if test.min_value is not None and number < test.min_value:
         raise ValidationError(
-            f"{test.display_label}: {number:g}{unit} is below the minimum {test.min_value:g}{unit}."
+            f"{label} must be at least {_number_text(test.min_value, unit)} "
+            f"(you entered {number:g})."
         )
     if test.max_value is not None and number > test.max_value:
         raise ValidationError(
-            f"{test.display_label}: {number:g}{unit} is above the maximum {test.max_value:g}{unit}."
+            f"{label} must be at most {_number_text(test.max_value, unit)} "
+            f"(you entered {number:g})."
         )
     return number
 
@@ -159,23 +198,25 @@ def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> Diag
     )
 
 
+def _class_index(label: int | str, labels: list[str]) -> int:
+    """A class given by its index (``1``, ``"1"``) or its name (``"disease"``)."""
+    if isinstance(label, str) and label in labels:
+        return labels.index(label)
+    if isinstance(label, str) and label.strip().lstrip("-").isdigit():
+        label = int(label)
+    if isinstance(label, float) and label.is_integer():
+        label = int(label)
+    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(labels):
+        choices = ", ".join(f"{i} ({name})" for i, name in enumerate(labels))
+        raise ValidationError(f"Class {label!r} is not one of {choices}.")
+    return label
+
+
 @transaction.atomic
-def classify(*, user, case: DiagnosisCase, label: int) -> DiagnosisStep:
-    """Conclude with class ``label`` (may overrule the advice) and close the case."""
+def classify(*, user, case: DiagnosisCase, label: int | str) -> DiagnosisStep:
+    """Conclude with class ``label`` (index or name; may overrule the advice) and close the case."""
     given, case = case, _lock_open_case(user, case)
-    labels = case.trained_model.dataset.class_labels
-    try:
-        index = int(label)
-    except (TypeError, ValueError):
-        raise ValidationError(f"Class {label!r} is not a class number.") from None
-    if (
-        isinstance(label, bool)
-        or not 0 <= index < len(labels)
-        or (isinstance(label, float) and label != index)
-    ):
-        raise ValidationError(
-            f"Class {label!r} is not one of 0..{len(labels) - 1} ({', '.join(labels)})."
-        )
+    index = _class_index(label, list(case.trained_model.dataset.class_labels))
     state = compute_case_state(case)
     advice = state.advice or {}
     step = _add_step(
@@ -215,3 +256,66 @@ def _close(case: DiagnosisCase, status: str, *, final_label: int | None) -> None
     DiagnosisCase.objects.filter(pk=case.pk).update(
         status=status, final_label=final_label, closed_at=now, updated_at=now
     )
+
+
+def _model_test(case: DiagnosisCase, test: DiagnosticTest | str | None) -> DiagnosticTest:
+    """``test`` (an object or a test name) as one of the tests ``case``'s model was trained with."""
+    trained = case.trained_model
+    names = list(trained.cost_snapshot.get("names", []))
+    if isinstance(test, DiagnosticTest):
+        _check_test(case, test)
+        return test
+    found = (
+        trained.dataset.tests.filter(name=test).first() if isinstance(test, str) and test else None
+    )
+    if found is None or found.index >= len(names) or names[found.index] != found.name:
+        raise ValidationError(f"Choose one of this model's tests: {', '.join(names)}.")
+    return found
+
+
+def take_step(
+    *,
+    user,
+    case: DiagnosisCase,
+    action: str,
+    test: DiagnosticTest | str | None = None,
+    value: Any = None,
+    label: int | str | None = None,
+) -> DiagnosisStep:
+    """Take one step on an open case: the one entry point of the screen and the JSON API.
+
+    Parameters
+    ----------
+    action : {"result", "unavailable", "classify", "refer"}
+        ``result`` needs ``test`` and ``value`` (checked by :func:`clean_value`);
+        ``unavailable`` needs ``test``; ``classify`` needs ``label`` (class
+        index or name); ``refer`` needs nothing.
+    test : DiagnosticTest or str
+        The test, or its name; it must be one the case's model was trained with.
+
+    Raises
+    ------
+    PermissionDenied
+        When ``user`` may not act on ``case``.
+    CaseClosed
+        When the case is already classified or referred.
+    ValidationError
+        On an unknown action, a missing or bad test, value or label.
+    """
+    if action not in ACTIONS:
+        raise ValidationError(
+            "action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + "."
+        )
+    require_case_access(user, case)
+    if not case.is_open:  # checked again under the row lock; this answers before any other check
+        raise CaseClosed(f"This case is closed ({case.status}); it accepts no more steps.")
+    if action == "refer":
+        return refer(user=user, case=case)
+    if action == "classify":
+        if label is None or label == "":
+            raise ValidationError("Choose the class to conclude (label is required to classify).")
+        return classify(user=user, case=case, label=label)
+    chosen = _model_test(case, test)
+    if action == "unavailable":
+        return mark_unavailable(user=user, case=case, test=chosen)
+    return record_result(user=user, case=case, test=chosen, value=value)

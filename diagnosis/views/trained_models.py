@@ -14,7 +14,6 @@ from ..forms import TrainForm
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_model_admin
 from ..services import training
-from .cases import has_tree
 from .common import messages_of, page
 
 
@@ -104,7 +103,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
             for label, row in zip(report.get("class_labels") or [], report.get("matrix") or [])
         ],
         "elapsed": _elapsed_seconds(trained),
-        "has_tree": has_tree(trained),
+        "has_tree": selectors.model_has_tree(trained),
     }
     return page(request, "diagnosis/model_detail.html", context)
 

@@ -142,3 +142,36 @@ def make_toy_dataset(db):
         )
 
     return make
+
+
+@pytest.fixture
+def thyroid_model(db, model_admin):
+    """A conditioned-loss model trained by the service on thyroid-like data (its advice has risks)."""
+    from diagnosis.models import TrainedModel
+    from diagnosis.services import training
+    from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
+
+    rows, labels = thyroid_like_rows()
+    dataset = create_dataset(
+        name="Thyroid-like",
+        class_labels=CLASSES,
+        tests=THYROID_TESTS,
+        rows=rows,
+        labels=labels,
+        error_matrices=[
+            {
+                "name": "Uniform 1000",
+                "matrix": [[0 if i == j else 1000 for j in range(3)] for i in range(3)],
+            }
+        ],
+    )
+    requested = training.create_training(
+        user=model_admin,
+        dataset=dataset,
+        learner="conditioned_loss",
+        params={"reward": 100, "penalty": 10000},
+        error_matrix=dataset.error_matrices.get(),
+    )
+    trained = training.run_training(trained_model_id=requested.pk)
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    return trained

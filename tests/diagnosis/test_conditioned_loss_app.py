@@ -5,85 +5,13 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pytest
+from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
 from diagnosis.models import DiagnosisCase, DiagnosisStep, TrainedModel
 from diagnosis.selectors import case_state, model_report, models_for_user, tree_layout
 from diagnosis.services import cases, training
 from diagnosis.services.datasets import create_dataset
-
-CLASSES = ["normal", "hyperthyroid", "hypothyroid"]
-
-THYROID_TESTS = [
-    # Questionnaire answers are free; four priced lab tests; FTI is computed from TT4 and T4U.
-    {"name": "age", "label": "Age", "unit": "years", "price": 0.0, "discounted_price": 0.0},
-    {
-        "name": "on_thyroxine",
-        "label": "On thyroxine",
-        "kind": "nominal",
-        "price": 0.0,
-        "discounted_price": 0.0,
-        "choices": [{"code": 0, "label": "no"}, {"code": 1, "label": "yes"}],
-    },
-    {"name": "TSH", "label": "TSH", "price": 22.78, "discounted_price": 22.78},
-    {"name": "T3", "label": "T3", "price": 11.41, "discounted_price": 11.41},
-    {"name": "TT4", "label": "TT4", "price": 14.51, "discounted_price": 14.51},
-    {"name": "T4U", "label": "T4U", "price": 11.41, "discounted_price": 11.41},
-    {
-        "name": "FTI",
-        "label": "FTI",
-        "price": 0.0,
-        "discounted_price": 0.0,
-        "derived_from": ["TT4", "T4U"],
-    },
-]
-
-
-def thyroid_like_rows(n: int = 300, seed: int = 0):
-    """Hypo when TSH is high, hyper when TSH is low and FTI high; patients over 75 are a coin toss."""
-    rng = np.random.default_rng(seed)
-    age = rng.uniform(20, 90, n).round()
-    thyroxine = rng.integers(0, 2, n).astype(float)
-    tsh = np.exp(rng.normal(0.3, 1.4, n)).round(2)
-    t3 = rng.uniform(0.5, 4.0, n).round(2)
-    tt4 = rng.uniform(40, 200, n).round(1)
-    t4u = rng.uniform(0.6, 1.4, n).round(2)
-    fti = (tt4 / t4u).round(1)
-    labels = np.where(tsh > 6, 2, np.where((tsh < 0.5) & (fti > 120), 1, 0))
-    # No test tells these patients' classes apart: the model should rather refer them.
-    elderly = age > 75
-    labels[elderly] = rng.integers(0, 3, int(elderly.sum()))
-    rows = np.column_stack([age, thyroxine, tsh, t3, tt4, t4u, fti]).tolist()
-    return rows, labels.tolist()
-
-
-@pytest.fixture
-def thyroid_model(db, model_admin):
-    rows, labels = thyroid_like_rows()
-    dataset = create_dataset(
-        name="Thyroid-like",
-        class_labels=CLASSES,
-        tests=THYROID_TESTS,
-        rows=rows,
-        labels=labels,
-        error_matrices=[
-            {
-                "name": "Uniform 1000",
-                "matrix": [[0 if i == j else 1000 for j in range(3)] for i in range(3)],
-            }
-        ],
-    )
-    requested = training.create_training(
-        user=model_admin,
-        dataset=dataset,
-        learner="conditioned_loss",
-        params={"reward": 100, "penalty": 10000},
-        error_matrix=dataset.error_matrices.get(),
-    )
-    trained = training.run_training(trained_model_id=requested.pk)
-    assert trained.status == TrainedModel.SUCCEEDED, trained.error
-    return trained
 
 
 def test_conditioned_loss_trains_through_the_service_with_referral_counts(thyroid_model):
@@ -110,8 +38,8 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
         for _ in range(len(tests) + 1):
             state = case_state(user=clinician, case=case)
             advice = state.advice
-            if advice["risks"]:
-                seen_risks.append(advice)
+            if state.explanation.risks:
+                seen_risks.append((advice, state.explanation.risks))
             if advice["kind"] == "extract":
                 cases.record_result(
                     user=clinician,
@@ -138,14 +66,14 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
     assert seen_risks, "decisions on priced tests carry their risks"
     # The first rows include patients over 75, whose classes no test tells apart.
     assert {"classify", "reject"} <= set(kinds), kinds
-    for advice in seen_risks:
-        actions = [r["action"] for r in advice["risks"]]
-        assert actions[:2] == ["Classify", "Refer"]
+    for advice, risks in seen_risks:
+        actions = [r["action"] for r in risks]
+        assert actions[0].startswith("Classify as ") and actions[1] == "Refer"
         assert all(a.startswith("Order ") for a in actions[2:])
-        assert {r["key"] for r in advice["risks"]} >= {"classify", "reject"}
-        assert all(isinstance(r["risk"], float) for r in advice["risks"])
-        chosen = min(advice["risks"], key=lambda r: r["risk"])["key"]
-        assert [r["key"] for r in advice["risks"] if r["lowest"]] == [chosen]
+        assert {r["key"] for r in risks} >= {"classify", "reject"}
+        assert [r["risk"] for r in risks] == [r["risk"] for r in advice["evidence"]["risks"]]
+        chosen = min(risks, key=lambda r: r["risk"])["key"]
+        assert [r["key"] for r in risks if r["lowest"]] == [chosen]
         expected = {"classify": "classify", "reject": "reject"}.get(chosen, "extract")
         assert advice["kind"] == expected
 
@@ -155,16 +83,12 @@ def test_order_label_names_the_test(thyroid_model, clinician):
     rows, _ = thyroid_like_rows()
     tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
-    advice = case_state(user=clinician, case=case).advice
-    while not advice["risks"]:  # free questionnaire answers come first
-        cases.record_result(
-            user=clinician,
-            case=case,
-            test=tests[advice["test_index"]],
-            value=rows[0][advice["test_index"]],
-        )
-        advice = case_state(user=clinician, case=case).advice
-    assert "Order TSH" in [r["action"] for r in advice["risks"]]
+    state = case_state(user=clinician, case=case)
+    while not state.explanation.risks:  # free questionnaire answers come first
+        index = state.advice["test_index"]
+        cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
+        state = case_state(user=clinician, case=case)
+    assert "Order TSH" in [r["action"] for r in state.explanation.risks]
 
 
 def test_referrals_are_counted_apart_in_reports(thyroid_model, clinician, model_admin):
@@ -192,11 +116,11 @@ def test_step_screen_shows_the_risk_chart_with_readable_actions(thyroid_model, c
     rows, _ = thyroid_like_rows()
     tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
-    advice = case_state(user=clinician, case=case).advice
-    while not advice["risks"]:
-        index = advice["test_index"]
+    state = case_state(user=clinician, case=case)
+    while not state.explanation.risks:
+        index = state.advice["test_index"]
         cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
-        advice = case_state(user=clinician, case=case).advice
+        state = case_state(user=clinician, case=case)
     client.force_login(clinician)
     page = client.get(reverse("case-detail", args=[case.pk])).content.decode()
     figure = re.search(
@@ -214,14 +138,14 @@ def test_risks_partial_lists_every_action_and_marks_the_advised_one(thyroid_mode
     rows, _ = thyroid_like_rows()
     tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
-    advice = case_state(user=clinician, case=case).advice
-    assert render_to_string("diagnosis/_risks.html", {"advice": advice}).strip() == ""
-    while not advice["risks"]:
-        index = advice["test_index"]
+    state = case_state(user=clinician, case=case)
+    assert render_to_string("diagnosis/_risks.html", {"risks": state.explanation.risks}).strip() == ""
+    while not state.explanation.risks:
+        index = state.advice["test_index"]
         cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
-        advice = case_state(user=clinician, case=case).advice
-    html = render_to_string("diagnosis/_risks.html", {"advice": advice})
-    for row in advice["risks"]:
+        state = case_state(user=clinician, case=case)
+    html = render_to_string("diagnosis/_risks.html", {"risks": state.explanation.risks})
+    for row in state.explanation.risks:
         assert row["action"] in html
     assert html.count("(advised: lowest risk)") == 1
 

@@ -17,31 +17,30 @@ from diagnosis.selectors import (
     tree_layout,
 )
 from diagnosis.services import cases
-from learners import Classify, Extract, Reject
+from learners.policy import Extract, decide, evidence_for
 
 
-def test_action_to_dict_names_tests_and_classes(toy_dataset):
-    """Extract, classify and reject become JSON with readable names."""
-    extract = action_to_dict(Extract(test=1, cost=3.0, reason="why"), dataset=toy_dataset)
-    assert extract["kind"] == "extract"
-    assert (extract["test_name"], extract["test_label"], extract["cost"]) == (
-        "insulin",
-        "Insulin",
-        3.0,
+def test_action_to_dict_keeps_the_numbers_and_adds_names(toy_dataset):
+    """Extract, classify and reject keep action.to_dict()'s numbers plus test and class names."""
+    matrix = [[0.0, 100.0], [400.0, 0.0]]
+    evidence = evidence_for((0.75, 0.25), cost_matrix=matrix, reject_cost=30.0, support=12.0)
+    extract = Extract(test=1, cost=3.0, evidence=evidence)
+    data = action_to_dict(extract, dataset=toy_dataset)
+    assert data["kind"] == "extract"
+    assert (data["test_index"], data["test_name"], data["test_label"], data["cost"]) == (
+        1, "insulin", "Insulin", 3.0,
     )
-    classify = action_to_dict(
-        Classify(label=1, proba=(0.25, 0.75), expected_cost=25.0),
-        dataset=toy_dataset,
-        classes=[0, 1],
-    )
-    assert classify["label"] == "disease" and classify["label_index"] == 1
-    assert classify["proba"] == [{"label": "healthy", "p": 0.25}, {"label": "disease", "p": 0.75}]
-    reject = action_to_dict(
-        Reject(reason="unsure", expected_cost=30.0, proba=(0.5, 0.5)), dataset=toy_dataset
-    )
-    assert (
-        reject["kind"] == "reject" and reject["expected_cost"] == 30.0 and reject["label"] is None
-    )
+    assert data["evidence"] == extract.evidence.to_dict()
+    assert data["test_labels"] == {"1": "Insulin"}
+    classify = decide((0.25, 0.75), classes=[0, 1], cost_matrix=matrix)
+    data = action_to_dict(classify, dataset=toy_dataset, classes=[0, 1])
+    assert (data["label"], data["label_index"], data["label_position"]) == ("disease", 1, 1)
+    assert data["proba"] == [0.25, 0.75] and data["class_labels"] == ["healthy", "disease"]
+    reject = decide((0.5, 0.5), classes=[0, 1], cost_matrix=matrix, reject_cost=30.0)
+    data = action_to_dict(reject, dataset=toy_dataset, classes=[0, 1])
+    assert data["kind"] == "reject" and data["label"] is None
+    assert data["expected_cost"] == reject.expected_cost
+    assert data["evidence"]["refer_cost"] == reject.expected_cost
 
 
 def test_cost_model_for_uses_the_dataset_prices(toy_dataset):

@@ -65,11 +65,11 @@ def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinicia
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("glucose", 600, "above the maximum 500"),
-        ("glucose", -1, "below the minimum 0"),
+        ("glucose", 600, "at most 500 mg/dl"),
+        ("glucose", -1, "at least 0 mg/dl"),
         ("glucose", "abc", "is not a number"),
         ("glucose", float("nan"), "finite"),
-        ("sex", 7, r"is not one of 0 \(female\), 1 \(male\)"),
+        ("sex", 7, r"is not one of the Sex results: 0 \(female\), 1 \(male\)"),
         ("sex", 0.5, "is not one of"),
     ],
 )
@@ -147,7 +147,7 @@ def test_classify_overruling_the_advice_is_recorded(case, clinician, trained_mod
 
 def test_classify_rejects_an_unknown_class(case, clinician):
     """A class number outside the dataset's classes is refused."""
-    with pytest.raises(ValidationError, match="not one of 0..1"):
+    with pytest.raises(ValidationError, match=r"not one of 0 \(healthy\), 1 \(disease\)"):
         cases.classify(user=clinician, case=case, label=5)
 
 

@@ -231,7 +231,7 @@ def test_group_discount_is_shown_and_charged(client, clinician, trained_model):
     response = client.get(detail + "?test=insulin")
     page = text(response)
     assert response.context["entry"].price_now == pytest.approx(3.0)
-    assert "discounted: same group as Glucose" in page
+    assert "discounted from $12.00: same group as Glucose" in page
     client.post(detail, {"action": "result", "test": "insulin", "value": "120"})
     steps = list(case.steps.order_by("position"))
     assert [s.price for s in steps] == [pytest.approx(10.0), pytest.approx(3.0)]
@@ -435,34 +435,57 @@ def test_steps_are_not_saved_by_get(client, clinician, trained_model):
     assert not DiagnosisStep.objects.filter(case=case).exists()
 
 
-def test_risks_chart_and_readable_reason(client, clinician, trained_model, monkeypatch):
-    """When the advice carries risks (conditioned-loss models) the screen draws a risk chart."""
-    from diagnosis import selectors
-    from diagnosis.views import cases as case_views
-
-    real = selectors.case_state
-
-    def with_risks(*, user, case):
-        state = real(user=user, case=case)
-        state.advice = {
-            **state.advice,
-            "reason": "the tree tests feature 0 next (0: 3, 1: 4); extract:1 is next best",
-            "risks": [
-                {"action": "classify", "risk": 40.0},
-                {"action": "reject", "risk": 30.0},
-                {"action": "extract:0", "risk": 12.5},
-            ],
-        }
-        return state
-
-    monkeypatch.setattr(case_views.selectors, "case_state", with_risks)
+def test_advice_is_explained_in_words_from_the_model_numbers(client, clinician, trained_model):
+    """The "why" names the test, its price and the model's expected costs; no feature indices."""
     login(client, clinician)
     case = start(client, trained_model)
     response = client.get(reverse("case-detail", args=[case.pk]))
+    advice = response.context["advice"]
+    evidence = advice["evidence"]
+    assert advice["kind"] == "extract"
+    page = text(response)
+    why = re.search(r'<div class="why">(.*?)</div>', page, re.DOTALL).group(1)
+    assert f"Order {advice['test_label']} for {money(advice['cost'])}" in why
+    assert f"falls from {money(evidence['conclude_cost'])}" in why
+    assert f"to {money(evidence['cost_after'])}" in why
+    assert "training cases" in why
+    assert not re.search(r"feature \d|extract:\d", page)
+
+
+def test_risks_chart_and_table_come_from_the_model(client, clinician, thyroid_model):
+    """A conditioned-loss case draws the model's own risks: one bar per action it weighed."""
+    from diagnosis.services import cases as case_services
+
+    login(client, clinician)
+    case = start(client, thyroid_model)
+    detail = reverse("case-detail", args=[case.pk])
+    patient = patient_row(thyroid_model)
+    response = client.get(detail)
+    for _ in range(len(patient)):
+        if response.context["advice"]["evidence"]["risks"]:
+            break
+        advice = response.context["advice"]  # free answers first: they carry no risks
+        case_services.take_step(
+            user=clinician, case=case, action="result", test=advice["test_name"],
+            value=patient[advice["test_index"]],
+        )
+        response = client.get(detail)
+    risks = response.context["advice"]["evidence"]["risks"]
+    assert risks, "a priced decision carries the risk of every action"
+    names = {t.index: t.display_label for t in thyroid_model.dataset.tests.all()}
+    best = response.context["advice"]["class_labels"][response.context["advice"]["evidence"]["best_class"]]
+    expected = [
+        "Refer" if r["kind"] == "reject"
+        else f"Order {names[r['test']]}" if r["kind"] == "extract"
+        else f"Classify as {best}"
+        for r in risks
+    ]
+    figure = response.context["risks_figure"]["data"][0]
+    assert figure["y"] == expected
+    assert figure["x"] == [r["risk"] for r in risks]
     page = text(response)
     assert 'id="fig-risks"' in page and "Risk of each action now" in page
-    assert response.context["risks_figure"]["data"][0]["y"] == ["conclude now", "refer", "order Glucose"]
-    assert "the tree tests Glucose next (healthy: 3, disease: 4); order Insulin is next best" in page
+    assert page.count("(advised: lowest risk)") == 1
 
 
 def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
