@@ -40,9 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from learners.conditioned_loss import DEFAULT_WINDOW_WIDTHS, ConditionedLossClassifier
 from learners.conditioned_loss._trees import tree_proba
 from learners.costs import CostModel
