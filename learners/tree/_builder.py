@@ -237,6 +237,7 @@ def _numeric_candidates(
     )
     candidates = []
     cost_mode = criterion.scan_mode == MODE_COST
+    done_closure = cost_model.done_closure(done)
     for r in np.flatnonzero(~np.isnan(score)):
         f = int(numeric[r])
         candidates.append(
@@ -247,6 +248,8 @@ def _numeric_candidates(
                 cost=cost_model.marginal_cost(f, done),
                 child_cost=float(score[r]) if cost_mode else 0.0,
                 threshold=float(threshold[r]),
+                on_path=f in done_closure,
+                own_price=cost_model.marginal_cost(f),
             )
         )
     return candidates
@@ -265,6 +268,7 @@ def _nominal_candidates(
         criterion.scan_mode, cost_matrix, float(min_leaf),
     )
     cost_mode = criterion.scan_mode == MODE_COST
+    done_closure = cost_model.done_closure(done)
     candidates = []
     for r in np.flatnonzero(~np.isnan(score)):
         f = int(nominal[r])
@@ -275,6 +279,8 @@ def _nominal_candidates(
                 split_info=float(split_info[r]),
                 cost=cost_model.marginal_cost(f, done),
                 child_cost=float(score[r]) if cost_mode else 0.0,
+                on_path=f in done_closure,
+                own_price=cost_model.marginal_cost(f),
             )
         )
     return candidates

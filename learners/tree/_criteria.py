@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import _formulas
 from ._kernels import MODE_COST, MODE_INFORMATION
 
 __all__ = [
@@ -32,7 +33,10 @@ class Candidate:
     ``gain`` is the information gain with C4.5's known-fraction factor;
     ``child_cost`` the children's summed misclassification cost (DTMC only);
     ``cost`` the test's marginal cost given the tests already on the path;
-    ``threshold`` the numeric split point (NaN for a nominal split).
+    ``threshold`` the numeric split point (NaN for a nominal split);
+    ``on_path`` whether the test is already done on the path (a re-read) and
+    ``own_price`` its price with nothing done (see
+    :func:`learners.tree._formulas.ranking_cost`).
     """
 
     feature: int
@@ -41,6 +45,8 @@ class Candidate:
     cost: float
     child_cost: float = 0.0
     threshold: float = float("nan")
+    on_path: bool = False
+    own_price: float = 0.0
 
 
 class Criterion:
@@ -65,19 +71,19 @@ class Criterion:
 
 
 class _CostAware(Criterion):
-    """Zero marginal cost ranks before any positive cost, then by gain (§2).
+    """Rank by one of the formulas of :mod:`._formulas` (ALGORITHMS.md §2).
 
-    The rule exists because ``DeltaI / c`` is undefined at ``c = 0``; EG2's
-    ``(c + 1)^w`` is defined there, so EG2 overrides it and keeps its formula.
+    :func:`._formulas.split_key` is the one ranking key, zero-cost rule
+    included; the compiled builder of :mod:`learners.act._engine` compiles the
+    same function.
     """
 
-    def key(self, cand: Candidate) -> tuple:
-        if cand.cost <= 0.0:
-            return (1, cand.gain)
-        return (0, self.ratio(cand.gain, cand.cost))
+    code = _formulas.EG2
+    w = 1.0
 
-    def ratio(self, gain: float, cost: float) -> float:  # pragma: no cover
-        raise NotImplementedError
+    def key(self, cand: Candidate) -> tuple:
+        cost = _formulas.ranking_cost(self.code, cand.cost, cand.on_path, cand.own_price)
+        return _formulas.split_key(self.code, cand.gain, cost, self.w)
 
 
 class GainRatio(Criterion):
@@ -101,34 +107,28 @@ class GainRatio(Criterion):
 class EG2(_CostAware):
     """EG2 (Núñez): ``ICF = (2^DeltaI - 1) / (c + 1)^w``, also at ``c = 0``.
 
-    Applying the zero-cost-first rule here would make any numeric test
-    already on the path (free to re-read) win at every node for the slightest
-    gain, splitting one feature into slivers; the formula itself already
-    favours free tests by the factor ``(c + 1)^w``.
+    No zero-cost tier: the formula is defined at ``c = 0`` and already
+    favours free tests by the factor ``(c + 1)^w``; ranking every free test
+    first would make any numeric test already on the path (free to re-read)
+    win at every node for the slightest gain.
     """
+
+    code = _formulas.EG2
 
     def __init__(self, w: float = 1.0) -> None:
         self.w = float(w)
 
-    def key(self, cand: Candidate) -> tuple:
-        return (0, self.ratio(cand.gain, cand.cost))
-
-    def ratio(self, gain, cost):
-        return (2.0**gain - 1.0) / (cost + 1.0) ** self.w
-
 
 class IDX(_CostAware):
-    """IDX (Norton): ``DeltaI / c``."""
+    """IDX (Norton): ``DeltaI / c``; zero-cost tests first, re-reads at their own price."""
 
-    def ratio(self, gain, cost):
-        return gain / cost
+    code = _formulas.IDX
 
 
 class CSID3(_CostAware):
-    """CS-ID3 (Tan): ``DeltaI^2 / c``."""
+    """CS-ID3 (Tan): ``DeltaI^2 / c``; zero-cost tests first, re-reads at their own price."""
 
-    def ratio(self, gain, cost):
-        return gain * gain / cost
+    code = _formulas.CSID3
 
 
 class DTMC(Criterion):

@@ -19,7 +19,7 @@ MODE_INFORMATION = 0
 MODE_COST = 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def info_mass(counts):
     """``W * H(counts)`` in bits, with ``W = sum(counts)`` (0 for an empty vector)."""
     total = 0.0
@@ -33,7 +33,7 @@ def info_mass(counts):
     return (total * math.log(total) + acc) * _INV_LN2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def xlogx_table(n):
     """``k * log2(k)`` for k = 0..n: entropy of whole-number counts without logs."""
     table = np.zeros(n + 1)
@@ -42,7 +42,7 @@ def xlogx_table(n):
     return table
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def info_mass_counted(counts, table):
     """:func:`info_mass` for whole-number ``counts`` by table look-up."""
     total = 0
@@ -54,7 +54,7 @@ def info_mass_counted(counts, table):
     return table[total] + acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def misclassification_cost(counts, cost_matrix):
     """``mc(S) = min_j sum_i n_i M[i, j]`` (DTMC's node cost)."""
     k = counts.shape[0]
@@ -66,6 +66,100 @@ def misclassification_cost(counts, cost_matrix):
         if s < best:
             best = s
     return best
+
+
+@njit(cache=True, nogil=True)
+def numeric_sweep(key, cls, wt, n_known, total, w_total, counted, mode, cost_matrix, min_leaf,
+                  table, known, missing, left, right, side, all_objective, all_index):
+    """Best threshold of one numeric feature from its known cases in ascending order.
+
+    The one threshold sweep: :func:`scan_numeric` (the tree builder) and the
+    compiled lookahead builder (:mod:`learners.act._engine`) both call it, so
+    the two builders compute the same bits and grow the same trees.
+
+    Parameters
+    ----------
+    key : value (or value rank) of each known case, ascending; equal keys are
+        never separated.
+    cls, wt : class code and weight of each case, in the same order.
+    n_known : how many leading entries of ``key``/``cls``/``wt`` are used.
+    total : the node's class weights (known and missing); ``w_total`` their sum.
+    counted : every weight at the node is 1, so ``table`` replaces the logs.
+    known, missing, left, right, side : work arrays of ``n_classes``.
+    all_objective, all_index : when non-empty, every valid boundary's
+        objective and the position of its last left case are written there.
+
+    Returns
+    -------
+    (best_i, best, best_left, w_known, base, n_found)
+        ``best_i`` is the position of the last case going left (-1: no valid
+        threshold), ``best`` its objective (children's information, or their
+        summed ``mc`` in MODE_COST), ``best_left`` the known weight going
+        left, ``base`` the information of the known cases.
+    """
+    n_classes = known.shape[0]
+    eps = 1e-9
+    known[:] = 0.0
+    for i in range(n_known):
+        known[cls[i]] += wt[i]
+    w_known = known.sum()
+    n_found = 0
+    if n_known < 2 or w_known + eps < 2.0 * min_leaf:
+        return -1, np.inf, 0.0, w_known, 0.0, n_found
+    for c in range(n_classes):
+        missing[c] = total[c] - known[c]
+        if missing[c] < 0.0:
+            missing[c] = 0.0
+    base = info_mass(known)
+    left[:] = 0.0
+    w_left = 0.0
+    best = np.inf
+    best_i = -1
+    best_left = 0.0
+    for i in range(n_known - 1):
+        wp = wt[i]
+        left[cls[i]] += wp
+        w_left += wp
+        if not key[i + 1] > key[i]:
+            continue
+        w_right = w_known - w_left
+        if w_right + eps < min_leaf:
+            break
+        if w_left + eps < min_leaf:
+            continue
+        for c in range(n_classes):
+            right[c] = known[c] - left[c]
+        if mode == MODE_INFORMATION:
+            if counted:
+                objective = info_mass_counted(left, table) + info_mass_counted(right, table)
+            else:
+                objective = info_mass(left) + info_mass(right)
+        else:
+            share = w_left / w_known
+            for c in range(n_classes):
+                side[c] = left[c] + share * missing[c]
+            objective = misclassification_cost(side, cost_matrix)
+            for c in range(n_classes):
+                side[c] = right[c] + (1.0 - share) * missing[c]
+            objective += misclassification_cost(side, cost_matrix)
+        if all_objective.shape[0] > 0:
+            all_objective[n_found] = objective
+            all_index[n_found] = i
+            n_found += 1
+        if best_i < 0 or objective < best - 1e-10 * (1.0 + abs(best)):
+            best = objective
+            best_i = i
+            best_left = w_left
+    return best_i, best, best_left, w_known, base, n_found
+
+
+@njit(cache=True, nogil=True)
+def all_ones(weights):
+    """Whether every weight is exactly 1 (no fractional case: entropies by table look-up)."""
+    for p in range(weights.shape[0]):
+        if weights[p] != 1.0:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -111,78 +205,36 @@ def scan_numeric(XT, cases, weights, y, n_classes, order, features, mode, cost_m
     for p in range(m):
         total[y[cases[p]]] += weights[p]
     w_total = total.sum()
-    counted = w_total < table.shape[0]
-    for p in range(m):
-        if weights[p] != 1.0:
-            counted = False
-            break
+    counted = w_total < table.shape[0] and all_ones(weights)
     known = np.zeros(n_classes)
     missing = np.zeros(n_classes)
     left = np.zeros(n_classes)
     right = np.zeros(n_classes)
     side = np.zeros(n_classes)
-    eps = 1e-9
+    key = np.empty(m)
+    cls = np.empty(m, np.int64)
+    wt = np.empty(m)
+    no_objective = np.empty(0)
+    no_index = np.empty(0, np.int64)
     for r in range(n_rows):
         f = features[r]
-        known[:] = 0.0
         n_known = 0
         for i in range(m):
             p = order[r, i]
-            if np.isnan(XT[f, cases[p]]):
+            v = XT[f, cases[p]]
+            if np.isnan(v):
                 break
-            known[y[cases[p]]] += weights[p]
+            key[i] = v
+            cls[i] = y[cases[p]]
+            wt[i] = weights[p]
             n_known += 1
-        w_known = known.sum()
-        if n_known < 2 or w_known + eps < 2.0 * min_leaf:
-            continue
-        for c in range(n_classes):
-            missing[c] = total[c] - known[c]
-            if missing[c] < 0.0:
-                missing[c] = 0.0
-        base = info_mass(known)
-        left[:] = 0.0
-        w_left = 0.0
-        best = np.inf
-        best_i = -1
-        best_left = 0.0
-        v_next = XT[f, cases[order[r, 0]]]
-        for i in range(n_known - 1):
-            p = order[r, i]
-            wp = weights[p]
-            left[y[cases[p]]] += wp
-            w_left += wp
-            v = v_next
-            v_next = XT[f, cases[order[r, i + 1]]]
-            if not v_next > v:
-                continue
-            w_right = w_known - w_left
-            if w_right + eps < min_leaf:
-                break
-            if w_left + eps < min_leaf:
-                continue
-            for c in range(n_classes):
-                right[c] = known[c] - left[c]
-            if mode == MODE_INFORMATION:
-                if counted:
-                    objective = info_mass_counted(left, table) + info_mass_counted(right, table)
-                else:
-                    objective = info_mass(left) + info_mass(right)
-            else:
-                share = w_left / w_known
-                for c in range(n_classes):
-                    side[c] = left[c] + share * missing[c]
-                objective = misclassification_cost(side, cost_matrix)
-                for c in range(n_classes):
-                    side[c] = right[c] + (1.0 - share) * missing[c]
-                objective += misclassification_cost(side, cost_matrix)
-            if best_i < 0 or objective < best - 1e-10 * (1.0 + abs(best)):
-                best = objective
-                best_i = i
-                best_left = w_left
+        best_i, best, best_left, w_known, base, _ = numeric_sweep(
+            key, cls, wt, n_known, total, w_total, counted, mode, cost_matrix, min_leaf, table,
+            known, missing, left, right, side, no_objective, no_index)
         if best_i < 0:
             continue
-        lo = XT[f, cases[order[r, best_i]]]
-        hi = XT[f, cases[order[r, best_i + 1]]]
+        lo = key[best_i]
+        hi = key[best_i + 1]
         mid = lo + (hi - lo) / 2.0
         if not mid < hi:
             mid = lo
@@ -200,6 +252,34 @@ def scan_numeric(XT, cases, weights, y, n_classes, order, features, mode, cost_m
                 info -= q * np.log2(q)
         split_info[r] = info
     return score, threshold, split_info, left_weight, known_weight
+
+
+@njit(cache=True, nogil=True)
+def nominal_information(table, branch_total, b_count, w_total, min_leaf, known):
+    """Information gain of a multiway split from its branch-by-class weights (NaN: invalid).
+
+    ``table[b, c]`` and ``branch_total[b]`` hold the known weight of branch
+    ``b`` (accumulated in case order); a split needs two branches with
+    ``min_leaf`` known weight.  Shared by :func:`scan_nominal` and the
+    compiled lookahead builder.
+    """
+    n_classes = known.shape[0]
+    eps = 1e-9
+    big = 0
+    for b in range(b_count):
+        if branch_total[b] + eps >= min_leaf:
+            big += 1
+    if big < 2:
+        return np.nan
+    for c in range(n_classes):
+        s = 0.0
+        for b in range(b_count):
+            s += table[b, c]
+        known[c] = s
+    children = 0.0
+    for b in range(b_count):
+        children += info_mass(table[b])
+    return max(info_mass(known) - children, 0.0) / w_total
 
 
 @njit(cache=True)
@@ -238,7 +318,6 @@ def scan_nominal(codes, cases, weights, y, n_classes, n_branches, active, mode, 
     known = np.zeros(n_classes)
     missing = np.zeros(n_classes)
     side = np.zeros(n_classes)
-    eps = 1e-9
     for r in range(n_rows):
         if not active[r]:
             continue
@@ -250,25 +329,16 @@ def scan_nominal(codes, cases, weights, y, n_classes, n_branches, active, mode, 
             if b >= 0:
                 table[b, y[cases[p]]] += weights[p]
                 branch_total[b] += weights[p]
-        big = 0
         w_known = 0.0
         for b in range(b_count):
             w_known += branch_total[b]
-            if branch_total[b] + eps >= min_leaf:
-                big += 1
-        if big < 2:
+        gain = nominal_information(table, branch_total, b_count, w_total, min_leaf, known)
+        if np.isnan(gain):
             continue
         for c in range(n_classes):
-            s = 0.0
-            for b in range(b_count):
-                s += table[b, c]
-            known[c] = s
-            missing[c] = max(total[c] - s, 0.0)
+            missing[c] = max(total[c] - known[c], 0.0)
         if mode == MODE_INFORMATION:
-            children = 0.0
-            for b in range(b_count):
-                children += info_mass(table[b])
-            score[r] = max(info_mass(known) - children, 0.0) / w_total
+            score[r] = gain
         else:
             cost = 0.0
             for b in range(b_count):

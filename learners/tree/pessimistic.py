@@ -3,13 +3,49 @@
 ``U_CF(e, n)`` is the upper limit of the one-sided binomial confidence interval
 for ``e`` errors observed in ``n`` cases at confidence ``CF``; ``EE(n, e, CF) =
 n * U_CF(e, n)`` is the expected number of errors a leaf will make.
+
+The limit is SciPy's ``betaincinv``, called through its C entry point from
+one numba-compiled function, :func:`expected_error_value`.  The Python tree
+builder prunes with it (through :func:`expected_error`) and the compiled
+lookahead builder of :mod:`learners.act._engine` calls the same compiled
+function, so both compute the same bits (numba can cache it: the entry point
+is bound by symbol name, not as a pointer baked into the code).
 """
 
 from __future__ import annotations
 
-from scipy.special import betaincinv
+import llvmlite.binding as llvm
+from numba import njit, types
+from numba.extending import get_cython_function_address
 
-__all__ = ["expected_error", "upper_confidence_limit"]
+__all__ = ["expected_error", "expected_error_value", "upper_confidence_limit"]
+
+# scipy.special.cython_special.betaincinv(double a, double b, double y) for doubles;
+# the trailing int is Cython's skip-dispatch flag of a cpdef function.
+_SYMBOL = "learners_tree_scipy_betaincinv"
+llvm.add_symbol(
+    _SYMBOL,
+    get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_0betaincinv"),
+)
+_betaincinv = types.ExternalFunction(
+    _SYMBOL, types.float64(types.float64, types.float64, types.float64, types.intc)
+)
+
+
+@njit(cache=True, nogil=True)
+def upper_limit_value(e, n, cf):
+    """``U_CF(e, n)`` without argument checks (see :func:`upper_confidence_limit`)."""
+    if e >= n:
+        return 1.0
+    return _betaincinv(e + 1.0, n - e, 1.0 - cf, 0)
+
+
+@njit(cache=True, nogil=True)
+def expected_error_value(n, e, cf):
+    """``EE(n, e, CF) = n * U_CF(e, n)`` without argument checks; 0 when ``n <= 0``."""
+    if n <= 0.0:
+        return 0.0
+    return n * upper_limit_value(e, n, cf)
 
 
 def upper_confidence_limit(e: float, n: float, cf: float = 0.25) -> float:
@@ -41,9 +77,7 @@ def upper_confidence_limit(e: float, n: float, cf: float = 0.25) -> float:
     0.206
     """
     _check(e, n, cf)
-    if e >= n:
-        return 1.0
-    return float(betaincinv(e + 1.0, n - e, 1.0 - cf))
+    return float(upper_limit_value(float(e), float(n), float(cf)))
 
 
 def expected_error(n: float, e: float, cf: float = 0.25) -> float:
@@ -55,7 +89,8 @@ def expected_error(n: float, e: float, cf: float = 0.25) -> float:
         if n < 0:
             raise ValueError(f"n must be non-negative, got {n!r}")
         return 0.0
-    return n * upper_confidence_limit(e, n, cf)
+    _check(e, n, cf)
+    return float(expected_error_value(float(n), float(e), float(cf)))
 
 
 def _check(e: float, n: float, cf: float) -> None:

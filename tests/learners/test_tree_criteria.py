@@ -127,10 +127,12 @@ def _retest_table():
 @pytest.mark.parametrize(
     "cls, expected",
     [
-        # x0 is on the path, so re-testing it is free: IDX ranks it first; EG2's
-        # 2^0.138 - 1 = 0.10 beats x1's (2^0.20 - 1) / 2 = 0.074.
-        (IDXClassifier, 0),
+        # x0 is on the path, so re-testing it is free: EG2's 2^0.138 - 1 = 0.10
+        # beats x1's (2^0.20 - 1) / 2 = 0.074.
         (EG2Classifier, 0),
+        # IDX rates a re-read per unit of the measurement's own price (ALGORITHMS.md §2,
+        # learners.tree._formulas): x0's 0.14 / 1 loses to x1's 0.20 / 1.
+        (IDXClassifier, 1),
         # Cost-blind C4.5 takes the higher gain ratio of x1.
         (C45Classifier, 1),
     ],
