@@ -303,7 +303,7 @@ def main(argv=None) -> int:
     text = model.to_json()
     reloaded = ConditionedLossClassifier.from_json(text)
     same = all(
-        a == b and a.risks == b.risks
+        a == b and a.evidence == b.evidence
         for a, b in zip(model.decide_all(X_test[:200]), reloaded.decide_all(X_test[:200]))
     )
     print(

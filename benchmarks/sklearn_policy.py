@@ -97,11 +97,9 @@ class SklearnTreePolicy(ClassifierMixin, BaseEstimator):
         node = self._walk(known, unavailable)
         if tree.children_left[node] != -1:
             test = int(tree.feature[node])
-            return Extract(test=test, cost=self.cost_model_.marginal_cost(test, frozenset(known)),
-                           reason=f"CART node {node} tests feature {test}")
+            return Extract(test=test, cost=self.cost_model_.marginal_cost(test, frozenset(known)))
         return decide(self.node_proba_[node], classes=self.classes_.tolist(),
-                      cost_matrix=self.cost_matrix_, reject_cost=self.reject_cost_,
-                      reason=f"CART leaf {node}")
+                      cost_matrix=self.cost_matrix_, reject_cost=self.reject_cost_)
 
     def delayed_order(self, known: Mapping[int, float], test: int,
                       unavailable: Iterable[int] = ()) -> list[int]:

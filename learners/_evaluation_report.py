@@ -32,6 +32,11 @@ class CaseResult:
         Test cost plus the misclassification or reject cost.
     misclassification_cost : float
         ``M[true, predicted]`` (0 for a referral).
+    orders : tuple of (int, float, float)
+        One ``(test, quoted, charged)`` per test the policy asked for: the
+        price its ``Extract`` quoted and the price charged for it then.  The
+        two are equal for every honest policy (a test that came back with no
+        result is done and paid, and the policy knows it).
     """
 
     tests: tuple[int, ...]
@@ -40,6 +45,7 @@ class CaseResult:
     true_label: object
     total_cost: float
     misclassification_cost: float
+    orders: tuple[tuple[int, float, float], ...] = ()
 
     @property
     def rejected(self) -> bool:

@@ -130,36 +130,37 @@ def run_case(
     delayed: str = "path",
 ) -> CaseResult:
     """Follow ``model``'s policy on one case ``x`` whose true class index is ``true_class``."""
-    known: dict[int, float] = {}
-    unavailable: set[int] = set()
+    known: dict[int, float] = {}  # NaN: done, paid, no result
+    unavailable: frozenset[int] = frozenset()  # nothing is unavailable in a held-out row
     bought: list[int] = []
+    orders: list[tuple[int, float, float]] = []
     done: set[int] = set()
     test_cost = 0.0
     n_features = x.shape[0]
     use_subtree = delayed == "turney" and hasattr(model, "delayed_order")
 
-    def buy(test: int) -> None:
+    def buy(test: int) -> float:
         nonlocal test_cost
         if test in done:
-            return
-        test_cost += cost_model.marginal_cost(test, frozenset(done))
+            return 0.0
+        price = cost_model.marginal_cost(test, frozenset(done))
+        test_cost += price
         # A derived test (thyroid FTI) brings its inputs: they were paid for.
         for t in [test, *sorted(cost_model.done_closure([test]) - {test})]:
             if t in done:
                 continue
             done.add(t)
             bought.append(t)
-            value = float(x[t])
-            if value != value:
-                unavailable.add(t)
-            else:
-                known[t] = value
+            # A NaN result is still a test done: it stays known (as missing), so the
+            # policy never asks for it again and prices its group partners as done.
+            known[t] = float(x[t])
+        return price
 
     for _ in range(n_features + 1):
-        action = model.next_action(dict(known), frozenset(unavailable))
+        action = model.next_action(dict(known), unavailable)
         if isinstance(action, Extract):
             test = _check_test(action.test, n_features)
-            if test in done or test in unavailable:
+            if test in done:
                 raise RuntimeError(
                     f"{type(model).__name__} asked again for test {test}, which this case "
                     f"already has (tests so far: {bought})"
@@ -169,10 +170,10 @@ def run_case(
                                                                             unavailable)]
                 if test not in order:
                     order.insert(0, test)
-                for t in order:
-                    buy(t)
+                charged = [buy(t) for t in order][order.index(test)]
             else:
-                buy(test)
+                charged = buy(test)
+            orders.append((test, float(action.cost), charged))
             continue
         if isinstance(action, Classify):
             predicted = _class_index(action.label, classes)
@@ -184,6 +185,7 @@ def run_case(
                 true_label=_plain(classes[true_class]),
                 total_cost=test_cost + error_cost,
                 misclassification_cost=error_cost,
+                orders=tuple(orders),
             )
         if isinstance(action, Reject):
             if reject_cost is None:
@@ -199,6 +201,7 @@ def run_case(
                 true_label=_plain(classes[true_class]),
                 total_cost=test_cost + refer,
                 misclassification_cost=0.0,
+                orders=tuple(orders),
             )
         raise TypeError(
             f"{type(model).__name__}.next_action returned {action!r}; "

@@ -1,4 +1,8 @@
-"""Input checks of the conditioned-loss model, with messages a person can act on."""
+"""Input checks of the conditioned-loss model, with messages a person can act on.
+
+Parameter types and ranges are the model's ``_parameter_constraints``; these
+are the checks that need the data or look inside a value.
+"""
 
 from __future__ import annotations
 
@@ -7,61 +11,10 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 __all__ = [
-    "as_matrix",
     "candidate_widths",
     "categorical_mask",
     "check_case",
-    "check_params",
 ]
-
-
-def as_matrix(X) -> np.ndarray:
-    """``X`` as a 2-D float array (NaN = missing); infinities are refused."""
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            "X must be numeric (encode nominal values as numbers; NaN = missing)"
-        ) from None
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
-    if np.isinf(X).any():
-        raise ValueError("X holds an infinite value")
-    return X
-
-
-def _non_negative(name: str, value) -> None:
-    if not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
-
-
-def check_params(model) -> None:
-    """Refuse parameter values the model cannot work with."""
-    for name in ("reward", "penalty", "leaf_smoothing"):
-        _non_negative(name, getattr(model, name))
-    folds = model.validation_folds
-    if folds is not None and (not isinstance(folds, (int, np.integer)) or folds < 2):
-        raise ValueError(f"validation_folds must be None or an integer >= 2, got {folds!r}")
-    repeats = model.validation_repeats
-    if not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"validation_repeats must be an integer >= 1, got {repeats!r}")
-    if not 0.0 < float(model.validation_fraction) < 1.0:
-        raise ValueError(
-            f"validation_fraction must be in (0, 1), got {model.validation_fraction!r}"
-        )
-    if model.width_selection not in ("loss", "posterior"):
-        raise ValueError(
-            f"width_selection must be 'loss' or 'posterior', got {model.width_selection!r}"
-        )
-    if model.parzen_targets not in ("resubstitution", "out_of_fold"):
-        raise ValueError(
-            "parzen_targets must be 'resubstitution' or 'out_of_fold', "
-            f"got {model.parzen_targets!r}"
-        )
-    if not isinstance(model.parzen_folds, (int, np.integer)) or model.parzen_folds < 2:
-        raise ValueError(f"parzen_folds must be an integer >= 2, got {model.parzen_folds!r}")
-    if int(model.max_subsets) < 1:
-        raise ValueError(f"max_subsets must be a positive integer, got {model.max_subsets!r}")
 
 
 def candidate_widths(widths, default) -> np.ndarray:
@@ -92,7 +45,7 @@ def check_case(
     for feature, value in known.items():
         index = _feature_index(feature, n_features)
         try:
-            checked[index] = float(value)
+            checked[index] = np.nan if value is None else float(value)
         except (TypeError, ValueError):
             raise ValueError(f"value of feature {index} must be a number, got {value!r}") from None
     blocked = frozenset(_feature_index(t, n_features) for t in unavailable)

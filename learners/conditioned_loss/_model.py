@@ -4,21 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold, train_test_split
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from numbers import Integral, Real
 
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold, train_test_split
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from .. import _document as document
+from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constraints
 from .._validation import check_reject_cost, check_test_costs
 from ..costs import CostModel
-from ..policy import Classify, Extract, Reject, reject_expected_cost
-from .. import _document as document
+from ..policy import (
+    Classify,
+    Extract,
+    Reject,
+    Risk,
+    conclusion_cost,
+    evidence_for,
+    reject_expected_cost,
+)
 from ..serialization import SerializableMixin
 from ..tree._structure import TreeStructure
-from ._checks import as_matrix, candidate_widths, categorical_mask, check_case, check_params
+from ._checks import candidate_widths, categorical_mask, check_case
 from ._risks import classify_risk, extract_risk, reject_risk
 from ._subsets import FeatureRoles
-from ._trees import grow_tree, out_of_fold_proba, tree_proba
+from ._trees import grow_tree, out_of_fold_proba, row_posterior, tree_proba
 from ._widths import policy_losses, posterior_errors
 from .parzen import FeatureScaler, window_average, window_distances
 
@@ -32,7 +45,7 @@ __all__ = ["DEFAULT_WINDOW_WIDTHS", "ConditionedLossClassifier"]
 DEFAULT_WINDOW_WIDTHS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
 
 
-class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimator):
+class ConditionedLossClassifier(SerializableMixin, CostSensitiveClassifier):
     """Test-cost sensitive diagnosis by conditioned loss (Cebe & Gunduz-Demir 2007).
 
     For the tests known so far the model weighs three kinds of action with the
@@ -178,6 +191,47 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
     contains the training cases.
     """
 
+    _parameter_constraints = constraints(
+        CostSensitiveClassifier._parameter_constraints,
+        without=("cost_matrix",),  # PENALTY prices the errors
+        reward=[Interval(Real, 0, None, closed="left")],
+        penalty=[Interval(Real, 0, None, closed="left")],
+        max_subsets=[Interval(Integral, 1, None, closed="left")],
+        window_widths=["array-like", None],
+        validation_folds=[Interval(Integral, 2, None, closed="left"), None],
+        validation_repeats=[Interval(Integral, 1, None, closed="left")],
+        validation_fraction=[Interval(Real, 0, 1, closed="neither")],
+        min_samples_leaf=[Interval(Integral, 1, None, closed="left")],
+        max_depth=[Interval(Integral, 1, None, closed="left"), None],
+        feature_scaling=[StrOptions({"rank", "range"})],
+        leaf_smoothing=[Interval(Real, 0, None, closed="left")],
+        width_selection=[StrOptions({"loss", "posterior"})],
+        parzen_targets=[StrOptions({"resubstitution", "out_of_fold"})],
+        parzen_folds=[Interval(Integral, 2, None, closed="left")],
+    )
+
+    _fast_test_params = {"validation_folds": 2, "window_widths": (0.05, 0.5), "random_state": 0}
+
+    _expected_failed_checks = {
+        **dict.fromkeys(
+            TRAIN_ACCURACY_CHECKS,
+            "with no free feature the first decision is taken in the empty state, whose "
+            "Parzen window holds every training case, so q_k averages Y_k's posteriors to the "
+            "class prior; on balanced binary blobs q_k = p = (0.5, 0.5), and the risks of "
+            "ALGORITHMS.md §5 then put classify below every test by REWARD/4 + its cost: the "
+            "model concludes untested (accuracy 0.5)",
+        ),
+        **dict.fromkeys(
+            (
+                "check_dtype_object",
+                "check_array_api_input(array_namespace=numpy,expect_only_array_outputs=False)",
+            ),
+            "by design the model grows one classifier per subset of priced tests: the "
+            "check's 10 features, all priced at the default 1, need 2^10 = 1024 classifiers, "
+            "above max_subsets, and fit refuses them with that message",
+        ),
+    }
+
     def __init__(
         self,
         *,
@@ -219,7 +273,13 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         self.parzen_targets = parzen_targets
         self.parzen_folds = parzen_folds
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN means "missing"
+        return tags
+
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow the 2^m state classifiers and choose each state's window width.
 
@@ -229,7 +289,6 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             If 2^m exceeds ``max_subsets``, or on malformed input.
         """
         X, y_codes = self._check_training_data(X, y)
-        check_params(self)
         self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
         self.reject_cost_ = (
             0.0
@@ -356,16 +415,18 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         """Minimum-risk action for one case whose results ``known`` maps index to value.
 
         Free features and derived features whose inputs are known are asked
-        for first (they cost nothing; ``risks`` is then empty).  Otherwise the
-        state S is the set of priced tests in ``known``; every priced test
-        neither known nor unavailable is a candidate, and unavailable tests
-        count as not bought in the reject risk.
+        for first (they cost nothing; the evidence then has no ``risks``).
+        Otherwise the state S is the set of priced tests in ``known`` (a NaN
+        or None value is a test done with no result: bought, value missing);
+        every priced test neither known nor unavailable is a candidate, and
+        unavailable tests count as not bought in the reject risk.
 
         Returns
         -------
         Extract, Classify or Reject
-            With ``risks``: ``("classify", r)``, ``("reject", r)`` and
-            ``("extract:<index>", r)`` for every candidate test.
+            Its evidence holds the posterior p, the training support of the
+            state's leaf, and ``risks``: a :class:`~learners.policy.Risk` for
+            classify, reject and every candidate test.
         """
         check_is_fitted(self, "trees_")
         known, unavailable = check_case(known, unavailable, self.n_features_in_)
@@ -375,76 +436,99 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         """:meth:`next_action` on checked input, with the window half-width of each state.
 
         ``memo`` (a dict, or None) keeps, per state, what depends only on the
-        case's known values and not on the width: the current posterior and
-        the window distances.  The width search replays one case under every
-        candidate width with one memo, so each is computed once per state.
+        case's known values and not on the width: the current posterior, its
+        support and the window distances.  The width search replays one case
+        under every candidate width with one memo, so each is computed once
+        per state.
         """
         roles = self._roles
         done = frozenset(known)
         state = roles.state_of(known)
         usable = self._usable[state]
+        refer = self.reject_cost_ if self.reject_cost is not None else None
         for feature in usable:
             if feature not in known and feature not in unavailable:
+                # Free (or computable) tests first: they cost nothing and risk nothing.
+                # Not memoized: the free answers still change within this state.
+                p, support = row_posterior(
+                    self.trees_[state], self._state_row(known, usable), self.leaf_smoothing
+                )
                 return Extract(
                     test=int(feature),
                     cost=self.cost_model_.marginal_cost(int(feature), done),
-                    reason=self._free_reason(int(feature)),
-                    risks=(),
+                    evidence=evidence_for(
+                        p, cost_matrix=self.cost_matrix_, reject_cost=refer, support=support
+                    ),
                 )
 
         not_bought = [k for k in roles.priced if k not in known]
         seen = None if memo is None else memo.get(state)
         if seen is None:
-            x = np.full(self.n_features_in_, np.nan)
-            for feature in usable:
-                if feature in known:
-                    x[feature] = known[feature]
-            p = tree_proba(self.trees_[state], x[None, :], self.leaf_smoothing)[0]
+            x = self._state_row(known, usable)
+            p, support = row_posterior(self.trees_[state], x, self.leaf_smoothing)
             distances = self._distances(x, usable) if not_bought else None
-            seen = (p, distances)
+            seen = (p, support, distances)
             if memo is not None:
                 memo[state] = seen
-        p, distances = seen
+        p, support, distances = seen
         q = self._estimate(state, distances, float(widths[state]), not_bought, p)
         candidates = [k for k in not_bought if k not in unavailable]
 
-        names = ["classify", "reject"]
         risks = [
-            classify_risk(p, self.reward, self.penalty),
-            reject_risk(p, q, self.reward, self.penalty),
+            Risk("classify", classify_risk(p, self.reward, self.penalty)),
+            Risk("reject", reject_risk(p, q, self.reward, self.penalty)),
         ]
         costs = {}
         for k in candidates:
             costs[k] = self.cost_model_.marginal_cost(k, done)
-            names.append(f"extract:{k}")
-            risks.append(extract_risk(p, q[k], costs[k], self.reward, self.penalty))
-        table = tuple(zip(names, (float(r) for r in risks)))
-        best = int(np.argmin(risks))  # ties: classify, then reject, then tests in index order
+            risks.append(
+                Risk("extract", extract_risk(p, q[k], costs[k], self.reward, self.penalty), int(k))
+            )
+        # ties: classify, then reject, then tests in index order
+        best = int(np.argmin([r.risk for r in risks]))
         proba = tuple(float(v) for v in p)
-        summary = ", ".join(f"{n} {r:.4g}" for n, r in table)
         if best == 0:
             label_index = int(np.argmax(p))
             return Classify(
                 label=self._label(label_index),
                 proba=proba,
                 expected_cost=float(p @ self.cost_matrix_[:, label_index]),
-                reason=f"classify has the lowest conditional risk ({summary})",
-                risks=table,
+                evidence=evidence_for(
+                    p, cost_matrix=self.cost_matrix_, reject_cost=refer, support=support,
+                    risks=risks,
+                ),
             )
         if best == 1:
             return Reject(
-                reason=f"referral has the lowest conditional risk ({summary})",
                 expected_cost=reject_expected_cost(p, self.reject_cost_),
                 proba=proba,
-                risks=table,
+                evidence=evidence_for(
+                    p, cost_matrix=self.cost_matrix_, reject_cost=refer, support=support,
+                    risks=risks,
+                ),
             )
         test = candidates[best - 2]
         return Extract(
             test=int(test),
             cost=float(costs[test]),
-            reason=f"{names[best]} has the lowest conditional risk ({summary})",
-            risks=table,
+            evidence=evidence_for(
+                p,
+                cost_matrix=self.cost_matrix_,
+                reject_cost=refer,
+                support=support,
+                # the model's own estimate of the posterior once the test is read: q_k
+                cost_after=conclusion_cost(q[test], self.cost_matrix_, refer),
+                risks=risks,
+            ),
         )
+
+    def _state_row(self, known: Mapping[int, float], usable: np.ndarray) -> np.ndarray:
+        """A full-width row holding the known values of the state's usable features."""
+        x = np.full(self.n_features_in_, np.nan)
+        for feature in usable:
+            if feature in known:
+                x[feature] = known[feature]
+        return x
 
     def _distances(self, x: np.ndarray, usable: np.ndarray) -> np.ndarray:
         """Chebyshev distances, on the features ``usable``, from ``x`` to every training case."""
@@ -463,12 +547,6 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             for k in tests
         }
 
-    def _free_reason(self, feature: int) -> str:
-        sources = self._roles.derived.get(feature)
-        if sources is not None:
-            return f"feature {feature} is computed from {list(sources)}, already known"
-        return f"feature {feature} is free: ask it before any priced test"
-
     # ------------------------------------------------------ whole-row helpers
     def decide_all(self, X, unavailable=None, *, return_tests: bool = False):
         """Run the policy on each full row of ``X``, revealing only what it asks for.
@@ -476,7 +554,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            NaN marks a value that cannot be obtained (treated as unavailable).
+            NaN marks a test done with no result (paid for, value missing).
         unavailable : iterable of int, optional
             Tests unavailable for every case.
         return_tests : bool
@@ -506,11 +584,8 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
             if action.kind != "extract":
                 return action, tuple(asked)
             asked.append(action.test)
-            value = float(row[action.test])
-            if np.isnan(value):
-                missing.add(action.test)
-            else:
-                known[action.test] = value
+            # NaN: the test was done (and paid) but gave no result, as in learners.evaluate
+            known[action.test] = float(row[action.test])
 
     def predict_proba(self, X) -> np.ndarray:
         """Belief at the end of the policy for each row (aligned with ``classes_``)."""
@@ -578,9 +653,7 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
         reject = document.read(
             state, "reject_cost", where, document.reject_cost, n_classes=k, allow_none=False
         )
-        categorical = document.read(
-            state, "categorical", where, document.flags, length=n_features
-        )
+        categorical = document.read(state, "categorical", where, document.flags, length=n_features)
         roles = FeatureRoles.from_cost_model(cost_model)
         stored = document.read(state, "trees", where, document.items)
         if len(roles.priced) > 30 or len(stored) != roles.n_states:
@@ -632,22 +705,18 @@ class ConditionedLossClassifier(SerializableMixin, ClassifierMixin, BaseEstimato
 
     # ----------------------------------------------------------- validation
     def _check_training_data(self, X, y):
-        X = as_matrix(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be a vector of {X.shape[0]} labels, got shape {y.shape}")
-        if X.shape[0] < 2:
-            raise ValueError("need at least 2 training cases")
+        """``X`` as floats (NaN = missing, infinity refused) and ``y`` as class codes."""
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, ensure_min_samples=2
+        )
+        check_classification_targets(y)
         self.classes_, y_codes = np.unique(y, return_inverse=True)
         return X, y_codes.astype(np.int64)
 
     def _check_rows(self, X) -> np.ndarray:
-        X = as_matrix(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}"
-            )
-        return X
+        return validate_data(
+            self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
+        )
 
     def _validation_splits(self, y_codes, rng) -> list[tuple[np.ndarray, np.ndarray]]:
         """(fit rows, validation rows) pairs on which the window width is chosen.

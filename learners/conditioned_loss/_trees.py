@@ -11,9 +11,9 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 
-from ..tree._structure import LEAF, TreeStructure
+from ..tree._structure import LEAF, TreeStructure, smoothed_proba
 
-__all__ = ["grow_tree", "out_of_fold_proba", "tree_proba"]
+__all__ = ["grow_tree", "out_of_fold_proba", "row_posterior", "tree_proba"]
 
 
 def grow_tree(
@@ -151,62 +151,23 @@ def tree_proba(tree: TreeStructure, X: np.ndarray, smoothing: float = 0.0) -> np
     A leaf with class counts ``n_j`` gives ``(n_j + smoothing) / (n + K smoothing)``
     (``smoothing=1`` is Laplace's correction: a pure leaf is not certainty).
     A NaN in a tested column sends the row down both edges, weighted by
-    ``branch_weight`` (C4.5's rule), so a missing value never raises.
+    ``branch_weight`` (C4.5's rule), so a missing value never raises.  The
+    walk is the tree's own (:meth:`TreeStructure.node_mass`).
     """
     X = np.atleast_2d(np.asarray(X, dtype=float))
     if X.shape[0] == 1:
-        return _one_row_proba(tree, X[0], smoothing)[None, :]
-    mass = np.zeros((tree.n_nodes, X.shape[0]))
-    mass[0] = 1.0
-    proba = np.zeros((X.shape[0], tree.n_classes))
-    for node in range(tree.n_nodes):  # parents precede children
-        here = mass[node]
-        if not here.any():
-            continue
-        if tree.feature[node] == LEAF:
-            counts = tree.class_weight[node] + smoothing
-            total = counts.sum()
-            if total > 0:
-                proba += here[:, None] * (counts / total)[None, :]
-            continue
-        values = X[:, tree.feature[node]]
-        start = tree.edge_start[node]
-        left, right = tree.child[start], tree.child[start + 1]
-        missing = np.isnan(values)
-        goes_left = ~missing & (values <= tree.threshold[node])
-        goes_right = ~missing & ~goes_left
-        mass[left] += here * (goes_left + missing * tree.branch_weight[start])
-        mass[right] += here * (goes_right + missing * tree.branch_weight[start + 1])
-    total = proba.sum(axis=1, keepdims=True)
-    empty = total[:, 0] <= 0
-    proba[~empty] /= total[~empty]
-    proba[empty] = 1.0 / tree.n_classes
-    return proba
+        return row_posterior(tree, X[0], smoothing)[0][None, :]
+    return tree.proba(X, smoothed_proba(tree.class_weight, smoothing))
 
 
-def _one_row_proba(tree: TreeStructure, x: np.ndarray, smoothing: float) -> np.ndarray:
-    """:func:`tree_proba` for one row, visiting only the nodes the row reaches."""
-    proba = np.zeros(tree.n_classes)
-    stack = [(0, 1.0)]
-    while stack:
-        node, weight = stack.pop()
-        if tree.feature[node] == LEAF:
-            counts = tree.class_weight[node] + smoothing
-            total = counts.sum()
-            if total > 0:
-                proba += weight * counts / total
-            continue
-        value = x[tree.feature[node]]
-        start = tree.edge_start[node]
-        if np.isnan(value):  # missing: both edges, C4.5 weights
-            stack.append((tree.child[start], weight * tree.branch_weight[start]))
-            stack.append((tree.child[start + 1], weight * tree.branch_weight[start + 1]))
-        else:
-            stack.append(
-                (
-                    tree.child[start] if value <= tree.threshold[node] else tree.child[start + 1],
-                    weight,
-                )
-            )
-    total = proba.sum()
-    return proba / total if total > 0 else np.full(tree.n_classes, 1.0 / tree.n_classes)
+def row_posterior(tree: TreeStructure, x: np.ndarray, smoothing: float) -> tuple[np.ndarray, float]:
+    """One row's posterior and its training support (the reached leaves' weight, by share).
+
+    Visits only the nodes the row reaches (:meth:`TreeStructure.reach`, NaN = missing).
+    """
+    reach = tree.reach({f: float(v) for f, v in enumerate(x)})
+    nodes = list(reach.leaves)
+    shares = np.fromiter(reach.leaves.values(), dtype=float, count=len(nodes))
+    proba = shares @ smoothed_proba(tree.class_weight[nodes], smoothing)
+    support = float(shares @ tree.class_weight[nodes].sum(axis=1))
+    return proba / proba.sum(), support

@@ -12,22 +12,35 @@ from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
 from .. import _document as document
+from .._estimator import CostSensitiveClassifier, constraints
+from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
 from ..costs import CostModel
-from ..policy import Classify, Extract, Reject, decide
+from ..policy import (
+    Classify,
+    Evidence,
+    Extract,
+    Reject,
+    best_class,
+    conclusion_cost,
+    decide,
+    evidence_for,
+)
 from ..serialization import SerializableMixin
 from ._builder import grow_tree, prune_tree
 from ._criteria import Criterion
-from ._structure import TreeStructure
-from .walk import FastTree, leaf_probabilities, tree_predict_proba
+from ._structure import TreeStructure, smoothed_proba
 
 __all__ = ["GreedyTreeClassifier", "TreePolicyMixin"]
+
+#: The node probability estimates: Laplace's correction (paper 001) or the frequency.
+_SMOOTHING = {"laplace": 1.0, "frequency": 0.0}
 
 
 class TreePolicyMixin:
@@ -51,12 +64,11 @@ class TreePolicyMixin:
         check_is_fitted(self, "tree_")
         X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
         self._check_categories(X)
-        return tree_predict_proba(self.tree_, self._node_proba(), X)
+        return self.tree_.proba(X, self._node_proba())
 
     def predict(self, X) -> np.ndarray:
         """Class of least expected cost under ``cost_matrix_`` (C4.5c)."""
-        expected = self.predict_proba(X) @ self.cost_matrix_
-        return self.classes_[np.argmin(expected, axis=1)]
+        return self.classes_[best_class(self.predict_proba(X), self.cost_matrix_)]
 
     # --------------------------------------------------------------- policy
     def next_action(
@@ -64,48 +76,61 @@ class TreePolicyMixin:
     ) -> Extract | Classify | Reject:
         """Next step for one patient (ALGORITHMS.md §9).
 
-        Descends while each node's test is known; an unavailable (or NaN)
-        test sends the patient down every branch, weighted by the training
-        shares.  When some reached node waits on a test that can still be
-        done, asks for the one most of the patient's weight is waiting on
-        (ties: lowest feature index).  Otherwise combines the reached
-        leaves' probabilities and decides (classify, or reject when the
-        best class costs more than ``reject_cost_``).
+        Descends while each node's test is known; an unavailable test, or one
+        done with no result (NaN), sends the patient down every branch,
+        weighted by the training shares.  When some reached node waits on a
+        test that can still be done, asks for the one most of the patient's
+        weight is waiting on (ties: lowest feature index), priced with every
+        done test (NaN results included: they were paid for).  Otherwise
+        combines the reached leaves' probabilities and decides (classify, or
+        reject when the best class costs more than ``reject_cost_``).
 
         Parameters
         ----------
         known : mapping int -> float
-            Feature index -> result for the tests done so far.
+            Feature index -> result for the tests done so far (NaN or None:
+            done, no result).
         unavailable : iterable of int
             Tests that cannot be done for this patient.
+
+        Returns
+        -------
+        Extract, Classify or Reject
+            With :class:`~learners.policy.Evidence`: the posterior of the
+            nodes reached, their training support, the expected cost of
+            concluding now and, for ``Extract``, after the test's result.
         """
         self._ensure_fitted()
         known, unavailable = self._check_known(known, unavailable)
-        walker = self._walker()
-        reach = walker.reach(known, unavailable)
+        reach = self.tree_.reach(known, unavailable)
         if reach.frontier:
+            feature = self.tree_.feature
             waiting: dict[int, float] = {}
             for node, weight in reach.frontier.items():
-                f = walker.feature[node]
+                f = int(feature[node])
                 waiting[f] = waiting.get(f, 0.0) + weight
             test = min(waiting, key=lambda f: (-waiting[f], f))
-            nodes = [n for n in reach.frontier if walker.feature[n] == test]
             return Extract(
                 test=test,
                 cost=self.cost_model_.marginal_cost(test, frozenset(known)),
-                reason=f"the tree tests feature {test} next: it splits {self._describe(nodes)}",
+                evidence=self._evidence(reach.ends, after_test=test),
             )
-        nodes = list(reach.leaves)
-        node_proba = self._node_proba()
-        shares = np.fromiter(reach.leaves.values(), dtype=float, count=len(nodes))
-        proba = shares @ node_proba[nodes] / shares.sum()
-        return decide(
-            proba,
-            classes=self._class_list,
-            cost_matrix=self.cost_matrix_,
-            reject_cost=self.reject_cost_,
-            reason=f"leaf of {self._describe(nodes)}",
-        )
+        return self._conclude(reach.leaves)
+
+    def node_decision(self, node: int) -> Classify | Reject:
+        """What the model concludes for a patient whose walk stops wholly at ``node``.
+
+        For a leaf this is exactly :meth:`next_action`'s conclusion there; for
+        an internal node, the conclusion a patient waiting on its test would
+        get by stopping now (the ``conclude_cost`` of the ``Extract``
+        evidence).  The tree diagram draws these, so it shows the model's own
+        decisions (Laplace or frequency probabilities, the cost matrix, the
+        reject cost).
+        """
+        self._ensure_fitted()
+        if not 0 <= int(node) < self.tree_.n_nodes:
+            raise ValueError(f"node {node} is out of range for {self.tree_.n_nodes} nodes")
+        return self._conclude({int(node): 1.0})
 
     def decision_path_nodes(
         self, known: Mapping[int, float], unavailable: Iterable[int] = ()
@@ -113,7 +138,7 @@ class TreePolicyMixin:
         """Node ids the patient's walk touches (root first), for highlighting."""
         self._ensure_fitted()
         known, unavailable = self._check_known(known, unavailable)
-        return self._walker().reach(known, unavailable).visited
+        return self.tree_.reach(known, unavailable).visited
 
     def delayed_order(
         self, known: Mapping[int, float], test: int, unavailable: Iterable[int] = ()
@@ -127,13 +152,12 @@ class TreePolicyMixin:
         self._ensure_fitted()
         known, blocked = self._check_known(known, unavailable)
         test = self._check_feature(test)
-        walker = self._walker()
-        reach = walker.reach(known, blocked)
+        reach = self.tree_.reach(known, blocked)
         ordered: dict[int, None] = {int(test): None}
         for node in sorted(reach.frontier):
-            if walker.feature[node] != test:
+            if int(self.tree_.feature[node]) != test:
                 continue
-            for f in walker.subtree_tests(node):
+            for f in self.tree_.subtree_tests(node):
                 if f not in known and f not in blocked:
                     ordered.setdefault(f, None)
         return list(ordered)
@@ -213,30 +237,27 @@ class TreePolicyMixin:
         self._refresh_caches()
 
     def _refresh_caches(self) -> None:
-        """Rebuild the walking and probability caches; call at the end of fit/load.
+        """Rebuild the probability cache; call at the end of fit/load.
 
         Built eagerly so prediction never changes the estimator's ``__dict__``.
         """
-        self._walker_cache = (self.tree_, FastTree(self.tree_))
         self._class_list = [c.item() if isinstance(c, np.generic) else c for c in self.classes_]
-        self._proba_cache = (
-            (id(self.tree_), self.probability),
-            leaf_probabilities(self.tree_, self.probability),
-        )
+        self._proba_cache = ((id(self.tree_), self.probability), self._smoothed(self.tree_))
+        self.tree_._lists()  # the walk's list copies, built once now
+
+    def _smoothed(self, tree: TreeStructure) -> np.ndarray:
+        if self.probability not in _SMOOTHING:
+            raise ValueError(
+                f"probability must be 'laplace' or 'frequency', got {self.probability!r}"
+            )
+        return smoothed_proba(tree.class_weight, _SMOOTHING[self.probability])
 
     # -------------------------------------------------------------- private
-    def _walker(self) -> FastTree:
-        cached = getattr(self, "_walker_cache", None)
-        if cached is None or cached[0] is not self.tree_:
-            self._refresh_caches()
-            cached = self._walker_cache
-        return cached[1]
-
     def _node_proba(self) -> np.ndarray:
         cached = getattr(self, "_proba_cache", None)
         key = (id(self.tree_), self.probability)
         if cached is None or cached[0] != key:
-            cached = (key, leaf_probabilities(self.tree_, self.probability))
+            cached = (key, self._smoothed(self.tree_))
             self._proba_cache = cached
         return cached[1]
 
@@ -261,12 +282,61 @@ class TreePolicyMixin:
                 raise ValueError(f"value of feature {f} must be a number, got {value!r}") from None
         return values, frozenset(self._check_feature(f) for f in unavailable)
 
-    def _describe(self, nodes: list[int]) -> str:
-        """``"N training cases (label: n, ...)"`` summed over ``nodes``."""
-        rows = [self._walker().class_weight[n] for n in nodes]
-        counts = [sum(column) for column in zip(*rows)]
-        parts = ", ".join(f"{label}: {w:.4g}" for label, w in zip(self._class_list, counts))
-        return f"{sum(counts):.4g} training cases ({parts})"
+    def _mixture(self, shares: Mapping[int, float]) -> tuple[np.ndarray, float]:
+        """Posterior and training support of a patient spread over ``shares`` (node -> weight)."""
+        nodes = list(shares)
+        weights = np.fromiter(shares.values(), dtype=float, count=len(nodes))
+        total = weights.sum()
+        proba = weights @ self._node_proba()[nodes] / total
+        support = float(weights @ self.tree_.class_weight[nodes].sum(axis=1) / total)
+        return proba, support
+
+    def _conclude(self, shares: Mapping[int, float]) -> Classify | Reject:
+        proba, support = self._mixture(shares)
+        return decide(
+            proba,
+            classes=self._class_list,
+            cost_matrix=self.cost_matrix_,
+            reject_cost=self.reject_cost_,
+            support=support,
+            nodes=shares.items(),
+        )
+
+    def _evidence(self, shares: Mapping[int, float], *, after_test: int) -> Evidence:
+        """Evidence of an ``Extract``: the belief now and the expected cost once
+        ``after_test``'s result is known.
+
+        Each reached node waiting on ``after_test`` moves to its children in
+        proportion to the training shares (the model's own estimate of the
+        result); every other reached node stays.  The expected cost after is
+        the share-weighted cost of the best conclusion at each place the
+        patient may then be, so it never exceeds the cost of concluding now.
+        """
+        proba, support = self._mixture(shares)
+        node_proba = self._node_proba()
+        tree = self.tree_
+        total = sum(shares.values())
+        after = 0.0
+        for node, weight in shares.items():
+            if int(tree.feature[node]) == after_test:
+                for e in tree.edges(node):
+                    share = float(tree.branch_weight[e])
+                    if share > 0.0:
+                        after += weight * share * conclusion_cost(
+                            node_proba[int(tree.child[e])], self.cost_matrix_, self.reject_cost_
+                        )
+            else:
+                after += weight * conclusion_cost(
+                    node_proba[node], self.cost_matrix_, self.reject_cost_
+                )
+        return evidence_for(
+            proba,
+            cost_matrix=self.cost_matrix_,
+            reject_cost=self.reject_cost_,
+            support=support,
+            cost_after=after / total,
+            nodes=shares.items(),
+        )
 
     def _ensure_fitted(self) -> None:
         if getattr(self, "tree_", None) is None:
@@ -341,11 +411,19 @@ class TreePolicyMixin:
         return result
 
 
-class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEstimator):
+class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier):
     """Base of the greedy cost-aware trees; subclasses supply :meth:`_criterion`.
 
     Parameters are documented on each learner.
     """
+
+    _parameter_constraints = constraints(
+        CostSensitiveClassifier._parameter_constraints,
+        min_samples_leaf=[Interval(Real, 1, None, closed="left")],
+        cf=[Interval(Real, 0, 1, closed="neither")],
+        prune=["boolean"],
+        probability=[StrOptions({"laplace", "frequency"})],
+    )
 
     def __init__(
         self,
@@ -373,6 +451,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
     def _criterion(self) -> Criterion:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow (and, if ``prune``, prune) the tree on ``X`` (NaN = missing) and ``y``.
 
@@ -382,7 +461,6 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
             On malformed input: shapes, NaN in ``y``, a bad cost matrix or
             test costs, a non-integer category code, bad parameters.
         """
-        self._check_params()
         X, y_codes = self._validate_fit_input(X, y)
         grown = grow_tree(
             X,
@@ -401,27 +479,10 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, 
         return self
 
     def _leaf_label(self, class_weight: np.ndarray) -> int:
-        k = class_weight.shape[0]
-        total = class_weight.sum()
-        if self.probability == "laplace":
-            proba = (class_weight + 1.0) / (total + k)
-        else:
-            proba = class_weight / total if total > 0 else np.full(k, 1.0 / k)
-        return int(np.argmin(proba @ self.cost_matrix_))
+        return int(best_class(self._smoothed_row(class_weight), self.cost_matrix_))
 
-    def _check_params(self) -> None:
-        if self.probability not in ("laplace", "frequency"):
-            raise ValueError(
-                f"probability must be 'laplace' or 'frequency', got {self.probability!r}"
-            )
-        if (
-            not isinstance(self.min_samples_leaf, Real)
-            or isinstance(self.min_samples_leaf, bool)
-            or not self.min_samples_leaf >= 1
-        ):
-            raise ValueError(f"min_samples_leaf must be a number >= 1, got {self.min_samples_leaf!r}")
-        if not isinstance(self.cf, Real) or not 0.0 < self.cf < 1.0:
-            raise ValueError(f"cf must be in (0, 1), got {self.cf!r}")
+    def _smoothed_row(self, class_weight: np.ndarray) -> np.ndarray:
+        return smoothed_proba(class_weight[None, :], _SMOOTHING[self.probability])[0]
 
 
 def _distinct_codes(codes: np.ndarray) -> np.ndarray:

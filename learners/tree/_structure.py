@@ -35,6 +35,7 @@ without refitting.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,9 +43,50 @@ import numpy as np
 from .. import _document as document
 from .._document import MAX_CLASSES, MAX_NODES
 
-__all__ = ["TreeStructure", "LEAF"]
+__all__ = ["LEAF", "Reach", "TreeStructure", "smoothed_proba"]
 
 LEAF = -1
+
+
+class Reach:
+    """Where one patient's walk ended: leaves reached and tests still needed.
+
+    Attributes
+    ----------
+    leaves : dict node -> weight
+        Leaves reached, with the share of the patient that got there.
+    frontier : dict node -> weight
+        Internal nodes whose test is neither known nor unavailable.
+    visited : list of int
+        Every node the walk touched, in the order visited (root first).
+    """
+
+    __slots__ = ("leaves", "frontier", "visited")
+
+    def __init__(self) -> None:
+        self.leaves: dict[int, float] = {}
+        self.frontier: dict[int, float] = {}
+        self.visited: list[int] = []
+
+    @property
+    def ends(self) -> dict[int, float]:
+        """Every node the walk ended at (frontier nodes and leaves), with shares."""
+        return {**self.frontier, **self.leaves}
+
+
+def smoothed_proba(class_weight: np.ndarray, smoothing: float) -> np.ndarray:
+    """Class probabilities of nodes from their class weights: ``(n_c + s) / (n + K s)``.
+
+    ``s = 1`` is Laplace's correction (paper 001), ``s = 0`` the frequency; a
+    node with no weight (and ``s = 0``) gets the uniform distribution.
+    """
+    counts = np.atleast_2d(np.asarray(class_weight, dtype=float)) + float(smoothing)
+    k = counts.shape[1]
+    total = counts.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        proba = counts / total
+    proba[total[:, 0] <= 0] = 1.0 / k
+    return proba
 
 
 @dataclass
@@ -117,6 +159,172 @@ class TreeStructure:
                 return edge
         return None
 
+    # ------------------------------------------------------------- routing
+    # The one tree walk.  Every caller (the policy, prediction, the
+    # conditioned-loss model, the app's diagram and path highlighting) routes
+    # cases through these methods; nothing else follows ``child`` pointers.
+
+    def reach(self, known: Mapping[int, float], unavailable: Iterable[int] = ()) -> Reach:
+        """Walk one patient from the root with the results ``known`` (NaN = missing).
+
+        A node whose test is known takes the edge its value routes to; a test
+        that is unavailable, or known as NaN (done, no result), sends the
+        patient down every edge weighted by ``branch_weight`` (C4.5's
+        fractional cases); a test neither known nor unavailable stops the walk
+        there (the node joins the frontier).
+
+        Raises
+        ------
+        ValueError
+            If a known value of a nominal test matches no branch (a category
+            not seen in training).
+        """
+        lists = self._lists()
+        feature, edge_start, n_edges, child, branch_weight = (
+            lists["feature"], lists["edge_start"], lists["n_edges"], lists["child"],
+            lists["branch_weight"],
+        )
+        blocked = unavailable if isinstance(unavailable, (set, frozenset)) else set(unavailable)
+        result = Reach()
+        stack = [(0, 1.0)]
+        while stack:
+            node, weight = stack.pop()
+            result.visited.append(node)
+            f = feature[node]
+            if f < 0:
+                result.leaves[node] = result.leaves.get(node, 0.0) + weight
+                continue
+            if f not in blocked and f not in known:
+                result.frontier[node] = result.frontier.get(node, 0.0) + weight
+                continue
+            value = None if f in blocked else known[f]
+            if value is None or value != value:  # unavailable or no result: every branch
+                start = edge_start[node]
+                for edge in range(start + n_edges[node] - 1, start - 1, -1):
+                    share = branch_weight[edge]
+                    if share > 0.0:
+                        stack.append((child[edge], weight * share))
+                continue
+            edge = self._route_known(node, float(value), lists)
+            stack.append((child[edge], weight))
+        return result
+
+    def path_to(self, node: int) -> list[tuple[int, int]]:
+        """``(ancestor, edge)`` pairs leading from the root to ``node``, root first."""
+        parent_edge = self._lists()["parent_edge"]
+        parents = self._lists()["edge_parent"]
+        steps = []
+        while node != 0:
+            edge = parent_edge[node]
+            steps.append((parents[edge], edge))
+            node = parents[edge]
+        return steps[::-1]
+
+    def subtree_tests(self, node: int) -> list[int]:
+        """Tests of the subtree under ``node`` (itself included), in preorder, once each."""
+        lists = self._lists()
+        seen: dict[int, None] = {}
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            f = lists["feature"][current]
+            if f < 0:
+                continue
+            seen.setdefault(f, None)
+            start = lists["edge_start"][current]
+            for edge in range(start + lists["n_edges"][current] - 1, start - 1, -1):
+                stack.append(lists["child"][edge])
+        return list(seen)
+
+    def node_mass(self, X: np.ndarray) -> np.ndarray:
+        """Share of each row of ``X`` reaching each node, shape ``(n_nodes, n_rows)``.
+
+        The vectorised form of :meth:`reach` for whole rows (NaN = missing:
+        every branch by ``branch_weight``).  A row's leaf shares sum to 1.
+
+        Raises
+        ------
+        ValueError
+            If a nominal test meets a category that has no branch.
+        """
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        mass = np.zeros((self.n_nodes, X.shape[0]))
+        mass[0] = 1.0
+        for node in self._preorder():
+            here = mass[node]
+            f = int(self.feature[node])
+            if f < 0 or not here.any():
+                continue
+            values = X[:, f]
+            missing = np.isnan(values)
+            edges = self.edges(node)
+            threshold = self.threshold[node]
+            if threshold == threshold:
+                chosen = [~missing & (values <= threshold), ~missing & (values > threshold)]
+            else:
+                chosen = [values == self.branch_value[e] for e in edges]
+                matched = np.logical_or.reduce(chosen) | missing | (here == 0)
+                if not matched.all():
+                    bad = values[~matched][0]
+                    raise ValueError(
+                        f"feature {f} has value {bad:g}, a category not seen in training"
+                    )
+            for e, take in zip(edges, chosen):
+                mass[self.child[e]] += here * (take + missing * self.branch_weight[e])
+        return mass
+
+    def proba(self, X: np.ndarray, node_proba: np.ndarray) -> np.ndarray:
+        """Class probabilities of each row: its leaves' ``node_proba`` mixed by share."""
+        mass = self.node_mass(X)
+        leaves = np.flatnonzero(self.feature == LEAF)
+        return mass[leaves].T @ node_proba[leaves]
+
+    def _route_known(self, node: int, value: float, lists: dict) -> int:
+        start = lists["edge_start"][node]
+        threshold = lists["threshold"][node]
+        if threshold == threshold:
+            return start if value <= threshold else start + 1
+        branch_value = lists["branch_value"]
+        for edge in range(start, start + lists["n_edges"][node]):
+            if branch_value[edge] == value:
+                return edge
+        raise ValueError(
+            f"feature {lists['feature'][node]} has value {value:g}, a category not seen in "
+            "training"
+        )
+
+    def _lists(self) -> dict:
+        """Plain-Python copies of the arrays: a walk touches a handful of nodes, and list
+        indexing beats numpy scalar indexing by far (``next_action`` answers in well under
+        a millisecond)."""
+        cached = self.__dict__.get("_walk_lists")
+        if cached is None:
+            edge_parent = np.repeat(np.arange(self.n_nodes), self.n_edges).tolist()
+            parent_edge = [0] * self.n_nodes
+            for edge, c in enumerate(self.child.tolist()):
+                parent_edge[c] = edge
+            cached = {
+                "feature": self.feature.tolist(),
+                "threshold": self.threshold.tolist(),
+                "edge_start": self.edge_start.tolist(),
+                "n_edges": self.n_edges.tolist(),
+                "child": self.child.tolist(),
+                "branch_value": self.branch_value.tolist(),
+                "branch_weight": self.branch_weight.tolist(),
+                "edge_parent": edge_parent,
+                "parent_edge": parent_edge,
+            }
+            self.__dict__["_walk_lists"] = cached
+        return cached
+
+    def _preorder(self) -> list[int]:
+        order, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(int(c) for c in self.children(node)[::-1])
+        return order
+
     def depth(self) -> int:
         """Length of the longest root-to-leaf path (a single leaf has depth 0)."""
         depth = np.zeros(self.n_nodes, dtype=np.int64)
@@ -155,99 +363,109 @@ class TreeStructure:
         for name in ("threshold", "edge_start", "n_edges"):
             if getattr(self, name).shape != (n,):
                 raise ValueError(f"tree array {name} must have one entry per node ({n})")
-        if self.class_weight.ndim != 2 or self.class_weight.shape[0] != n:
+        weights = self.class_weight
+        if weights.ndim != 2 or weights.shape[0] != n:
             raise ValueError(f"tree class_weight must be {n} (nodes) x n_classes")
-        if not 1 <= self.class_weight.shape[1] <= MAX_CLASSES:
+        if not 1 <= weights.shape[1] <= MAX_CLASSES:
             raise ValueError(
-                f"tree class_weight has {self.class_weight.shape[1]} classes, "
-                f"expected 1 to {MAX_CLASSES}"
+                f"tree class_weight has {weights.shape[1]} classes, expected 1 to {MAX_CLASSES}"
             )
-        _first_bad(
-            ~np.isfinite(self.class_weight).all(axis=1) | (self.class_weight < 0).any(axis=1),
-            lambda node: f"class_weight of node {node} is {self.class_weight[node].tolist()}: "
-            "class weights must be finite and non-negative",
-        )
-        _first_bad(
-            self.n_edges < 0,
-            lambda node: f"node {node} has {self.n_edges[node]} edges",
-        )
-        _first_bad(
-            self.feature < LEAF,
-            lambda node: f"node {node} tests feature {self.feature[node]}: "
-            "expected a feature index, or -1 for a leaf",
-        )
-        if n_features is not None:
-            _first_bad(
-                self.feature >= n_features,
-                lambda node: f"node {node} tests feature {self.feature[node]}, out of range "
-                f"for {n_features} features",
+        node = _first(~np.isfinite(weights).all(axis=1) | (weights < 0).any(axis=1))
+        if node is not None:
+            raise ValueError(
+                f"class_weight of node {node} is {weights[node].tolist()}: "
+                "class weights must be finite and non-negative"
             )
-        _first_bad(
-            (self.feature == LEAF) != (self.n_edges == 0),
-            lambda node: f"node {node} has feature {self.feature[node]} and "
-            f"{self.n_edges[node]} edges: a node is a leaf (-1) exactly when it has no edges",
-        )
-        offsets = np.concatenate([[0], np.cumsum(self.n_edges)])
+        feature, n_edges, edge_start = self.feature, self.n_edges, self.edge_start
+        node = _first(n_edges < 0)
+        if node is not None:
+            raise ValueError(f"node {node} has {n_edges[node]} edges")
+        node = _first(feature < LEAF)
+        if node is not None:
+            raise ValueError(
+                f"node {node} tests feature {feature[node]}: "
+                "expected a feature index, or -1 for a leaf"
+            )
+        node = None if n_features is None else _first(feature >= n_features)
+        if node is not None:
+            raise ValueError(
+                f"node {node} tests feature {feature[node]}, out of range for {n_features} features"
+            )
+        node = _first((feature == LEAF) != (n_edges == 0))
+        if node is not None:
+            raise ValueError(
+                f"node {node} has feature {feature[node]} and {n_edges[node]} edges: "
+                "a node is a leaf (-1) exactly when it has no edges"
+            )
+        offsets = np.concatenate([[0], np.cumsum(n_edges)])
         m = int(offsets[-1])
         for name in ("child", "branch_value", "branch_weight"):
             if getattr(self, name).shape != (m,):
                 raise ValueError(f"tree array {name} must have one entry per edge ({m})")
-        inner = self.n_edges > 0
-        _first_bad(
-            inner & (self.edge_start != offsets[:-1]),
-            lambda node: f"node {node} has edge_start {self.edge_start[node]}, expected "
-            f"{offsets[node]}: each node's edges follow the edges of the nodes before it",
-        )
-        _first_bad(
-            (self.edge_start < 0) | (self.edge_start > m),
-            lambda node: f"leaf {node} has edge_start {self.edge_start[node]}, out of range "
-            f"for {m} edges",
-        )
-        _first_bad(
-            inner & ~np.isnan(self.threshold) & (self.n_edges != 2),
-            lambda node: f"node {node} splits at threshold {self.threshold[node]:g} but has "
-            f"{self.n_edges[node]} edges (a numeric split has 2)",
-        )
+        inner = n_edges > 0
+        node = _first(inner & (edge_start != offsets[:-1]))
+        if node is not None:
+            raise ValueError(
+                f"node {node} has edge_start {edge_start[node]}, expected {offsets[node]}: "
+                "each node's edges follow the edges of the nodes before it"
+            )
+        node = _first((edge_start < 0) | (edge_start > m))
+        if node is not None:
+            raise ValueError(
+                f"leaf {node} has edge_start {edge_start[node]}, out of range for {m} edges"
+            )
+        node = _first(inner & ~np.isnan(self.threshold) & (n_edges != 2))
+        if node is not None:
+            raise ValueError(
+                f"node {node} splits at threshold {self.threshold[node]:g} but has "
+                f"{n_edges[node]} edges (a numeric split has 2)"
+            )
         if m == 0:
             if n != 1:
-                raise ValueError(f"tree has {n} nodes but no edges: nodes 1 to {n - 1} are unreachable")
+                raise ValueError(f"tree has {n} nodes but no edges: node 1 is unreachable")
             return
-        parent = np.repeat(np.arange(n), self.n_edges)  # owner of each edge
-        _first_bad(
-            (self.child < 0) | (self.child >= n),
-            lambda edge: f"edge {edge} of node {parent[edge]} leads to node "
-            f"{self.child[edge]}, out of range for {n} nodes",
-        )
-        _first_bad(
-            self.child == parent,
-            lambda edge: f"node {parent[edge]} is its own child (a cycle)",
-        )
-        _first_bad(
-            self.child < parent,
-            lambda edge: f"node {parent[edge]} has child {self.child[edge]}, numbered before "
-            "it: nodes are numbered parents first, so a child's id exceeds its parent's "
-            "(otherwise the tree could have a cycle)",
-        )
-        parents = np.bincount(self.child, minlength=n)
-        _first_bad(
-            parents[1:] == 0,
-            lambda i: f"node {i + 1} is unreachable: no edge leads to it",
-        )
-        _first_bad(
-            parents[1:] > 1,
-            lambda i: f"node {i + 1} has {parents[i + 1]} parents; every node but the root "
-            "has exactly one",
-        )
-        _first_bad(
-            ~np.isfinite(self.branch_weight) | (self.branch_weight < 0),
-            lambda edge: f"branch_weight of edge {edge} is {self.branch_weight[edge]!r}: "
-            "branch weights must be finite and non-negative",
-        )
-        sums = np.bincount(parent, weights=self.branch_weight, minlength=n)
-        _first_bad(
-            inner & (np.abs(sums - 1.0) > _WEIGHT_TOLERANCE),
-            lambda node: f"branch weights of node {node} sum to {sums[node]:g}, not 1",
-        )
+        self._validate_links(n)
+
+    def _validate_links(self, n: int) -> None:
+        """Children in range, numbered after their parent, one parent each; branch weights."""
+        child = self.child
+        parent = np.repeat(np.arange(n), self.n_edges)  # the node each edge leaves
+        edge = _first((child < 0) | (child >= n))
+        if edge is not None:
+            raise ValueError(
+                f"edge {edge} of node {parent[edge]} leads to node {child[edge]}, "
+                f"out of range for {n} nodes"
+            )
+        edge = _first(child == parent)
+        if edge is not None:
+            raise ValueError(f"node {parent[edge]} is its own child (a cycle)")
+        edge = _first(child < parent)
+        if edge is not None:
+            raise ValueError(
+                f"node {parent[edge]} has child {child[edge]}, numbered before it: nodes are "
+                "numbered parents first, so a child's id exceeds its parent's (otherwise the "
+                "tree could have a cycle)"
+            )
+        parents = np.bincount(child, minlength=n)
+        node = _first(parents == 0, start=1)
+        if node is not None:
+            raise ValueError(f"node {node} is unreachable: no edge leads to it")
+        node = _first(parents > 1, start=1)
+        if node is not None:
+            raise ValueError(
+                f"node {node} has {parents[node]} parents; every node but the root has exactly one"
+            )
+        share = self.branch_weight
+        edge = _first(~np.isfinite(share) | (share < 0))
+        if edge is not None:
+            raise ValueError(
+                f"branch_weight of edge {edge} is {float(share[edge])!r}: "
+                "branch weights must be finite and non-negative"
+            )
+        sums = np.bincount(parent, weights=share, minlength=n)
+        node = _first((self.n_edges > 0) & (np.abs(sums - 1.0) > _WEIGHT_TOLERANCE))
+        if node is not None:
+            raise ValueError(f"branch weights of node {node} sum to {sums[node]:g}, not 1")
 
     def to_dict(self) -> dict:
         """Plain-JSON form (NaN written as None)."""
@@ -265,7 +483,7 @@ class TreeStructure:
     @classmethod
     def from_dict(
         cls, data, *, n_features: int | None = None, where: str = "tree"
-    ) -> "TreeStructure":
+    ) -> TreeStructure:
         """Inverse of :meth:`to_dict`, for untrusted input.
 
         Every field is type-checked and the whole structure validated
@@ -300,8 +518,9 @@ class TreeStructure:
         with document.reading(where):
             tree = cls(
                 feature=feature,
-                threshold=read("threshold", document.numbers, length=n, allow_none=True,
-                               infinities=True),
+                threshold=read(
+                    "threshold", document.numbers, length=n, allow_none=True, infinities=True
+                ),
                 edge_start=read("edge_start", document.integers, low=0, high=m, length=n),
                 n_edges=n_edges,
                 class_weight=read("class_weight", document.table, rows=n, low=0.0),
@@ -315,18 +534,23 @@ class TreeStructure:
 
 
 _FIELDS = (
-    "feature", "threshold", "edge_start", "n_edges",
-    "class_weight", "child", "branch_value", "branch_weight",
+    "feature",
+    "threshold",
+    "edge_start",
+    "n_edges",
+    "class_weight",
+    "child",
+    "branch_value",
+    "branch_weight",
 )
 #: How far a node's branch weights may sum from 1 (they are shares of its weight).
 _WEIGHT_TOLERANCE = 1e-6
 
 
-def _first_bad(bad: np.ndarray, message) -> None:
-    """Raise ValueError(message(i)) for the first i where ``bad`` holds."""
-    hits = np.flatnonzero(bad)
-    if hits.size:
-        raise ValueError(message(int(hits[0])))
+def _first(bad: np.ndarray, start: int = 0) -> int | None:
+    """The first index from ``start`` on where ``bad`` holds, or None."""
+    hits = np.flatnonzero(bad[start:])
+    return int(hits[0]) + start if hits.size else None
 
 
 def _nan_to_none(values: np.ndarray) -> list:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..policy import decide
 
 __all__ = ["export_text"]
 
@@ -34,7 +31,6 @@ def export_text(model, feature_names=None, class_names=None) -> str:
         raise ValueError(
             f"class_names has {len(class_names)} names, expected {len(model.classes_)}"
         )
-    proba = model._node_proba()
     lines: list[str] = []
 
     def counts(node: int) -> str:
@@ -48,13 +44,12 @@ def export_text(model, feature_names=None, class_names=None) -> str:
         indent = "|   " * depth
         prefix = f"{indent}{label}" if label else indent
         if tree.is_leaf(node):
-            action = decide(
-                proba[node],
-                classes=np.asarray(class_names, dtype=object),
-                cost_matrix=model.cost_matrix_,
-                reject_cost=model.reject_cost_,
+            action = model.node_decision(node)
+            verdict = (
+                f"class {class_names[action.evidence.best_class]}"
+                if action.kind == "classify"
+                else "refer"
             )
-            verdict = f"class {action.label}" if action.kind == "classify" else "refer"
             lines.append(f"{prefix}-> {verdict}  [{counts(node)}]")
             continue
         f = int(tree.feature[node])

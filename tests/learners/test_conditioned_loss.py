@@ -24,6 +24,11 @@ REWARD, PENALTY = 100.0, 1000.0
 
 
 # ---------------------------------------------------------------- fixtures
+
+def risk_table(action) -> dict[str, float]:
+    """The risk of every action the model weighed, keyed "classify" / "reject" / "extract:<k>"."""
+    return {r.key: r.risk for r in action.evidence.risks}
+
 def tiny_problem():
     """f0 free (0/1), f1 priced (5.0): class B only where f0 = 0 and f1 = 1."""
     rows = [(0, 0, "A")] * 6 + [(0, 1, "B")] * 3 + [(1, 0, "A")] * 10
@@ -93,7 +98,7 @@ def test_model_risks_follow_the_formulas_on_a_tiny_problem():
     """next_action's risks use p from the f0-tree and q averaged over the f0 = 0 window."""
     model = fit_tiny()
     action = model.next_action({0: 0.0})
-    risks = dict(action.risks)
+    risks = risk_table(action)
     assert set(risks) == {"classify", "reject", "extract:1"}
     # Laplace leaves: f0 = 0 holds 6 A and 3 B; Y_1 splits on f1 alone: 16 A | 3 B.
     p = np.array([7 / 11, 4 / 11])
@@ -109,7 +114,7 @@ def test_model_risks_follow_the_formulas_on_a_tiny_problem():
 def test_empty_window_gives_q_equal_p():
     """With no training case inside the hypercube the estimate falls back to the current p."""
     model = fit_tiny(feature_scaling="range")
-    risks = dict(model.next_action({0: 0.5}).risks)  # scaled 0.5: 0.5 away from every case
+    risks = risk_table(model.next_action({0: 0.5}))  # scaled 0.5: 0.5 away from every case
     p = np.array([7 / 11, 4 / 11])
     assert risks["extract:1"] == pytest.approx(extract_risk(p, p, 5.0, REWARD, PENALTY))
     assert risks["reject"] == pytest.approx(reject_risk(p, {1: p}, REWARD, PENALTY))
@@ -150,7 +155,7 @@ def test_derived_feature_is_never_a_bought_candidate(thyroid_model):
     model, X, _ = thyroid_model
     for row in X[:30]:
         action = model.next_action({0: row[0], 1: row[1]})
-        assert "extract:4" not in dict(action.risks)
+        assert "extract:4" not in risk_table(action)
 
 
 def test_too_many_priced_tests_raise_a_clear_error():
@@ -170,11 +175,11 @@ def test_policy_ends_in_classify_or_reject_with_full_risk_tables(thyroid_model):
     for action, path in zip(actions, paths):
         assert action.kind in {"classify", "reject"}
         assert len(path) == len(set(path))
-        names = [name for name, _ in action.risks]
+        names = [r.key for r in action.evidence.risks]
         bought = {t for t in path if t in (2, 3)}
         expected = {"classify", "reject"} | {f"extract:{t}" for t in (2, 3) if t not in bought}
         assert set(names) == expected
-        chosen = min(action.risks, key=lambda item: item[1])[0]
+        chosen = min(action.evidence.risks, key=lambda r: r.risk).key
         assert chosen == action.kind
 
 
@@ -195,7 +200,7 @@ def test_unavailable_test_is_never_chosen(thyroid_model):
         actions, paths = model.decide_all(X[:60], unavailable=[blocked], return_tests=True)
         for action, path in zip(actions, paths):
             assert blocked not in path
-            assert f"extract:{blocked}" not in dict(action.risks)
+            assert f"extract:{blocked}" not in risk_table(action)
 
 
 def test_free_features_are_asked_first_at_no_cost(thyroid_model):
@@ -237,7 +242,7 @@ def test_json_round_trip_gives_identical_actions(thyroid_model):
     after, paths_after = loaded.decide_all(X[:80], unavailable=[3], return_tests=True)
     assert paths_before == paths_after
     for a, b in zip(before, after):
-        assert a == b and a.risks == b.risks
+        assert a == b and a.evidence == b.evidence
     assert loaded.window_width_ == pytest.approx(model.window_width_)
 
 
@@ -396,7 +401,7 @@ def test_changing_penalty_after_fit_changes_the_policy_consistently(thyroid_mode
     other = copy.deepcopy(model).set_params(penalty=5 * PENALTY)
     assert other.cost_matrix_ == pytest.approx(5 * PENALTY * (1 - np.eye(3)))
     known = {0: X[0, 0], 1: X[0, 1]}
-    before, after = dict(model.next_action(known).risks), dict(other.next_action(known).risks)
+    before, after = risk_table(model.next_action(known)), risk_table(other.next_action(known))
     assert after["classify"] != pytest.approx(before["classify"])
 
 
@@ -436,7 +441,7 @@ def test_no_priced_test_means_one_classifier_and_no_extraction():
     actions, paths = model.decide_all(X[:10], return_tests=True)
     assert all(a.kind in {"classify", "reject"} for a in actions)
     assert all(set(path) == set(range(5)) for path in paths)
-    assert all({name for name, _ in a.risks} == {"classify", "reject"} for a in actions)
+    assert all(set(risk_table(a)) == {"classify", "reject"} for a in actions)
 
 
 # ------------------------------------------------------ out-of-fold targets
@@ -493,7 +498,7 @@ def test_out_of_fold_model_round_trips_through_json():
     assert loaded.parzen_targets == "out_of_fold"
     before = model.decide_all(X[:60])
     after = loaded.decide_all(X[:60])
-    assert all(a == b and a.risks == b.risks for a, b in zip(before, after))
+    assert all(a == b and a.evidence == b.evidence for a, b in zip(before, after))
 
 
 def test_bad_parzen_target_options_are_refused():

@@ -38,12 +38,12 @@ class ScriptedPolicy:
         self.calls.append((dict(known), set(unavailable)))
         verdict = self.rule(known)
         if verdict == "reject":
-            return Reject(reason="scripted", expected_cost=0.0)
+            return Reject(expected_cost=0.0)
         if verdict is not None:
             return Classify(label=verdict, proba=(0.5, 0.5), expected_cost=0.0)
         for test in self.order:
             if test not in known and test not in unavailable:
-                return Extract(test=test, cost=0.0, reason="scripted")
+                return Extract(test=test, cost=0.0)
         return Classify(label=0, proba=(1.0, 0.0), expected_cost=0.0)
 
     def delayed_order(self, known, test):
@@ -74,12 +74,14 @@ def test_values_are_revealed_only_when_bought():
     assert seen == [{}, {2: 5.0}, {2: 5.0, 0: 7.0}, {2: 5.0, 0: 7.0, 1: -3.0}]
 
 
-def test_missing_value_is_paid_for_and_marked_unavailable():
-    """A NaN result is charged, then reported as unavailable, never as known."""
+def test_missing_value_is_paid_for_and_stays_done():
+    """A NaN result is charged, then reported as known-but-missing (NaN), never as unavailable."""
     policy = ScriptedPolicy([0, 2], lambda known: 0 if 2 in known else None)
     report = evaluate(policy, np.array([[np.nan, 0.0, 1.0]]), [0])
     assert report.cases[0].test_cost == pytest.approx(11.0)
-    assert policy.calls[-1] == ({2: 1.0}, {0})
+    known, unavailable = policy.calls[-1]
+    assert set(known) == {0, 2} and np.isnan(known[0]) and known[2] == 1.0
+    assert unavailable == set()
 
 
 def test_misclassification_costs_follow_matrix_orientation():
@@ -175,7 +177,7 @@ def test_asking_twice_for_a_test_raises():
 
     class Stubborn(ScriptedPolicy):
         def next_action(self, known, unavailable=()):
-            return Extract(test=0, cost=0.0, reason="again")
+            return Extract(test=0, cost=0.0)
 
     with pytest.raises(RuntimeError, match="asked again for test 0"):
         evaluate(Stubborn([], None), np.zeros((1, 3)), [0])
@@ -186,7 +188,7 @@ def test_asking_again_for_an_unavailable_test_raises():
 
     class Stubborn(ScriptedPolicy):
         def next_action(self, known, unavailable=()):
-            return Extract(test=1, cost=0.0, reason="again")
+            return Extract(test=1, cost=0.0)
 
     with pytest.raises(RuntimeError, match="asked again"):
         evaluate(Stubborn([], None), np.array([[0.0, np.nan, 0.0]]), [0])
@@ -249,7 +251,7 @@ class ThresholdOnTest1:
 
     def next_action(self, known, unavailable=()):
         if 1 not in known and 1 not in unavailable:
-            return Extract(test=1, cost=6.0, reason="only test")
+            return Extract(test=1, cost=6.0)
         above = known.get(1, 0.0) > 0
         label = self.label_above_ if above else 1 - self.label_above_
         return Classify(label=label, proba=(0.5, 0.5), expected_cost=0.5)

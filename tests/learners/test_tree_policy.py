@@ -34,7 +34,9 @@ def test_first_action_asks_for_the_root_test(model):
     assert isinstance(action, Extract)
     assert action.test == model.tree_.feature[0]
     assert action.cost == 1.0
-    assert "training cases" in action.reason
+    # The evidence is the root's: every training case stands behind it.
+    assert action.evidence.support == pytest.approx(model.tree_.class_weight[0].sum())
+    assert sum(action.evidence.proba) == pytest.approx(1.0)
 
 
 def test_walk_ends_in_the_same_decision_as_predict(model, noisy_table):
