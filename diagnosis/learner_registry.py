@@ -2,24 +2,45 @@
 
 Screens render the training form from :class:`ParamSpec` and never name a
 learner; adding a learner to the product is adding an entry to ``LEARNERS``.
+
+An entry says which estimator parameters the form shows and in what words
+(:class:`FormParam`); each parameter's type, range, choices and default
+come from the estimator class itself (its scikit-learn
+``_parameter_constraints`` and ``__init__`` defaults), so the form and the
+learner cannot disagree about what is allowed.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from numbers import Integral
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
-__all__ = ["LEARNERS", "LearnerSpec", "ParamSpec", "build_estimator", "clean_params", "get_spec"]
-
+__all__ = [
+    "LEARNERS",
+    "FormParam",
+    "LearnerSpec",
+    "ParamSpec",
+    "build_estimator",
+    "clean_params",
+    "get_spec",
+    "param_spec_from_estimator",
+]
 
 @dataclass(frozen=True)
 class ParamSpec:
-    """One learner parameter as a form field: type ``float``, ``int``, ``choice`` or ``bool``."""
+    """One learner parameter as a form field: type ``float``, ``int``, ``choice`` or ``bool``.
+
+    ``closed`` says which bounds are allowed values: ``"both"``, ``"left"``
+    (``min`` only), ``"right"`` (``max`` only) or ``"neither"``.
+    """
 
     name: str
     label: str
@@ -31,6 +52,7 @@ class ParamSpec:
     help: str = ""
     #: False for settings of the training run itself (a time budget), not of the estimator.
     estimator_param: bool = True
+    closed: str = "both"
 
     def clean(self, raw: Any) -> Any:
         """The value ``raw`` converted to this parameter's type, or ValidationError."""
@@ -60,21 +82,104 @@ class ParamSpec:
         except (TypeError, ValueError):
             raise ValidationError(f"{self.label}: {raw!r} is not a valid {self.type}") from None
         if self.type in ("int", "float"):
-            if self.min is not None and value < self.min:
-                raise ValidationError(f"{self.label} must be at least {self.min:g} (got {value:g})")
-            if self.max is not None and value > self.max:
-                raise ValidationError(f"{self.label} must be at most {self.max:g} (got {value:g})")
+            with_min = self.closed in ("both", "left")
+            with_max = self.closed in ("both", "right")
+            if self.min is not None and (value < self.min if with_min else value <= self.min):
+                bound = "at least" if with_min else "above"
+                raise ValidationError(f"{self.label} must be {bound} {self.min:g} (got {value:g})")
+            if self.max is not None and (value > self.max if with_max else value >= self.max):
+                bound = "at most" if with_max else "below"
+                raise ValidationError(f"{self.label} must be {bound} {self.max:g} (got {value:g})")
         return value
+
+
+_FROM_ESTIMATOR = object()
+
+
+@dataclass(frozen=True)
+class FormParam:
+    """An estimator parameter the training form shows, in the form's words.
+
+    Its type, bounds, choices and default are read from the estimator class
+    (:func:`param_spec_from_estimator`); only ``default`` may be given here,
+    where the form should propose another value than the estimator's.
+    """
+
+    name: str
+    label: str
+    help: str = ""
+    #: Words for the options of a choice, by option; options left out show as themselves.
+    choice_labels: Mapping[str, str] = field(default_factory=dict)
+    default: Any = _FROM_ESTIMATOR
+
+
+def param_spec_from_estimator(estimator_class, form: FormParam) -> ParamSpec:
+    """The form field of ``form.name`` with the estimator's constraint and default.
+
+    An ``Interval`` constraint gives an ``int`` or ``float`` field with its
+    bounds (an unbounded side, or an infinite one, has none); ``StrOptions``
+    a ``choice``; ``"boolean"`` a ``bool``.  ``None`` among the constraints
+    only means the field may be left empty.
+
+    Raises
+    ------
+    ValueError
+        When the estimator has no such parameter, or its constraint is not
+        one a form field can hold (a registry bug, caught by its tests).
+    """
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    name = form.name
+    rules = getattr(estimator_class, "_parameter_constraints", {}).get(name)
+    if rules is None:
+        raise ValueError(f"{estimator_class.__name__} declares no constraint for {name!r}")
+    default = form.default
+    if default is _FROM_ESTIMATOR:
+        default = inspect.signature(estimator_class).parameters[name].default
+    common = {"name": name, "label": form.label, "default": default, "help": form.help}
+    fields = [rule for rule in rules if rule is not None]
+    if len(fields) == 1 and isinstance(fields[0], Interval):
+        interval = fields[0]
+        return ParamSpec(
+            type="int" if interval.type is Integral else "float",
+            min=_finite(interval.left),
+            max=_finite(interval.right),
+            closed=interval.closed,
+            **common,
+        )
+    if len(fields) == 1 and isinstance(fields[0], StrOptions):
+        options = fields[0].options
+        ordered = [o for o in form.choice_labels if o in options]
+        ordered += sorted(options - set(ordered))
+        return ParamSpec(
+            type="choice",
+            choices=tuple((o, form.choice_labels.get(o, o)) for o in ordered),
+            **common,
+        )
+    if fields == ["boolean"]:
+        return ParamSpec(type="bool", **common)
+    raise ValueError(
+        f"{estimator_class.__name__}.{name} has constraints {rules!r}, which no form field holds"
+    )
+
+
+def _finite(bound) -> float | None:
+    return None if bound is None or not math.isfinite(bound) else bound
 
 
 @dataclass(frozen=True)
 class LearnerSpec:
-    """A trainable learner: its estimator class and the parameters an admin may set."""
+    """A trainable learner: its estimator class and the parameters an admin may set.
+
+    ``form`` lists the fields in display order: a :class:`FormParam` for an
+    estimator parameter, a full :class:`ParamSpec` for a setting of the
+    training run (``estimator_param=False``), which no estimator constrains.
+    """
 
     key: str
     label: str
     estimator_class_path: str
-    params: Sequence[ParamSpec] = field(default_factory=tuple)
+    form: Sequence[FormParam | ParamSpec] = field(default_factory=tuple)
     anytime: bool = False
     description: str = ""
     #: For anytime learners: the parameter raised round by round (1, 2, 4, ... up to its value).
@@ -87,6 +192,15 @@ class LearnerSpec:
         """The estimator class, imported on first use."""
         module, _, name = self.estimator_class_path.rpartition(".")
         return getattr(importlib.import_module(module), name)
+
+    @cached_property
+    def params(self) -> tuple[ParamSpec, ...]:
+        """The form's fields; estimator parameters typed and bounded by the estimator class."""
+        cls = self.estimator_class()
+        return tuple(
+            param_spec_from_estimator(cls, p) if isinstance(p, FormParam) else p
+            for p in self.form
+        )
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -109,25 +223,13 @@ def _as_bool(raw: Any) -> bool:
 
 
 _TREE_PARAMS = (
-    ParamSpec(
-        "cf",
-        "Pruning confidence",
-        "float",
-        0.25,
-        min=0.001,
-        max=0.999,
-        help="C4.5's CF: smaller prunes more.",
-    ),
-    ParamSpec(
+    FormParam("cf", "Pruning confidence", help="C4.5's CF: smaller prunes more."),
+    FormParam(
         "min_samples_leaf",
         "Minimum cases per branch",
-        "float",
-        2.0,
-        min=1.0,
-        max=1000.0,
         help="A split needs two branches with at least this many training cases.",
     ),
-    ParamSpec("prune", "Prune the tree", "bool", True, help="C4.5 error-based pruning."),
+    FormParam("prune", "Prune the tree", help="C4.5 error-based pruning."),
 )
 
 
@@ -151,6 +253,7 @@ def _check_subsets(cost_model, params: Mapping[str, Any]) -> list[str]:
     ]
 
 
+#: A setting of the anytime training run, not of any estimator: its range is this form's own.
 _TIME_BUDGET = ParamSpec(
     "time_budget_seconds",
     "Time budget (seconds, optional)",
@@ -163,15 +266,13 @@ _TIME_BUDGET = ParamSpec(
     estimator_param=False,
 )
 
-_LOOKAHEAD_R = ParamSpec(
+_LOOKAHEAD_R = FormParam(
     "r",
     "Sample size r",
-    "int",
-    8,
-    min=0,
-    max=64,
     help="The anytime knob: training runs r = 1, 2, 4, ... up to this value and keeps the "
     "best model; time grows about linearly with r. 0 is the greedy tree.",
+    # The rounds double r, so the form proposes a power of two (the estimator's own is 5).
+    default=8,
 )
 
 LEARNERS: dict[str, LearnerSpec] = {
@@ -180,14 +281,10 @@ LEARNERS: dict[str, LearnerSpec] = {
         label="EG2 cost-sensitive tree (Núñez)",
         estimator_class_path="learners.tree.EG2Classifier",
         description="Chooses tests by information gain per unit of price; prunes like C4.5.",
-        params=(
-            ParamSpec(
+        form=(
+            FormParam(
                 "w",
                 "Cost weight w",
-                "float",
-                1.0,
-                min=0.0,
-                max=10.0,
                 help="0 ignores prices; 1 weighs information against price fully.",
             ),
             *_TREE_PARAMS,
@@ -198,31 +295,28 @@ LEARNERS: dict[str, LearnerSpec] = {
         label="C4.5 tree (ignores prices)",
         estimator_class_path="learners.tree.C45Classifier",
         description="Quinlan's C4.5 with minimum-expected-cost leaf decisions.",
-        params=_TREE_PARAMS,
+        form=_TREE_PARAMS,
     ),
     "dtmc": LearnerSpec(
         key="dtmc",
         label="DTMC tree (Ling et al., least total cost)",
         estimator_class_path="learners.tree.DTMCClassifier",
         description="Chooses the test that most lowers test plus misclassification cost.",
-        params=(
-            *_TREE_PARAMS[:2],
-            ParamSpec("prune", "Prune the tree", "bool", False, help="C4.5 error-based pruning."),
-        ),
+        form=_TREE_PARAMS,
     ),
     "idx": LearnerSpec(
         key="idx",
         label="IDX tree (Norton, gain per unit of price)",
         estimator_class_path="learners.tree.IDXClassifier",
         description="Chooses tests by information gain divided by price.",
-        params=_TREE_PARAMS,
+        form=_TREE_PARAMS,
     ),
     "csid3": LearnerSpec(
         key="csid3",
         label="CS-ID3 tree (Tan, squared gain per unit of price)",
         estimator_class_path="learners.tree.CSID3Classifier",
         description="Chooses tests by squared information gain divided by price.",
-        params=_TREE_PARAMS,
+        form=_TREE_PARAMS,
     ),
     "act": LearnerSpec(
         key="act",
@@ -232,36 +326,26 @@ LEARNERS: dict[str, LearnerSpec] = {
         "training time (larger r) finds cheaper trees. Can be stopped at any time.",
         anytime=True,
         anytime_param="r",
-        params=(
+        form=(
             _LOOKAHEAD_R,
-            ParamSpec(
+            FormParam(
                 "w",
                 "Cost weight w (optional)",
-                "float",
-                None,
-                min=0.0,
-                max=10.0,
                 help="EG2's cost emphasis in the sample trees; empty derives it from the costs.",
             ),
-            ParamSpec(
+            FormParam(
                 "cf",
                 "Pruning confidence (optional)",
-                "float",
-                None,
-                min=0.001,
-                max=0.999,
                 help="Confidence of the pessimistic error estimate; empty derives it from "
                 "the costs.",
             ),
-            ParamSpec(
+            FormParam(
                 "stop_rule",
                 "When a branch stops growing",
-                "choice",
-                "leaf_cost",
-                choices=(
-                    ("leaf_cost", "when no test beats a leaf's cost"),
-                    ("prune", "grow fully, then prune by cost"),
-                ),
+                choice_labels={
+                    "leaf_cost": "when no test beats a leaf's cost",
+                    "prune": "grow fully, then prune by cost",
+                },
                 help="The default stops where no test pays for itself.",
             ),
             _TIME_BUDGET,
@@ -275,7 +359,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         "Can be stopped at any time.",
         anytime=True,
         anytime_param="r",
-        params=(_LOOKAHEAD_R, _TIME_BUDGET),
+        form=(_LOOKAHEAD_R, _TIME_BUDGET),
     ),
     "icet": LearnerSpec(
         key="icet",
@@ -283,25 +367,13 @@ LEARNERS: dict[str, LearnerSpec] = {
         estimator_class_path="learners.act.ICETClassifier",
         description="Evolves biased test costs for EG2 over generations; fitness is the true "
         "cost on a held-out half of the training cases.",
-        params=(
-            ParamSpec(
+        form=(
+            FormParam(
                 "generations",
                 "Generations",
-                "int",
-                20,
-                min=1,
-                max=500,
                 help="More generations search longer for cheaper trees.",
             ),
-            ParamSpec(
-                "population",
-                "Population size",
-                "int",
-                50,
-                min=4,
-                max=500,
-                help="Trees per generation.",
-            ),
+            FormParam("population", "Population size", help="Trees per generation."),
         ),
     ),
     "conditioned_loss": LearnerSpec(
@@ -312,32 +384,20 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="For each patient, step by step: classify now, order one more test, or "
         "refer, whichever has the lowest risk. Tests priced 0 are free and derived tests "
         "come from the prices; the error matrix only prices its mistakes in the report.",
-        params=(
-            ParamSpec(
+        form=(
+            FormParam(
                 "reward",
                 "REWARD",
-                "float",
-                100.0,
-                min=0.0,
-                max=1e9,
                 help="Reward of a correct decision that more tests would not change.",
             ),
-            ParamSpec(
+            FormParam(
                 "penalty",
                 "PENALTY",
-                "float",
-                10000.0,
-                min=0.0,
-                max=1e9,
                 help="Penalty of a wrong decision; larger makes it test or refer more.",
             ),
-            ParamSpec(
+            FormParam(
                 "max_subsets",
                 "Most test subsets",
-                "int",
-                64,
-                min=1,
-                max=4096,
                 help="Bound on 2^m for m priced tests (2^m classifiers are trained); training "
                 "fails with a clear message when the dataset has more priced tests.",
             ),

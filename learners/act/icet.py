@@ -11,12 +11,14 @@ the true costs at prediction time.
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _document as document
+from .._estimator import CostSensitiveClassifier, constraints
 from ..costs import CostModel
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, TreePolicyMixin
@@ -29,7 +31,7 @@ _CF_RANGE = (0.01, 0.5)
 _LOOKAHEAD_DEPTH = 40
 
 
-class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEstimator):
+class ICETClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier):
     """ICET: EG2 with test costs, ``w`` and ``CF`` tuned by a genetic algorithm.
 
     Parameters
@@ -67,6 +69,20 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         As for every learner; ``cost_model_`` holds the true prices.
     """
 
+    _parameter_constraints = constraints(
+        CostSensitiveClassifier._parameter_constraints,
+        random_state=["random_state", np.random.Generator],
+        population=[Interval(Integral, 2, None, closed="left")],
+        generations=[Interval(Integral, 0, None, closed="left")],
+        crossover=[Interval(Real, 0, 1, closed="both")],
+        mutation=[Interval(Real, 0, 1, closed="both"), None],
+        min_samples_leaf=[Interval(Real, 1, None, closed="left")],
+        probability=[StrOptions({"laplace", "frequency"})],
+        progress_callback=[callable, None],
+    )
+
+    _fast_test_params = {"population": 4, "generations": 1, "random_state": 0}
+
     def __init__(
         self,
         *,
@@ -96,6 +112,7 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         self.probability = probability
         self.progress_callback = progress_callback
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Search the biases on halves of ``(X, y)``, then grow EG2 on all of it.
 
@@ -104,9 +121,8 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         ValueError
             On malformed input or parameters.
         """
-        self._check_params()
         X, y_codes = self._validate_fit_input(X, y)
-        rng = np.random.default_rng(self._seed())
+        rng = np.random.default_rng(self._random_seed())
         search = _Search(self, X, y_codes.astype(np.int64), rng)
         genome, fitness, history = search.run()
         self.biased_costs_, self.w_, self.cf_ = search.decode(genome)
@@ -153,31 +169,6 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, ClassifierMixin, BaseEs
         self.fitness_history_ = document.read(
             state, "fitness_history", where, document.numbers
         ).tolist()
-
-    def _seed(self):
-        rs = self.random_state
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(0, 2**31 - 1))
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(0, 2**31 - 1))
-        return rs
-
-    def _check_params(self) -> None:
-        for name in ("population", "generations"):
-            value = getattr(self, name)
-            minimum = 2 if name == "population" else 0
-            if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
-                raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-        if not 0.0 <= float(self.crossover) <= 1.0:
-            raise ValueError(f"crossover must be in [0, 1], got {self.crossover!r}")
-        if self.mutation is not None and not 0.0 <= float(self.mutation) <= 1.0:
-            raise ValueError(f"mutation must be None or in [0, 1], got {self.mutation!r}")
-        if self.probability not in ("laplace", "frequency"):
-            raise ValueError(
-                f"probability must be 'laplace' or 'frequency', got {self.probability!r}"
-            )
-        if self.progress_callback is not None and not callable(self.progress_callback):
-            raise ValueError("progress_callback must be callable or None")
 
 
 def _biased_model(true_model: CostModel, costs: np.ndarray) -> CostModel:

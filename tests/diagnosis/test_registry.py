@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import math
+from numbers import Integral
+
 import numpy as np
 import pytest
 from django.core.exceptions import ValidationError
+from sklearn.base import clone
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    generate_invalid_param_val,
+    generate_valid_param,
+)
 
 from diagnosis import learner_registry
 from learners import CostModel
@@ -78,14 +89,16 @@ def test_act_params_and_time_budget_stay_out_of_the_estimator():
 
 def test_bad_learner_params_are_refused_with_their_label():
     """Out-of-range or unknown parameters raise ValidationError naming the parameter."""
-    with pytest.raises(ValidationError, match="Sample size r must be at most 64"):
-        learner_registry.clean_params("act", {"r": 100})
+    with pytest.raises(ValidationError, match="Sample size r must be at least 0"):
+        learner_registry.clean_params("act", {"r": -1})
     with pytest.raises(ValidationError, match="not one of leaf_cost, prune"):
         learner_registry.clean_params("act", {"stop_rule": "sometimes"})
     with pytest.raises(ValidationError, match="has no parameter 'cost_matrix'"):
         learner_registry.clean_params("conditioned_loss", {"cost_matrix": [[0]]})
-    with pytest.raises(ValidationError, match="Generations must be at least 1"):
-        learner_registry.clean_params("icet", {"generations": 0})
+    with pytest.raises(ValidationError, match="Generations must be at least 0"):
+        learner_registry.clean_params("icet", {"generations": -1})
+    with pytest.raises(ValidationError, match="Pruning confidence must be below 1"):
+        learner_registry.clean_params("eg2", {"cf": 1})
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -99,3 +112,77 @@ def test_every_learner_fits_and_answers_next_action(key):
     estimator = _build(key, small.get(key, {}), reject_cost=None)
     estimator.fit(X, y)
     assert estimator.next_action({}).kind in {"extract", "classify", "reject"}
+
+
+def _form_params(key):
+    """(form field, the estimator's constraint list) for each estimator parameter of the form."""
+    spec = learner_registry.LEARNERS[key]
+    rules = spec.estimator_class()._parameter_constraints
+    return [(p, rules[p.name]) for p in spec.params if p.estimator_param]
+
+
+def _estimator_accepts(key, name, value):
+    estimator = clone(_build(key)).set_params(**{name: value})
+    try:
+        estimator._validate_params()
+    except InvalidParameterError:
+        return False
+    return True
+
+
+def _form_accepts(param, value):
+    try:
+        param.clean(str(value))
+    except ValidationError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_form_fields_take_type_bounds_and_choices_from_the_estimator(key):
+    """Each form field's type, bounds and choices are those of the estimator's constraint."""
+    for param, rules in _form_params(key):
+        intervals = [r for r in rules if isinstance(r, Interval)]
+        options = [r for r in rules if isinstance(r, StrOptions)]
+        if intervals:
+            (interval,) = intervals
+            unbounded = (None, math.inf, -math.inf)
+            assert param.type == ("int" if interval.type is Integral else "float"), param.name
+            assert param.min == (None if interval.left in unbounded else interval.left)
+            assert param.max == (None if interval.right in unbounded else interval.right)
+            assert param.closed == interval.closed, param.name
+        elif options:
+            (allowed,) = options
+            assert param.type == "choice"
+            assert {value for value, _ in param.choices} == allowed.options
+        else:
+            assert "boolean" in rules and param.type == "bool", param.name
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_form_refuses_what_the_estimator_refuses(key):
+    """At each bound, just past it and off its choices, form and estimator agree on the value."""
+    for param, rules in _form_params(key):
+        for rule in rules:
+            if isinstance(rule, Interval):
+                edges = [b for b in (rule.left, rule.right) if b is not None]
+                step = 1 if rule.type is Integral else 1e-6
+                values = [*edges, *(b - step for b in edges), *(b + step for b in edges)]
+            elif isinstance(rule, StrOptions):
+                values = []
+            else:
+                continue
+            values += [generate_invalid_param_val(rule), generate_valid_param(rule)]
+            for value in values:
+                agreed = _form_accepts(param, value) == _estimator_accepts(key, param.name, value)
+                assert agreed, f"{key}.{param.name} = {value!r}"
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_form_defaults_are_the_estimators_own(key):
+    """Each form default is the estimator's __init__ default, the anytime r excepted."""
+    spec = learner_registry.LEARNERS[key]
+    own = spec.estimator_class()().get_params(deep=False)
+    for param in spec.params:
+        if param.estimator_param and param.name != spec.anytime_param:
+            assert param.default == own[param.name], param.name

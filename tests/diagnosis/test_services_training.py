@@ -78,7 +78,7 @@ def test_broker_failure_marks_the_training_failed(
         ("eg2", {"w": -1}, "at least 0"),
         ("eg2", {"w": "x"}, "not a valid float"),
         ("eg2", {"depth": 3}, "has no parameter 'depth'"),
-        ("c45", {"cf": 1.5}, "at most 0.999"),
+        ("c45", {"cf": 1.5}, "must be below 1"),
     ],
 )
 def test_request_training_validates_learner_and_params(

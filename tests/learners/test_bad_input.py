@@ -113,7 +113,7 @@ def test_unknown_category_at_predict(small):
         ({"probability": "odds"}, "probability"),
         ({"min_samples_leaf": 0}, "min_samples_leaf"),
         ({"cf": 1.5}, "cf"),
-        ({"w": -1}, "w must be"),
+        ({"w": -1}, "'w' parameter of EG2Classifier must be"),
         ({"reject_cost": -1}, "reject_cost"),
     ],
 )
