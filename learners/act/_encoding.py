@@ -58,27 +58,21 @@ def encode_data(X: np.ndarray, categories: Mapping[int, np.ndarray]) -> EncodedD
     return EncodedData(ranks=ranks, nominal=nominal, n_values=n_values, values=values)
 
 
-def encode_prices(model: CostModel, costs=None) -> tuple:
-    """Price arrays for :func:`._engine.marginal_cost`, optionally with other full prices.
+def encode_prices(model: CostModel) -> tuple:
+    """Price arrays for :func:`._pricing.marginal_cost` and :func:`._pricing.mark_done`.
 
-    ``costs`` replaces the full prices (ICET's biased costs); discounted prices
-    scale with them.
-
-    Raises
-    ------
-    ValueError
-        If a derived test has a derived input (not supported by the compiled
-        pricing; ``CostModel`` itself allows it).
+    ``(full, discounted, group, free, derived, source_start, sources,
+    closure_start, closure)``: ``sources[source_start[t]:source_start[t + 1]]``
+    are derived test ``t``'s direct inputs in index order, and
+    ``closure[closure_start[t]:closure_start[t + 1]]`` every test doing ``t``
+    makes done besides ``t`` (``CostModel.done_closure``).  Derived inputs may
+    be derived themselves, to any depth, as in ``CostModel``.  To price with
+    other full prices (ICET's biased costs), encode a ``CostModel`` holding them.
     """
     n = model.n_features
     full = model.costs.astype(float).copy()
     discounted = model.discounted.astype(float).copy()
-    if costs is not None:
-        costs = np.asarray(costs, dtype=float)
-        ratio = np.divide(discounted, full, out=np.ones(n), where=full > 0)
-        full = costs.copy()
-        discounted = costs * ratio
-    names = {}
+    names: dict = {}
     group = np.array(
         [-1 if g is None else names.setdefault(g, len(names)) for g in model.groups],
         dtype=np.int64,
@@ -87,20 +81,18 @@ def encode_prices(model: CostModel, costs=None) -> tuple:
     free[list(model.free)] = True
     derived = np.zeros(n, dtype=bool)
     source_start = np.zeros(n + 1, dtype=np.int64)
+    closure_start = np.zeros(n + 1, dtype=np.int64)
     sources: list[int] = []
+    closure: list[int] = []
     for t in range(n):
         inputs = sorted(model.derived.get(t, ()))
-        if inputs:
-            derived[t] = True
-            nested = [s for s in inputs if s in model.derived]
-            if nested:
-                raise ValueError(
-                    f"derived test {t} has derived input {nested[0]}; ACT supports "
-                    "derived tests computed from plain tests only"
-                )
+        derived[t] = bool(inputs)
         sources.extend(inputs)
         source_start[t + 1] = len(sources)
-    return (full, discounted, group, free, derived, source_start, np.array(sources, dtype=np.int64))
+        closure.extend(sorted(model.done_closure([t]) - {t}))
+        closure_start[t + 1] = len(closure)
+    return (full, discounted, group, free, derived, source_start,
+            np.array(sources, dtype=np.int64), closure_start, np.array(closure, dtype=np.int64))
 
 
 def normal_coefficient(cf: float) -> float:

@@ -4,22 +4,32 @@ ACT prices every candidate split by growing whole sample trees under each
 child (thousands per fit), so they are grown here, in numba, on an encoded
 copy of the data: each numeric feature is replaced by the rank of its value
 among the training values and each nominal feature by its category position
-(-1 = missing).  A node scans every feature with one class-weight histogram
-per rank, so no sorting happens below the root.
+(-1 = missing).
 
-A sample tree is never materialised: :func:`grow` returns what its callers
+A sample tree is not materialised: :func:`grow` returns what its callers
 score it by (ALGORITHMS.md §4):
 
 * ``cost``: ``sum_internal m * c + sum_leaves mcost(l)`` (``Total * |E|``),
-* ``errors``: the sum of the leaves' expected errors ``EE``,
-* ``eval``: the total true cost of held-out cases routed through the tree
-  (ICET's fitness), and
-* ``leaves``: the number of leaves (LSID3's size).
+* ``errors``: the sum of the leaves' expected errors ``EE``, and
+* ``leaves``: the number of leaves (LSID3's size);
 
-Growth follows the tree package's builder: C4.5's fractional cases for
-missing values, a split needs two branches with ``min_leaf`` known weight,
-EG2 ranks a zero-cost test before any priced one, ties go to the lowest
-feature index.
+on request it also records the tree it grew (ICET's fitness walks it).
+
+One definition with the tree package
+------------------------------------
+Growth is the tree package's builder (:mod:`learners.tree._builder`), to the
+bit: C4.5's fractional cases for missing values, a split needs two branches
+with ``min_leaf`` known weight, a nominal test splits once per path.  The
+numeric threshold sweep and the nominal gain are the tree package's kernels
+(:func:`learners.tree._kernels.numeric_sweep`,
+:func:`~learners.tree._kernels.nominal_information`), fed the node's cases in
+the same order; the ranking key (zero-cost rule included) and the leaf label
+are :mod:`learners.tree._formulas` compiled from the same function objects;
+the exact pessimistic error is the tree package's compiled function.  So
+greedy EG2 grown here with error-based pruning and the exact EE is the tree
+:class:`~learners.tree.EG2Classifier` grows (``tests/learners/test_icet.py``
+compares them node by node), which is what lets ICET score genomes here and
+ship the EG2 tree.
 """
 
 from __future__ import annotations
@@ -27,14 +37,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..tree import _formulas
+from ..tree._kernels import (
+    MODE_INFORMATION,
+    all_ones,
+    nominal_information,
+    numeric_sweep,
+    xlogx_table,
+)
 from ._estimates import (  # noqa: F401 - re-exported for the growth code and tests
     expected_errors,
-    info_mass,
     leaf_label,
     leaf_mcost,
     next_uniform,
 )
-from ._estimates import _info_mass_rest
 from ._pricing import marginal_cost, mark_done  # noqa: F401 - re-exported
 
 SELECT_EG2 = 0
@@ -46,8 +62,17 @@ PRUNE_NONE = 0
 PRUNE_COST = 1  # ACT's cost-sensitive pruning
 PRUNE_ERROR = 2  # C4.5's error-based pruning
 
+#: grow's status: done, or out of room for the recorded tree or the depth (grow again bigger)
+GROWN = 0
+OUT_OF_ROOM = 1
+
 _EPS = 1e-9
 
+# the tree package's one definition of the ranking key, compiled from the same functions
+_split_key = njit(cache=True, nogil=True)(_formulas.split_key)
+_ranking_cost = njit(cache=True, nogil=True)(_formulas.ranking_cost)
+_key_beats = njit(cache=True, nogil=True)(_formulas.key_beats)
+_eg2_icf = njit(cache=True, nogil=True)(_formulas.eg2_icf)
 
 
 # ------------------------------------------------------------------ splits
@@ -63,7 +88,7 @@ def branch_of(rank, boundary, nominal):
 
 @njit(cache=True, nogil=True)
 def branch_totals(R, f, boundary, nominal, n_branches, cases, weights):
-    """Known weight going down each branch."""
+    """Known weight going down each branch (accumulated in case order)."""
     totals = np.zeros(n_branches)
     for p in range(cases.shape[0]):
         b = branch_of(R[cases[p], f], boundary, nominal)
@@ -82,170 +107,8 @@ def branch_cases(R, f, boundary, nominal, b, share, cases, weights):
             count += 1
     out_cases = np.empty(count, dtype=np.int64)
     out_weights = np.empty(count)
-    q = 0
-    for p in range(cases.shape[0]):
-        a = branch_of(R[cases[p], f], boundary, nominal)
-        if a == b:
-            out_cases[q] = cases[p]
-            out_weights[q] = weights[p]
-            q += 1
-        elif a < 0:
-            out_cases[q] = cases[p]
-            out_weights[q] = weights[p] * share
-            q += 1
+    fill_branch(R, f, boundary, nominal, b, share, cases, weights, out_cases, out_weights)
     return out_cases, out_weights
-
-
-@njit(cache=True, nogil=True)
-def class_counts(y, cases, weights, n_classes):
-    counts = np.zeros(n_classes)
-    for p in range(cases.shape[0]):
-        counts[y[cases[p]]] += weights[p]
-    return counts
-
-
-@njit(cache=True, nogil=True)
-def _fill_histogram(R, y, f, cases, weights, hist, seen, touched):
-    n_touched = 0
-    for p in range(cases.shape[0]):
-        r = R[cases[p], f]
-        if r < 0:
-            continue
-        if not seen[r]:
-            seen[r] = True
-            touched[n_touched] = r
-            n_touched += 1
-        hist[r, y[cases[p]]] += weights[p]
-    return n_touched
-
-
-@njit(cache=True, nogil=True)
-def _clear_histogram(hist, seen, touched, n_touched):
-    for i in range(n_touched):
-        r = touched[i]
-        seen[r] = False
-        hist[r, :] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def scan_feature(R, y, f, nominal, n_values, cases, weights, n_total, min_leaf,
-                 hist, seen, touched, all_gains, all_bounds):
-    """Information gain of ``f``'s best split at a node (C4.5 known fraction applied).
-
-    Returns ``(gain, boundary, n_boundaries)``: gain is -1 when no split is
-    valid; boundary is the last rank going left (numeric) or -1 (nominal).
-    When ``all_gains`` is non-empty, every valid numeric boundary's gain and
-    rank are written there, in rank order, and their number returned.
-    """
-    k = hist.shape[1]
-    n_touched = _fill_histogram(R, y, f, cases, weights, hist, seen, touched)
-    known = np.zeros(k)
-    for i in range(n_touched):
-        for c in range(k):
-            known[c] += hist[touched[i], c]
-    w_known = known.sum()
-    gain = -1.0
-    boundary = -1
-    n_found = 0
-    if nominal:
-        valid = 0
-        children = 0.0
-        for i in range(n_touched):
-            row = hist[touched[i]]
-            if row.sum() + _EPS >= min_leaf:
-                valid += 1
-            children += info_mass(row)
-        if valid >= 2:
-            gain = max(info_mass(known) - children, 0.0) / n_total
-    elif n_touched >= 2 and w_known + _EPS >= 2.0 * min_leaf:
-        u = n_values[f]
-        if n_touched * 16 < u:
-            ranks = np.sort(touched[:n_touched])
-        else:
-            ranks = np.empty(n_touched, dtype=np.int64)
-            q = 0
-            for r in range(u):
-                if seen[r]:
-                    ranks[q] = r
-                    q += 1
-        base = info_mass(known)
-        left = np.zeros(k)
-        w_left = 0.0
-        best = np.inf
-        for i in range(n_touched - 1):
-            r = ranks[i]
-            for c in range(k):
-                left[c] += hist[r, c]
-                w_left += hist[r, c]
-            w_right = w_known - w_left
-            if w_right + _EPS < min_leaf:
-                break
-            if w_left + _EPS < min_leaf:
-                continue
-            objective = info_mass(left) + _info_mass_rest(known, left)
-            if all_gains.shape[0] > 0:
-                all_gains[n_found] = max(base - objective, 0.0) / n_total
-                all_bounds[n_found] = ranks[i]
-                n_found += 1
-            if boundary < 0 or objective < best - 1e-10 * (1.0 + abs(best)):
-                best = objective
-                boundary = ranks[i]
-        if boundary >= 0:
-            gain = max(base - best, 0.0) / n_total
-    _clear_histogram(hist, seen, touched, n_touched)
-    return gain, boundary, n_found
-
-
-# ------------------------------------------------------------------ growth
-@njit(cache=True, nogil=True)
-def _choose(gains, bounds, costs, select, w, rng):
-    """Feature picked by the sampler among features with positive gain (-1: none)."""
-    n = gains.shape[0]
-    if select == SELECT_EG2 or select == SELECT_ID3:
-        best = -1
-        best_free = False
-        best_value = -np.inf
-        for f in range(n):
-            if gains[f] <= 1e-12:
-                continue
-            if select == SELECT_ID3:
-                free, value = False, gains[f]
-            elif costs[f] <= 0.0:
-                free, value = True, gains[f]
-            else:
-                free, value = False, (2.0 ** gains[f] - 1.0) / (costs[f] + 1.0) ** w
-            if best < 0 or (free and not best_free) or (free == best_free and value > best_value):
-                best, best_free, best_value = f, free, value
-        return best
-    weights = np.zeros(n)
-    total = 0.0
-    for f in range(n):
-        if gains[f] <= 1e-12:
-            continue
-        if select == SELECT_SID3:
-            weights[f] = gains[f]
-        else:
-            weights[f] = (2.0 ** gains[f] - 1.0) / (costs[f] + 1.0) ** w
-        total += weights[f]
-    if total <= 0.0:
-        return -1
-    target = next_uniform(rng) * total
-    last = -1
-    for f in range(n):
-        if weights[f] > 0.0:
-            last = f
-            target -= weights[f]
-            if target < 0.0:
-                return f
-    return last
-
-
-@njit(cache=True, nogil=True)
-def _eval_leaf(y, ecases, eweights, label, cost_matrix):
-    total = 0.0
-    for p in range(ecases.shape[0]):
-        total += eweights[p] * cost_matrix[y[ecases[p]], label]
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -266,87 +129,283 @@ def fill_branch(R, f, boundary, nominal, b, share, cases, weights, out_cases, ou
 
 
 @njit(cache=True, nogil=True)
-def grow(R, y, nominal, n_values, cases, weights, ecases, eweights, done,
-         select_prices, charge_prices, cost_matrix, select, w, prune, coeff, cf,
-         laplace, min_leaf, max_depth, rng, hist, seen, touched):
+def class_counts(y, cases, weights, n_classes):
+    counts = np.zeros(n_classes)
+    for p in range(cases.shape[0]):
+        counts[y[cases[p]]] += weights[p]
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def workspace(n_cases, n_values, n_classes):
+    """Scratch arrays of :func:`scan_feature` for nodes of up to ``n_cases`` cases."""
+    u_max = 1
+    for g in range(n_values.shape[0]):
+        u_max = max(u_max, n_values[g])
+    return (
+        np.zeros(u_max, dtype=np.int64),  # count: cases per rank
+        np.zeros(n_cases + 1, dtype=np.int64),  # touched: ranks present
+        np.zeros(n_cases + 1),  # key: ranks in ascending order
+        np.zeros(n_cases + 1, dtype=np.int64),  # cls
+        np.zeros(n_cases + 1),  # wt
+        np.zeros((u_max, n_classes)),  # table: branch x class (nominal)
+        np.zeros(u_max),  # branch known weight (nominal)
+        np.zeros((5, n_classes)),  # known, missing, left, right, side
+    )
+
+
+@njit(cache=True, nogil=True)
+def scan_feature(R, y, f, nominal, n_values, cases, weights, counts, n_total, counted, min_leaf,
+                 table, ws, all_gains, all_bounds):
+    """Information gain of ``f``'s best split at a node (C4.5 known fraction applied).
+
+    Returns ``(gain, boundary, n_boundaries)``: gain is -1 when no split is
+    valid; boundary is the last rank going left (numeric) or -1 (nominal).
+    When ``all_gains`` is non-empty, every valid numeric boundary's gain and
+    rank are written there, in rank order, and their number returned.
+    ``counts`` are the node's class weights, ``n_total`` their sum, and
+    ``counted`` says every weight is 1 (the tree package's table look-up).
+    """
+    count, touched, key, cls, wt, branch_table, branch_total, vectors = ws
+    known = vectors[0]
+    if nominal:
+        b_count = n_values[f]
+        branch_table[:b_count, :] = 0.0
+        branch_total[:b_count] = 0.0
+        for p in range(cases.shape[0]):
+            b = R[cases[p], f]
+            if b >= 0:
+                branch_table[b, y[cases[p]]] += weights[p]
+                branch_total[b] += weights[p]
+        gain = nominal_information(branch_table, branch_total, b_count, n_total, min_leaf, known)
+        if np.isnan(gain):
+            return -1.0, -1, 0
+        return gain, -1, 0
+    # counting sort of the known cases by rank, case order kept within a rank: the
+    # order of the tree package's presorted scan
+    n_touched = 0
+    n_known = 0
+    for p in range(cases.shape[0]):
+        r = R[cases[p], f]
+        if r < 0:
+            continue
+        if count[r] == 0:
+            touched[n_touched] = r
+            n_touched += 1
+        count[r] += 1
+        n_known += 1
+    if n_touched < 2:
+        for i in range(n_touched):
+            count[touched[i]] = 0
+        return -1.0, -1, 0
+    u = n_values[f]
+    if n_touched * 16 < u:
+        ranks = np.sort(touched[:n_touched])
+    else:
+        ranks = np.empty(n_touched, dtype=np.int64)
+        q = 0
+        for r in range(u):
+            if count[r] > 0:
+                ranks[q] = r
+                q += 1
+    start = 0
+    for i in range(n_touched):
+        r = ranks[i]
+        c = count[r]
+        count[r] = start  # from here on: the next free slot of rank r
+        start += c
+    for p in range(cases.shape[0]):
+        r = R[cases[p], f]
+        if r < 0:
+            continue
+        i = count[r]
+        key[i] = r
+        cls[i] = y[cases[p]]
+        wt[i] = weights[p]
+        count[r] = i + 1
+    for i in range(n_touched):
+        count[ranks[i]] = 0
+    all_index = np.empty(all_gains.shape[0], dtype=np.int64)
+    best_i, best, _, _, base, n_found = numeric_sweep(
+        key, cls, wt, n_known, counts, n_total, counted, MODE_INFORMATION, np.empty((0, 0)),
+        min_leaf, table, known, vectors[1], vectors[2], vectors[3], vectors[4], all_gains,
+        all_index)
+    for j in range(n_found):
+        all_gains[j] = max(base - all_gains[j], 0.0) / n_total
+        all_bounds[j] = int(key[all_index[j]])
+    if best_i < 0:
+        return -1.0, -1, n_found
+    return max(base - best, 0.0) / n_total, int(key[best_i]), n_found
+
+
+# ------------------------------------------------------------------ growth
+@njit(cache=True, nogil=True)
+def _choose(gains, costs, on_path, own_prices, select, w, rng):
+    """Feature picked by the sampler among features with positive gain (-1: none).
+
+    EG2 and ID3 take the largest :func:`learners.tree._formulas.split_key`,
+    ties to the lowest feature (as the tree package's criteria); SEG2 and
+    SID3 draw with probability proportional to ICF or gain.
+    """
+    n = gains.shape[0]
+    if select == SELECT_EG2 or select == SELECT_ID3:
+        code = _formulas.EG2 if select == SELECT_EG2 else _formulas.ID3
+        best = -1
+        best_tier = 0
+        best_value = 0.0
+        for f in range(n):
+            if gains[f] <= 1e-12:
+                continue
+            cost = _ranking_cost(code, costs[f], on_path[f] > 0, own_prices[f])
+            tier, value = _split_key(code, gains[f], cost, w)
+            if best < 0 or _key_beats(tier, value, best_tier, best_value):
+                best, best_tier, best_value = f, tier, value
+        return best
+    weights = np.zeros(n)
+    total = 0.0
+    for f in range(n):
+        if gains[f] <= 1e-12:
+            continue
+        if select == SELECT_SID3:
+            weights[f] = gains[f]
+        else:
+            weights[f] = _eg2_icf(gains[f], costs[f], w)
+        total += weights[f]
+    if total <= 0.0:
+        return -1
+    target = next_uniform(rng) * total
+    last = -1
+    for f in range(n):
+        if weights[f] > 0.0:
+            last = f
+            target -= weights[f]
+            if target < 0.0:
+                return f
+    return last
+
+
+@njit(cache=True, nogil=True)
+def new_record(capacity, n_classes):
+    """Empty arrays for a recorded tree (see :func:`grow`)."""
+    return (
+        np.full(capacity, -1, dtype=np.int64),  # feature (-1: leaf)
+        np.full(capacity, -1, dtype=np.int64),  # boundary: last rank going left
+        np.full(capacity, -1, dtype=np.int64),  # upper: first rank at the node going right
+        np.full(capacity, -1, dtype=np.int64),  # parent
+        np.zeros(capacity),  # share: the parent's branch weight
+        np.zeros((capacity, n_classes)),  # class weights
+        np.zeros(capacity, dtype=np.bool_),  # empty branch
+        np.zeros(1, dtype=np.int64),  # number of nodes
+    )
+
+
+@njit(cache=True, nogil=True)
+def _record_node(rec, parent, share, counts, empty):
+    feature, boundary, upper, parents, shares, weights, empties, size = rec
+    node = size[0]
+    if node >= feature.shape[0]:
+        return -1
+    feature[node] = -1
+    boundary[node] = -1
+    upper[node] = -1
+    parents[node] = parent
+    shares[node] = share
+    weights[node, :] = counts
+    empties[node] = empty
+    size[0] = node + 1
+    return node
+
+
+@njit(cache=True, nogil=True)
+def grow(R, y, nominal, n_values, cases, weights, done, on_path, select_prices, charge_prices,
+         cost_matrix, select, w, prune, coeff, cf, laplace, min_leaf, max_depth, levels, rng,
+         table, ws, rec):
     """Grow one sample tree on ``cases`` and score it (see the module docstring).
 
     Depth-first with an explicit stack (numba cannot cache recursive
-    functions).  ``done`` counts the tests on the path; it is modified during
-    the call and restored on return.  ``select_prices`` price tests for
-    choosing (ICET's biased costs), ``charge_prices`` for accounting.
-    Returns ``(cost, errors, eval, leaves)``.
+    functions).  ``done`` counts the tests done on the path (closures
+    included) and ``on_path`` the tests split on along it; both are modified
+    during the call and restored on return.  ``select_prices`` price tests
+    for choosing (ICET's biased costs), ``charge_prices`` for accounting.
+    ``levels`` bounds the depth the buffers hold (at least ``max_depth + 1``
+    unless recording).  ``rec`` (from :func:`new_record`; capacity 0 = no
+    recording) receives the tree in preorder, pruned subtrees removed, as
+    the tree package numbers its nodes.
+
+    Returns ``(status, cost, errors, leaves)``; ``status`` is
+    :data:`OUT_OF_ROOM` when the record or the depth buffers were too small
+    (``done`` and ``on_path`` are then left dirty: grow again on fresh ones).
     """
     k = cost_matrix.shape[0]
     n_features = nominal.shape[0]
-    levels = max_depth + 1
+    recording = rec[0].shape[0] > 0
     n0 = cases.shape[0]
-    e0 = ecases.shape[0]
     buf_c = np.empty((levels, max(n0, 1)), dtype=np.int64)
     buf_w = np.empty((levels, max(n0, 1)))
-    buf_ec = np.empty((levels, max(e0, 1)), dtype=np.int64)
-    buf_ew = np.empty((levels, max(e0, 1)))
     max_branches = 2
     for g in range(n_features):
         if nominal[g]:
             max_branches = max(max_branches, n_values[g])
     totals = np.zeros((levels, max_branches))
+    level_counts = np.zeros((levels, k))
     split_f = np.full(levels, -1, dtype=np.int64)
     split_b = np.full(levels, -1, dtype=np.int64)
     n_branches = np.zeros(levels, dtype=np.int64)
     next_branch = np.zeros(levels, dtype=np.int64)
+    node_id = np.full(levels, -1, dtype=np.int64)
     m = np.zeros(levels, dtype=np.int64)
-    em = np.zeros(levels, dtype=np.int64)
-    labels = np.zeros(levels, dtype=np.int64)
     leaf_c = np.zeros(levels)
     leaf_e = np.zeros(levels)
-    leaf_v = np.zeros(levels)
     acc_c = np.zeros(levels)
     acc_e = np.zeros(levels)
-    acc_v = np.zeros(levels)
     acc_l = np.zeros(levels)
+    share_in = np.zeros(levels)
     gains = np.empty(n_features)
-    bounds = np.empty(n_features, dtype=np.int64)
     costs = np.zeros(n_features)
-    no_list = np.empty(0)
+    bounds = np.empty(n_features, dtype=np.int64)
+    own_prices = np.zeros(n_features)
+    no_gains = np.empty(0)
     no_bounds = np.empty(0, dtype=np.int64)
     m[0] = n0
-    em[0] = e0
     buf_c[0, :n0] = cases
     buf_w[0, :n0] = weights
-    buf_ec[0, :e0] = ecases
-    buf_ew[0, :e0] = eweights
+    share_in[0] = 1.0
     level = 0
     fresh = True
     while True:
         have_result = False
         r_c = 0.0
         r_e = 0.0
-        r_v = 0.0
         r_l = 0.0
         c_arr = buf_c[level, : m[level]]
         w_arr = buf_w[level, : m[level]]
-        ec_arr = buf_ec[level, : em[level]]
-        ew_arr = buf_ew[level, : em[level]]
         if fresh:
             counts = class_counts(y, c_arr, w_arr, k)
+            level_counts[level, :] = counts
             n = counts.sum()
+            if recording:
+                parent = node_id[level - 1] if level > 0 else -1
+                node_id[level] = _record_node(rec, parent, share_in[level], counts, False)
+                if node_id[level] < 0:
+                    return OUT_OF_ROOM, 0.0, 0.0, 0.0
             label = leaf_label(counts, cost_matrix, laplace)
-            labels[level] = label
             leaf_c[level] = leaf_mcost(counts, label, cost_matrix, coeff, cf)
             leaf_e[level] = expected_errors(n, n - counts[label], coeff, cf)
-            leaf_v[level] = _eval_leaf(y, ec_arr, ew_arr, label, cost_matrix)
             f = -1
             cheapest = np.inf
             if not (n + _EPS < 2.0 * min_leaf or counts.max() >= n - _EPS or level >= max_depth):
+                if level + 1 >= levels:
+                    return OUT_OF_ROOM, 0.0, 0.0, 0.0
+                counted = all_ones(w_arr)
                 for g in range(n_features):
                     gains[g] = -1.0
                     bounds[g] = -1
                     costs[g] = 0.0
-                    if nominal[g] and done[g] > 0:
-                        continue
-                    gain, bound, _ = scan_feature(R, y, g, nominal[g], n_values, c_arr, w_arr, n,
-                                                  min_leaf, hist, seen, touched, no_list, no_bounds)
+                    if nominal[g] and on_path[g] > 0:
+                        continue  # its value is fixed below its own split
+                    gain, bound, _ = scan_feature(R, y, g, nominal[g], n_values, c_arr, w_arr,
+                                                  counts, n, counted, min_leaf, table, ws,
+                                                  no_gains, no_bounds)
                     gains[g] = gain
                     bounds[g] = bound
                     if gain > 1e-12:
@@ -355,12 +414,12 @@ def grow(R, y, nominal, n_values, cases, weights, ecases, eweights, done,
                 # Under cost pruning a subtree costs at least n * (its root test's
                 # price), so a leaf no dearer than that is what pruning would keep.
                 if prune != PRUNE_COST or leaf_c[level] > n * cheapest + 1e-9 * (1.0 + n * cheapest):
-                    f = _choose(gains, bounds, costs, select, w, rng)
+                    # own_prices only matter to IDX and CS-ID3, which the engine does not grow
+                    f = _choose(gains, costs, done, own_prices, select, w, rng)
             if f < 0:
                 have_result = True
                 r_c = leaf_c[level]
                 r_e = leaf_e[level]
-                r_v = leaf_v[level]
                 r_l = 1.0
             else:
                 split_f[level] = f
@@ -368,12 +427,23 @@ def grow(R, y, nominal, n_values, cases, weights, ecases, eweights, done,
                 nb = n_values[f] if nominal[f] else 2
                 n_branches[level] = nb
                 totals[level, :nb] = branch_totals(R, f, bounds[f], nominal[f], nb, c_arr, w_arr)
+                if recording:
+                    node = node_id[level]
+                    rec[0][node] = f
+                    rec[1][node] = bounds[f]
+                    if not nominal[f]:
+                        upper = -1
+                        for p in range(c_arr.shape[0]):
+                            r = R[c_arr[p], f]
+                            if r > bounds[f] and (upper < 0 or r < upper):
+                                upper = r
+                        rec[2][node] = upper
                 price = marginal_cost(f, done, charge_prices)
                 acc_c[level] = n * price
                 acc_e[level] = 0.0
-                acc_v[level] = price * ew_arr.sum()
                 acc_l[level] = 0.0
                 mark_done(f, done, charge_prices, 1)
+                on_path[f] += 1
                 next_branch[level] = 0
                 fresh = False
                 continue
@@ -385,48 +455,51 @@ def grow(R, y, nominal, n_values, cases, weights, ecases, eweights, done,
                 next_branch[level] += 1
                 known = totals[level, :nb].sum()
                 share = totals[level, b] / known
-                em[level + 1] = fill_branch(R, f, split_b[level], nominal[f], b, share,
-                                            ec_arr, ew_arr, buf_ec[level + 1], buf_ew[level + 1])
                 if totals[level, b] <= 0.0:
                     # an empty branch is a leaf that decides like its parent
-                    acc_v[level] += _eval_leaf(y, buf_ec[level + 1, : em[level + 1]],
-                                               buf_ew[level + 1, : em[level + 1]],
-                                               labels[level], cost_matrix)
+                    if recording:
+                        if _record_node(rec, node_id[level], 0.0, level_counts[level], True) < 0:
+                            return OUT_OF_ROOM, 0.0, 0.0, 0.0
                     acc_l[level] += 1.0
                     continue
                 m[level + 1] = fill_branch(R, f, split_b[level], nominal[f], b, share,
                                            c_arr, w_arr, buf_c[level + 1], buf_w[level + 1])
+                share_in[level + 1] = share
                 level += 1
                 fresh = True
                 continue
             mark_done(f, done, charge_prices, -1)
+            on_path[f] -= 1
             have_result = True
             r_c = acc_c[level]
             r_e = acc_e[level]
-            r_v = acc_v[level]
             r_l = acc_l[level]
             if (prune == PRUNE_COST and leaf_c[level] <= r_c + 1e-9 * (1.0 + abs(r_c))) or (
                 prune == PRUNE_ERROR and leaf_e[level] <= r_e + 1e-9
             ):
                 r_c = leaf_c[level]
                 r_e = leaf_e[level]
-                r_v = leaf_v[level]
                 r_l = 1.0
+                if recording:
+                    node = node_id[level]
+                    rec[0][node] = -1
+                    rec[1][node] = -1
+                    rec[2][node] = -1
+                    rec[7][0] = node + 1  # drop the subtree (it follows in preorder)
         if have_result:
             if level == 0:
-                return r_c, r_e, r_v, r_l
+                return GROWN, r_c, r_e, r_l
             level -= 1
             acc_c[level] += r_c
             acc_e[level] += r_e
-            acc_v[level] += r_v
             acc_l[level] += r_l
             fresh = False
 
 
 @njit(cache=True, nogil=True)
-def candidate_score(R, y, nominal, n_values, cases, weights, done, prices, cost_matrix,
+def candidate_score(R, y, nominal, n_values, cases, weights, done, on_path, prices, cost_matrix,
                     f, boundary, n_samples, first_select, other_select, w, prune, coeff, cf,
-                    laplace, min_leaf, max_depth, seed, by_size):
+                    laplace, min_leaf, max_depth, seed, by_size, table):
     """Sum over the children of split ``(f, boundary)`` of their best sample's score.
 
     Each child with training weight gets ``n_samples`` sample trees (the first
@@ -436,22 +509,18 @@ def candidate_score(R, y, nominal, n_values, cases, weights, done, prices, cost_
     0 (or one leaf).
     """
     k = cost_matrix.shape[0]
-    u_max = 1
-    for g in range(n_values.shape[0]):
-        u_max = max(u_max, n_values[g])
-    hist = np.zeros((u_max, k))
-    seen = np.zeros(u_max, dtype=np.bool_)
-    touched = np.zeros(cases.shape[0] + 1, dtype=np.int64)
+    ws = workspace(cases.shape[0], n_values, k)
+    rec = new_record(0, k)
     rng = np.zeros(1, dtype=np.uint64)
     rng[0] = np.uint64(seed) | np.uint64(1)
     path = done.copy()
+    split = on_path.copy()
     is_nominal = nominal[f]
     n_branches = n_values[f] if is_nominal else 2
     totals = branch_totals(R, f, boundary, is_nominal, n_branches, cases, weights)
     known = totals.sum()
-    no_cases = np.empty(0, dtype=np.int64)
-    no_weights = np.empty(0)
     mark_done(f, path, prices, 1)
+    split[f] += 1
     total = 0.0
     for b in range(n_branches):
         if totals[b] <= 0.0:
@@ -463,10 +532,10 @@ def candidate_score(R, y, nominal, n_values, cases, weights, done, prices, cost_
         best = np.inf
         for s in range(n_samples):
             select = first_select if s == 0 else other_select
-            c_cost, _, _, c_leaves = grow(
-                R, y, nominal, n_values, c_cases, c_weights, no_cases, no_weights, path,
-                prices, prices, cost_matrix, select, w, prune, coeff, cf, laplace, min_leaf,
-                max_depth, rng, hist, seen, touched)
+            _, c_cost, _, c_leaves = grow(
+                R, y, nominal, n_values, c_cases, c_weights, path, split, prices, prices,
+                cost_matrix, select, w, prune, coeff, cf, laplace, min_leaf, max_depth,
+                max_depth + 1, rng, table, ws, rec)
             value = c_leaves if by_size else c_cost
             if value < best:
                 best = value
@@ -475,36 +544,213 @@ def candidate_score(R, y, nominal, n_values, cases, weights, done, prices, cost_
 
 
 @njit(cache=True, nogil=True)
-def numeric_boundaries(R, y, f, nominal, n_values, cases, weights, n_total, min_leaf):
+def numeric_boundaries(R, y, f, nominal, n_values, cases, weights, min_leaf, table):
     """Every valid boundary of numeric ``f`` at a node and its gain, in rank order."""
     k = 0
     for p in range(cases.shape[0]):
         k = max(k, y[cases[p]] + 1)
-    hist = np.zeros((max(n_values[f], 1), max(k, 1)))
-    seen = np.zeros(max(n_values[f], 1), dtype=np.bool_)
-    touched = np.zeros(cases.shape[0] + 1, dtype=np.int64)
+    k = max(k, 1)
+    counts = class_counts(y, cases, weights, k)
+    ws = workspace(cases.shape[0], n_values, k)
     gains = np.zeros(cases.shape[0] + 1)
     bounds = np.zeros(cases.shape[0] + 1, dtype=np.int64)
-    _, _, found = scan_feature(R, y, f, False, n_values, cases, weights, n_total, min_leaf,
-                               hist, seen, touched, gains, bounds)
+    _, _, found = scan_feature(R, y, f, False, n_values, cases, weights, counts, counts.sum(),
+                               all_ones(weights), min_leaf, table, ws, gains, bounds)
     return gains[:found], bounds[:found]
 
 
+# ------------------------------------------------------------------ ICET
 @njit(cache=True, nogil=True)
-def fitness(R, y, nominal, n_values, train, test, select_prices, charge_prices, cost_matrix,
-            w, cf, coeff, laplace, min_leaf, max_depth):
-    """ICET's fitness: mean true cost on ``test`` of the pruned EG2 tree grown on ``train``."""
+def grow_eg2(R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff, laplace,
+             min_leaf):
+    """Greedy EG2 on ``train`` with C4.5's error-based pruning, recorded (see :func:`grow`).
+
+    No depth limit, as the tree package's EG2: the record and the depth
+    buffers start small and double until the tree fits.  Returns the record.
+    """
     k = cost_matrix.shape[0]
-    u_max = 1
-    for g in range(n_values.shape[0]):
-        u_max = max(u_max, n_values[g])
-    hist = np.zeros((u_max, k))
-    seen = np.zeros(u_max, dtype=np.bool_)
-    touched = np.zeros(train.shape[0] + 1, dtype=np.int64)
+    n_features = nominal.shape[0]
+    table = xlogx_table(max(R.shape[0], 1))
+    ws = workspace(train.shape[0], n_values, k)
     rng = np.ones(1, dtype=np.uint64)
-    done = np.zeros(nominal.shape[0], dtype=np.int64)
-    _, _, evaluation, _ = grow(
-        R, y, nominal, n_values, train, np.ones(train.shape[0]), test, np.ones(test.shape[0]),
-        done, select_prices, charge_prices, cost_matrix, SELECT_EG2, w, PRUNE_ERROR, coeff, cf,
-        laplace, min_leaf, max_depth, rng, hist, seen, touched)
-    return evaluation / max(test.shape[0], 1)
+    capacity = 64
+    levels = 32
+    while True:
+        rec = new_record(capacity, k)
+        done = np.zeros(n_features, dtype=np.int64)
+        on_path = np.zeros(n_features, dtype=np.int64)
+        status, _, _, _ = grow(
+            R, y, nominal, n_values, train, np.ones(train.shape[0]), done, on_path,
+            select_prices, select_prices, cost_matrix, SELECT_EG2, w, PRUNE_ERROR, coeff, cf,
+            laplace, min_leaf, 1 << 30, levels, rng, table, ws, rec)
+        if status == GROWN:
+            return rec
+        if rec[7][0] >= capacity:
+            capacity *= 2
+        else:
+            levels *= 2
+
+
+@njit(cache=True, nogil=True)
+def _walk_bound(values, f, boundary, upper):
+    """Largest rank whose value is at most the node's threshold (the tree package's midpoint)."""
+    lo = values[f, boundary]
+    hi = values[f, upper]
+    mid = lo + (hi - lo) / 2.0
+    if not mid < hi:
+        mid = lo
+    r = boundary
+    while r + 1 < upper and values[f, r + 1] <= mid:
+        r += 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_cost, laplace):
+    """Total true cost of ``cases`` run through the recorded tree's policy, as ``evaluate`` does.
+
+    The tree policy of :class:`learners.tree.TreePolicyMixin` and the
+    evaluator's :func:`learners.evaluation.run_case`, step by step: walk while
+    the node's test is done (a missing value goes down every branch by its
+    training share); while some reached node waits on a test, buy the one
+    most of the patient waits on (ties: lowest index) at its marginal price
+    (a derived test brings its inputs); then mix the reached leaves'
+    probabilities and conclude by least expected cost, or refer when
+    ``reject_cost`` (one per class; empty: never) is cheaper in expectation.
+    """
+    feature, boundary, upper, parents, shares, weights, empties, size = rec
+    n_nodes = size[0]
+    k = cost_matrix.shape[0]
+    n_features = nominal.shape[0]
+    # children of each node in branch order (preorder ids grow along the branches)
+    n_children = np.zeros(n_nodes, dtype=np.int64)
+    for c in range(1, n_nodes):
+        n_children[parents[c]] += 1
+    child_start = np.zeros(n_nodes + 1, dtype=np.int64)
+    for v in range(n_nodes):
+        child_start[v + 1] = child_start[v] + n_children[v]
+    child = np.zeros(max(n_nodes - 1, 1), dtype=np.int64)
+    fill = child_start[:n_nodes].copy()
+    for c in range(1, n_nodes):
+        child[fill[parents[c]]] = c
+        fill[parents[c]] += 1
+    bound = np.full(n_nodes, -1, dtype=np.int64)
+    proba = np.zeros((n_nodes, k))
+    for v in range(n_nodes):
+        f = feature[v]
+        if f >= 0 and not nominal[f]:
+            bound[v] = _walk_bound(values, f, boundary[v], upper[v])
+        total = 0.0
+        for c in range(k):
+            total += weights[v, c]
+        for c in range(k):
+            if laplace:
+                proba[v, c] = (weights[v, c] + 1.0) / (total + k)
+            elif total > 0.0:
+                proba[v, c] = weights[v, c] / total
+            else:
+                proba[v, c] = 1.0 / k
+    refer = reject_cost.shape[0] > 0
+    stack_node = np.empty(n_nodes + 1, dtype=np.int64)
+    stack_weight = np.empty(n_nodes + 1)
+    reached = np.empty(n_nodes, dtype=np.int64)
+    reached_weight = np.empty(n_nodes)
+    waiting = np.zeros(n_features)
+    done = np.zeros(n_features, dtype=np.int64)
+    belief = np.zeros(k)
+    grand_total = 0.0
+    for i in range(cases.shape[0]):
+        case = cases[i]
+        done[:] = 0
+        test_cost = 0.0
+        while True:
+            waiting[:] = 0.0
+            n_waiting = 0
+            n_reached = 0
+            top = 0
+            stack_node[0] = 0
+            stack_weight[0] = 1.0
+            top = 1
+            while top > 0:
+                top -= 1
+                v = stack_node[top]
+                weight = stack_weight[top]
+                f = feature[v]
+                if f < 0:
+                    reached[n_reached] = v
+                    reached_weight[n_reached] = weight
+                    n_reached += 1
+                    continue
+                if done[f] == 0:
+                    waiting[f] += weight
+                    n_waiting += 1
+                    continue
+                r = R[case, f]
+                if r < 0:
+                    for e in range(child_start[v + 1] - 1, child_start[v] - 1, -1):
+                        share = shares[child[e]]
+                        if share > 0.0:
+                            stack_node[top] = child[e]
+                            stack_weight[top] = weight * share
+                            top += 1
+                    continue
+                if nominal[f]:
+                    b = r
+                else:
+                    b = 0 if r <= bound[v] else 1
+                stack_node[top] = child[child_start[v] + b]
+                stack_weight[top] = weight
+                top += 1
+            if n_waiting > 0:
+                test = -1
+                for g in range(n_features):
+                    if waiting[g] > 0.0 and (test < 0 or waiting[g] > waiting[test]):
+                        test = g
+                test_cost += marginal_cost(test, done, prices)
+                mark_done(test, done, prices, 1)
+                continue
+            belief[:] = 0.0
+            mass = 0.0
+            for j in range(n_reached):
+                mass += reached_weight[j]
+            for c in range(k):
+                s = 0.0
+                for j in range(n_reached):
+                    s += reached_weight[j] * proba[reached[j], c]
+                belief[c] = s / mass
+            label = 0
+            best = np.inf
+            for j in range(k):
+                s = 0.0
+                for c in range(k):
+                    s += belief[c] * cost_matrix[c, j]
+                if s < best:
+                    best = s
+                    label = j
+            outcome = cost_matrix[y[case], label]
+            if refer:
+                expected_refer = 0.0
+                for c in range(k):
+                    expected_refer += belief[c] * reject_cost[c]
+                if best > expected_refer:
+                    outcome = reject_cost[y[case]]
+            grand_total += test_cost + outcome
+            break
+    return grand_total
+
+
+@njit(cache=True, nogil=True)
+def fitness(R, y, nominal, n_values, values, train, test, select_prices, charge_prices,
+            cost_matrix, reject_cost, w, cf, coeff, laplace, min_leaf):
+    """ICET's fitness: mean true cost on ``test`` of the pruned EG2 tree grown on ``train``.
+
+    The tree is :func:`grow_eg2`'s (the tree package's EG2 with the biased
+    ``select_prices``); every case of ``test`` runs through its policy
+    (:func:`policy_cost`) and is charged with ``charge_prices`` (the true
+    ones), exactly as :func:`learners.evaluation.evaluate` would charge it.
+    """
+    rec = grow_eg2(R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff,
+                   laplace, min_leaf)
+    total = policy_cost(rec, R, y, values, nominal, test, charge_prices, cost_matrix,
+                        reject_cost, laplace)
+    return total / max(test.shape[0], 1)

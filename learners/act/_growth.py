@@ -69,15 +69,18 @@ def grow_lookahead_tree(
     weights = np.ones(n_samples)
     tree.add(np.bincount(y, weights=weights, minlength=n_classes).astype(float))
     node_price: dict[int, float] = {}
+    n_features = data.nominal.shape[0]
+    table = engine.xlogx_table(n_samples)
     stack = [(0, np.arange(n_samples, dtype=np.int64), weights,
-              np.zeros(data.nominal.shape[0], dtype=np.int64), 0)]
+              np.zeros(n_features, dtype=np.int64), np.zeros(n_features, dtype=np.int64), 0)]
     finished = 0.0
     pool = ThreadPoolExecutor(settings.n_jobs) if settings.n_jobs > 1 else None
     try:
         while stack:
-            node, cases, weights, done, depth = stack.pop()
-            split = _choose_split(data, y, cases, weights, done, depth, tree.class_weight[node],
-                                  prices, cost_matrix, settings, rng, pool)
+            node, cases, weights, done, on_path, depth = stack.pop()
+            split = _choose_split(data, y, cases, weights, done, on_path, depth,
+                                  tree.class_weight[node], prices, cost_matrix, settings, rng,
+                                  pool, table)
             if split is None:
                 finished += float(tree.class_weight[node].sum())
                 if progress is not None:
@@ -88,8 +91,10 @@ def grow_lookahead_tree(
             children = _apply_split(tree, node, data, y, cases, weights, f, boundary, n_classes)
             child_done = done.copy()
             engine.mark_done(f, child_done, prices, 1)
+            child_path = on_path.copy()
+            child_path[f] += 1
             stack.extend(
-                (child, c_cases, c_weights, child_done, depth + 1)
+                (child, c_cases, c_weights, child_done, child_path, depth + 1)
                 for child, c_cases, c_weights in reversed(children)
             )
     finally:
@@ -98,7 +103,7 @@ def grow_lookahead_tree(
     return tree, node_price
 
 
-def _candidates(data, y, cases, weights, done, n, settings) -> list[tuple[int, int, int]]:
+def _candidates(data, y, cases, weights, on_path, settings, table) -> list[tuple[int, int, int]]:
     """Valid splits at a node as ``(feature, boundary, samples per child)``.
 
     Each nominal feature gets ``r`` samples; a numeric feature offers its
@@ -109,14 +114,14 @@ def _candidates(data, y, cases, weights, done, n, settings) -> list[tuple[int, i
     result = []
     for f in range(data.nominal.shape[0]):
         if data.nominal[f]:
-            if done[f] > 0:
-                continue
+            if on_path[f] > 0:
+                continue  # its value is fixed below its own split (as in the tree package)
             totals = engine.branch_totals(data.ranks, f, -1, True, data.n_values[f], cases, weights)
             if np.count_nonzero(totals + _EPS >= settings.min_leaf) >= 2:
                 result.append((f, -1, settings.r))
             continue
         gains, bounds = engine.numeric_boundaries(
-            data.ranks, y, f, data.nominal, data.n_values, cases, weights, n, settings.min_leaf
+            data.ranks, y, f, data.nominal, data.n_values, cases, weights, settings.min_leaf, table
         )
         if gains.size:
             best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
@@ -126,8 +131,8 @@ def _candidates(data, y, cases, weights, done, n, settings) -> list[tuple[int, i
     return result
 
 
-def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_matrix,
-                  settings, rng, pool):
+def _choose_split(data, y, cases, weights, done, on_path, depth, counts, prices, cost_matrix,
+                  settings, rng, pool, table):
     n = float(counts.sum())
     if (
         n + _EPS < 2.0 * settings.min_leaf
@@ -135,7 +140,7 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
         or depth >= settings.max_depth
     ):
         return None
-    candidates = _candidates(data, y, cases, weights, done, n, settings)
+    candidates = _candidates(data, y, cases, weights, on_path, settings, table)
     if not candidates:
         return None
     # priced here, not in the threads: pricing a derived test briefly marks its inputs in done
@@ -157,10 +162,10 @@ def _choose_split(data, y, cases, weights, done, depth, counts, prices, cost_mat
     def score(i):
         f, boundary, n_trees = candidates[i]
         total = engine.candidate_score(
-            data.ranks, y, data.nominal, data.n_values, cases, weights, done, prices,
+            data.ranks, y, data.nominal, data.n_values, cases, weights, done, on_path, prices,
             cost_matrix, f, boundary, n_trees, first, other, settings.w, prune,
             settings.coeff, settings.cf, settings.laplace, settings.min_leaf,
-            min(settings.max_depth, _LOOKAHEAD_DEPTH), int(seeds[i]), settings.by_size,
+            min(settings.max_depth, _LOOKAHEAD_DEPTH), int(seeds[i]), settings.by_size, table,
         )
         if settings.by_size:
             return total

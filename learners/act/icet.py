@@ -7,6 +7,20 @@ those biases on a random half of the training data, measured on the other
 half.  The population is seeded with the true costs.  The final tree is EG2
 grown on all the training data with the best individual; it is priced with
 the true costs at prediction time.
+
+The fitness scores the tree ICET ships.  It is grown by the compiled builder
+(:func:`._engine.fitness`), which is the tree package's EG2 to the bit: the
+same ranking key (EG2's formula at every cost, no zero-cost tier), the same
+threshold sweep, leaf label and C4.5 error-based pruning; held-out cases run
+through the tree's own policy and are charged as
+:func:`learners.evaluation.evaluate` charges them (tests in context, a
+missing result split over the branches, referral where ``decide`` refers).
+Both prune with the EXACT binomial ``EE`` (:mod:`learners.tree.pessimistic`,
+one compiled function), not C4.5's normal approximation: the shipped
+:class:`~learners.tree.EG2Classifier` prunes with the exact limit, and a
+fitness computed with another ``EE`` would score a different tree.
+``tests/learners/test_icet.py`` checks tree and fitness against
+``EG2Classifier`` and ``evaluate``.
 """
 
 from __future__ import annotations
@@ -22,13 +36,15 @@ from .._estimator import CostSensitiveClassifier, constraints
 from ..costs import CostModel
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, TreePolicyMixin
+from ..tree._builder import GrowingTree
 from . import _engine as engine
-from ._encoding import encode_data, encode_prices, normal_coefficient
+from ._encoding import encode_data, encode_prices
 
 __all__ = ["ICETClassifier"]
 
 _CF_RANGE = (0.01, 0.5)
-_LOOKAHEAD_DEPTH = 40
+#: ``coeff`` telling the engine to use the exact binomial EE (the tree package's)
+_EXACT_EE = -1.0
 
 
 class ICETClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier):
@@ -185,6 +201,26 @@ def _biased_model(true_model: CostModel, costs: np.ndarray) -> CostModel:
     )
 
 
+def _recorded_tree(rec, data, n_classes: int):
+    """The engine's recorded tree (preorder) as the tree package's structure."""
+    feature, boundary, upper, parents, shares, weights, empties, size = rec
+    tree = GrowingTree(n_classes)
+    for v in range(int(size[0])):
+        tree.add(weights[v].copy(), empty=bool(empties[v]))
+        f = int(feature[v])
+        if f >= 0:
+            tree.feature[v] = f
+            tree.threshold[v] = (np.nan if data.nominal[f]
+                                 else data.threshold(f, int(boundary[v]), int(upper[v])))
+        if v > 0:
+            parent = int(parents[v])
+            split = tree.feature[parent]
+            b = len(tree.edges[parent])
+            value = float(data.values[split][b]) if data.nominal[split] else np.nan
+            tree.edges[parent].append((v, value, float(shares[v])))
+    return tree.to_structure()
+
+
 class _Search:
     """Real-coded genetic algorithm over ``[log biased costs..., w, cf]``."""
 
@@ -194,6 +230,15 @@ class _Search:
         self.y = y
         self.data = encode_data(X, model.categories_)
         self.true_prices = encode_prices(model.cost_model_)
+        # distinct values per feature, padded: the engine's walk places thresholds with them
+        values = np.full((X.shape[1], int(max(self.data.n_values.max(), 1))), np.inf)
+        for f, distinct in enumerate(self.data.values):
+            values[f, : distinct.size] = distinct
+        self.values = values
+        n_classes = model.cost_matrix_.shape[0]
+        self.reject = (np.empty(0) if model.reject_cost_ is None
+                       else np.broadcast_to(np.asarray(model.reject_cost_, dtype=float),
+                                            (n_classes,)).copy())
         self.n_tests = X.shape[1]
         order = rng.permutation(X.shape[0])
         half = X.shape[0] // 2
@@ -211,14 +256,26 @@ class _Search:
         return costs, w, cf
 
     def fitness(self, genome) -> float:
+        """Mean true cost per case on the test half of the genome's EG2 tree grown on the train half."""
         costs, w, cf = self.decode(genome)
-        select = encode_prices(self.model.cost_model_, costs)
+        select = encode_prices(_biased_model(self.model.cost_model_, costs))
         return float(engine.fitness(
-            self.data.ranks, self.y, self.data.nominal, self.data.n_values, self.train,
-            self.test, select, self.true_prices, self.model.cost_matrix_, w, cf,
-            normal_coefficient(cf), self.model.probability == "laplace",
-            float(self.model.min_samples_leaf), _LOOKAHEAD_DEPTH,
+            self.data.ranks, self.y, self.data.nominal, self.data.n_values, self.values,
+            self.train, self.test, select, self.true_prices, self.model.cost_matrix_,
+            self.reject, w, cf, _EXACT_EE, self.model.probability == "laplace",
+            float(self.model.min_samples_leaf),
         ))
+
+    def tree(self, genome):
+        """The tree :meth:`fitness` scores, as a :class:`~learners.tree.TreeStructure`."""
+        costs, w, cf = self.decode(genome)
+        select = encode_prices(_biased_model(self.model.cost_model_, costs))
+        rec = engine.grow_eg2(
+            self.data.ranks, self.y, self.data.nominal, self.data.n_values, self.train, select,
+            self.model.cost_matrix_, w, cf, _EXACT_EE, self.model.probability == "laplace",
+            float(self.model.min_samples_leaf),
+        )
+        return _recorded_tree(rec, self.data, self.model.cost_matrix_.shape[0])
 
     def run(self):
         m = self.model
