@@ -63,3 +63,28 @@ def heart_model(transactional_db):
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
     return result
+
+
+@pytest.fixture
+def thyroid_risk_model(transactional_db):
+    """The demo thyroid data with its conditioned-loss model (advice with the risk of each action)."""
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from diagnosis.management.demo_data import THYROID
+    from diagnosis.models import Dataset, TrainedModel
+    from diagnosis.services.training import create_training, run_training
+
+    call_command("load_demo_data", "--no-train", "--only", THYROID, stdout=open(os.devnull, "w"))
+    dataset = Dataset.objects.get(name=THYROID)
+    trained = create_training(
+        user=User.objects.get(username=ADMIN[0]),
+        dataset=dataset,
+        learner="conditioned_loss",
+        params={},
+        error_matrix=dataset.error_matrices.filter(name="Uniform 100").first(),
+        name="Conditioned loss thyroid (browser test)",
+    )
+    result = run_training(trained_model_id=trained.pk)
+    assert result.status == TrainedModel.SUCCEEDED, result.error
+    return result

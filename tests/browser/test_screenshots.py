@@ -1,10 +1,11 @@
-"""Screenshots of the main screens at laptop and tablet sizes, saved in var/screenshots/.
+"""Screenshots of the main screens at laptop and tablet sizes, saved in var/screenshots/ (or $SCREENSHOT_DIR).
 
 Run: ``python -m pytest tests/browser/test_screenshots.py`` and look at the PNGs.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-OUT = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+# SCREENSHOT_DIR puts them elsewhere (e.g. outside the checkout while reviewing).
+OUT = Path(
+    os.environ.get("SCREENSHOT_DIR") or Path(__file__).resolve().parents[2] / "var" / "screenshots"
+)
 SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
 
 
@@ -127,39 +131,35 @@ def test_screenshots(chromium, live_server, heart_model, size):
     assert errors == [], errors  # no JavaScript errors, no failed requests (e.g. a missing asset)
 
 
-def test_screenshot_risk_chart(chromium, live_server, heart_model, monkeypatch):
-    """Layout check of the risk chart a conditioned-loss model's advice carries (risks injected)."""
-    from diagnosis import selectors
-    from diagnosis.models import DiagnosisCase
-    from diagnosis.views import cases as case_views
+def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
+    """The risk chart of a real conditioned-loss case: one bar per action the model weighed."""
     from django.contrib.auth.models import User
 
-    real = selectors.case_state
-    tests = {t.name: t.index for t in heart_model.dataset.tests.all()}
+    from diagnosis.selectors import case_state
+    from diagnosis.services import cases
 
-    def with_risks(*, user, case):
-        state = real(user=user, case=case)
-        if state.advice:
-            state.advice = {**state.advice, "risks": [
-                {"action": "classify", "risk": 41.2},
-                {"action": "reject", "risk": 35.0},
-                {"action": f"extract:{tests['thal']}", "risk": 12.9},
-                {"action": f"extract:{tests['chol']}", "risk": 18.4},
-            ]}
-        return state
-
-    monkeypatch.setattr(case_views.selectors, "case_state", with_risks)
+    clinician = User.objects.get(username=CLINICIAN[0])
+    patient = complete_patient(thyroid_risk_model.dataset)
+    case = cases.start_case(user=clinician, trained_model=thyroid_risk_model)
+    state = case_state(user=clinician, case=case)
+    while state.advice["kind"] == "extract" and not state.explanation.risks:
+        # Free history questions come first; they carry no risks.
+        index = state.advice["test_index"]
+        cases.take_step(
+            user=clinician, case=case, action="result", test=state.advice["test_name"],
+            value=patient.values[index],
+        )
+        state = case_state(user=clinician, case=case)
+    assert state.explanation.risks, "a priced decision carries the risk of every action"
     OUT.mkdir(parents=True, exist_ok=True)
-    case = DiagnosisCase.objects.create(
-        trained_model=heart_model, clinician=User.objects.get(username=CLINICIAN[0])
-    )
     for size, (width, height) in SIZES.items():
         context, page = new_page(chromium, live_server, width=width, height=height)
         try:
             log_in(page, *CLINICIAN)
             page.goto(f"/cases/{case.pk}/")
             wait_for_figures(page)
-            assert page.locator("#fig-risks").count() == 1
+            bars = page.locator("[data-figure=fig-risks] .bars .point")
+            assert bars.count() == len(state.explanation.risks)
             path = shot(page, "12-case-risk-chart", size)
             assert path.stat().st_size > 10_000
         finally:
