@@ -68,7 +68,8 @@ class TreePolicyMixin:
 
     def predict(self, X) -> np.ndarray:
         """Class of least expected cost under ``cost_matrix_`` (C4.5c)."""
-        return self.classes_[best_class(self.predict_proba(X), self.cost_matrix_)]
+        proba = self.predict_proba(X)  # first: an unfitted model raises NotFittedError
+        return self.classes_[best_class(proba, self.cost_matrix_)]
 
     # --------------------------------------------------------------- policy
     def next_action(
