@@ -34,6 +34,7 @@ __all__ = [
     "param_spec_from_estimator",
 ]
 
+
 @dataclass(frozen=True)
 class ParamSpec:
     """One learner parameter as a form field: type ``float``, ``int``, ``choice`` or ``bool``.
@@ -198,8 +199,7 @@ class LearnerSpec:
         """The form's fields; estimator parameters typed and bounded by the estimator class."""
         cls = self.estimator_class()
         return tuple(
-            param_spec_from_estimator(cls, p) if isinstance(p, FormParam) else p
-            for p in self.form
+            param_spec_from_estimator(cls, p) if isinstance(p, FormParam) else p for p in self.form
         )
 
     def defaults(self) -> dict[str, Any]:

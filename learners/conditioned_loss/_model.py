@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from .. import _document as document
 from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constraints
 from .._validation import check_reject_cost, check_test_costs
-from ..costs import CostModel
 from ..policy import (
     Classify,
     Extract,
@@ -711,9 +709,7 @@ class ConditionedLossClassifier(SerializableMixin, CostSensitiveClassifier):
         return X, y_codes.astype(np.int64)
 
     def _check_rows(self, X) -> np.ndarray:
-        return validate_data(
-            self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
-        )
+        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
 
     def _validation_splits(self, y_codes, rng) -> list[tuple[np.ndarray, np.ndarray]]:
         """(fit rows, validation rows) pairs on which the window width is chosen.
