@@ -1,4 +1,10 @@
-"""Input checks shared by every estimator, with messages a person can act on."""
+"""Input checks shared by every estimator, with messages a person can act on.
+
+A parameter's type and range are its estimator's ``_parameter_constraints``
+(:mod:`._estimator`), checked before these run; these are the checks that
+need the data: a cost matrix against the classes, prices against the
+features, the values inside an array.
+"""
 
 from __future__ import annotations
 
