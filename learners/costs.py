@@ -298,7 +298,7 @@ def _refuse_derived_cycle(derived: dict[int, tuple[int, ...]]) -> None:
                 stack.pop()
                 continue
             if source in on_path:
-                cycle = path[path.index(source):] + [source]
+                cycle = path[path.index(source) :] + [source]
                 raise ValueError(
                     "derived features form a cycle: "
                     + " -> ".join(str(f) for f in cycle)
@@ -316,5 +316,3 @@ def _as_free(free, n_features: int) -> frozenset[int]:
         if not 0 <= index < n_features:
             raise ValueError(f"free refers to feature {index}, out of range")
     return result
-
-

@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
 from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
-from ..costs import CostModel
 from ..policy import (
     Classify,
     Evidence,
@@ -228,6 +227,17 @@ class TreePolicyMixin:
             if codes.size == 0 or np.any(codes != np.round(codes)):
                 raise document.ModelDocumentError(f"{at}: expected whole-number category codes")
             categories[feature] = codes
+        for node in np.flatnonzero((tree.n_edges > 0) & np.isnan(tree.threshold)).tolist():
+            # A nominal split has one edge per category code of its feature (the
+            # builders make it so); otherwise a valid case could match no edge.
+            f = int(tree.feature[node])
+            codes = tree.branch_value[tree.edges(node)]
+            if f not in categories or set(codes.tolist()) != set(categories[f].tolist()):
+                raise document.ModelDocumentError(
+                    f"{where}.tree: node {node} splits feature {f} on the codes "
+                    f"{codes.tolist()}, but {where}.categories gives it "
+                    f"{categories[f].tolist() if f in categories else 'none'}"
+                )
         self.tree_ = tree
         self.classes_ = classes
         self.n_features_in_ = n_features

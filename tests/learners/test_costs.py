@@ -109,7 +109,7 @@ def test_out_of_range_test_index(grouped):
     ],
 )
 def test_derived_cycle_is_refused_at_construction(derived, cycle):
-    """A derived feature that needs itself through other derived features is refused, naming the cycle."""
+    """A derived feature needing itself through other derived ones is refused, naming the cycle."""
     with pytest.raises(ValueError, match=f"derived features form a cycle: {cycle}"):
         CostModel([1, 2, 3, 4], derived=derived)
 
