@@ -107,9 +107,7 @@ def model_to_json(model) -> str:
         "learner": name,
         # Callbacks (e.g. a progress hook) are runtime wiring, not part of the model.
         "params": {
-            k: encode_value(v)
-            for k, v in model.get_params(deep=False).items()
-            if not callable(v)
+            k: encode_value(v) for k, v in model.get_params(deep=False).items() if not callable(v)
         },
         "fitted": model._fitted_state(),
     }
@@ -161,13 +159,17 @@ def parse_document(text: str | bytes | bytearray) -> Any:
 
 
 def _refuse_constant(token: str):
-    raise ModelDocumentError(f"model document holds {token}, which is not JSON (no NaN or infinity)")
+    raise ModelDocumentError(
+        f"model document holds {token}, which is not JSON (no NaN or infinity)"
+    )
 
 
 def _finite_float(token: str) -> float:
     value = float(token)
     if value != value or value in (float("inf"), float("-inf")):
-        raise ModelDocumentError(f"model document holds the number {token[:40]}, too large for a float")
+        raise ModelDocumentError(
+            f"model document holds the number {token[:40]}, too large for a float"
+        )
     return value
 
 
@@ -182,9 +184,13 @@ def _bounded_int(token: str) -> int:
 
 def _load(document):
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ModelDocumentError("not a learners model document (no \"format\": \"learners-model\")")
+        raise ModelDocumentError('not a learners model document (no "format": "learners-model")')
     version = document.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+    if (
+        not isinstance(version, int)
+        or isinstance(version, bool)
+        or version not in SUPPORTED_VERSIONS
+    ):
         raise ModelDocumentError(
             f"unsupported model document version {version!r}: this library reads version "
             + ", ".join(map(str, SUPPORTED_VERSIONS))
@@ -258,7 +264,7 @@ def decode_value(value: Any, where: str = "params") -> Any:
     if isinstance(value, dict):
         if len(value) != 1:
             raise ModelDocumentError(f"{where}: unexpected object {sorted(map(str, value))}")
-        (tag, inner), = value.items()
+        ((tag, inner),) = value.items()
         if tag == "__cost_model__":
             return cost_model(inner, f"{where}.__cost_model__")
         if tag == "__random_state__":
