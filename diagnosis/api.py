@@ -50,7 +50,9 @@ def state_to_dict(state) -> dict[str, Any]:
         "patient_reference": case.patient_reference,
         "model": case.trained_model_id,
         "final_label": (
-            labels[case.final_label] if case.final_label is not None and case.final_label < len(labels) else None
+            labels[case.final_label]
+            if case.final_label is not None and case.final_label < len(labels)
+            else None
         ),
         "accumulated_cost": state.accumulated_cost,
         "advice": state.advice,

@@ -157,9 +157,7 @@ def _node_caption(node: Mapping[str, Any]) -> str:
     return _wrap(str(node.get("test_label") or node.get("text") or ""))
 
 
-def tree_figure(
-    layout: Mapping[str, Any], *, class_labels: Sequence[str] | None = None
-) -> dict:
+def tree_figure(layout: Mapping[str, Any], *, class_labels: Sequence[str] | None = None) -> dict:
     """The tree as a node-link diagram; nodes on ``layout["highlight"]`` are drawn heavier.
 
     Parameters
@@ -195,7 +193,10 @@ def tree_figure(
         if xs:
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines", hoverinfo="skip",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    hoverinfo="skip",
                     name="This patient's path" if on_path else "Branches",
                     showlegend=on_path,
                     line=dict(
@@ -215,13 +216,23 @@ def tree_figure(
         label_y.append(y0 + 0.5 * (y1 - y0))
         label_text.append(str(node["edge_label"]))
         label_side.append(
-            "middle left" if x1 < x0 - 1e-9 else "middle right" if x1 > x0 + 1e-9 else "middle center"
+            "middle left"
+            if x1 < x0 - 1e-9
+            else "middle right"
+            if x1 > x0 + 1e-9
+            else "middle center"
         )
     if label_x:
         fig.add_trace(
             go.Scatter(
-                x=label_x, y=label_y, mode="text", text=label_text, textposition=label_side,
-                hoverinfo="skip", showlegend=False, name="Branch values",
+                x=label_x,
+                y=label_y,
+                mode="text",
+                text=label_text,
+                textposition=label_side,
+                hoverinfo="skip",
+                showlegend=False,
+                name="Branch values",
                 textfont=dict(size=12, color="#33404f"),
             )
         )
@@ -234,7 +245,9 @@ def tree_figure(
     colour_of = {}
     palette = iter(DECISION_COLOURS * 4)
     for decision in sorted(decisions, key=lambda d: (labels.index(d) if d in labels else 99, d)):
-        colour_of[decision] = REFER_COLOUR if decision.lower().startswith("refer") else next(palette)
+        colour_of[decision] = (
+            REFER_COLOUR if decision.lower().startswith("refer") else next(palette)
+        )
     for key in ["Test"] + sorted(decisions, key=lambda d: list(colour_of).index(d)):
         members = groups[key]
         on = [n["id"] in highlight for n in members]
@@ -289,32 +302,48 @@ def tree_figure(
 
 # --------------------------------------------------------------------- bar charts
 def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
-    """Horizontal bars: the model's risk (expected loss) of each possible action now."""
-    rows = [(str(r["action"]), float(r["risk"])) for r in risks]
+    """Horizontal bars: the model's risk (expected loss) of each possible action now.
+
+    ``risks`` are the rows of ``selectors.explain(...).risks``: ``action``,
+    ``risk`` and ``lowest`` (the advised action, drawn green and labelled, so
+    it is found even when its bar is too short to see).
+    """
+    rows = [(str(r["action"]), float(r["risk"]), bool(r.get("lowest"))) for r in risks]
     if not rows:
         raise ValueError("no risks to draw")
-    best = min(r for _, r in rows)
     fig = go.Figure(
         go.Bar(
-            x=[r for _, r in rows],
-            y=[a for a, _ in rows],
+            x=[r for _, r, _ in rows],
+            y=[a for a, _, _ in rows],
             orientation="h",
-            marker_color=["#1f7a4d" if r == best else "#8aa4c8" for _, r in rows],
-            text=[f"{r:,.2f}" for _, r in rows],
-            textposition="auto",
+            marker_color=["#1f7a4d" if low else "#8aa4c8" for _, _, low in rows],
+            text=[f"{r:,.2f}" + ("  ◀ advised" if low else "") for _, r, low in rows],
+            textposition="outside",
+            cliponaxis=False,
             hovertemplate="%{y}: risk %{x:,.2f}<extra></extra>",
         )
     )
+    widest = max(r for _, r, _ in rows)
     fig.update_layout(
-        font=FONT, margin=dict(l=10, r=10, t=10, b=60),
-        height=100 + 34 * len(rows), plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
-        xaxis=dict(title="Risk (expected loss)", gridcolor="#e3e8ef", rangemode="tozero"),
+        font=FONT,
+        margin=dict(l=10, r=30, t=10, b=60),
+        height=100 + 34 * len(rows),
+        plot_bgcolor="#ffffff",
+        paper_bgcolor="#ffffff",
+        # Room on the right for the value printed after the longest bar.
+        xaxis=dict(
+            title="Risk (expected loss)",
+            gridcolor="#e3e8ef",
+            range=[min(0.0, min(r for _, r, _ in rows)) * 1.1, widest * 1.3 if widest > 0 else 1.0],
+        ),
         yaxis=dict(autorange="reversed", automargin=True),
     )
     return _finish(fig)
 
 
-def test_frequency_figure(frequency: Mapping[str, float], labels: Mapping[str, str] | None = None) -> dict:
+def test_frequency_figure(
+    frequency: Mapping[str, float], labels: Mapping[str, str] | None = None
+) -> dict:
     """Bars: the share of held-out patients for whom the model ordered each test."""
     labels = dict(labels or {})
     rows = sorted(frequency.items(), key=lambda kv: (-float(kv[1]), kv[0]))
@@ -332,8 +361,11 @@ def test_frequency_figure(frequency: Mapping[str, float], labels: Mapping[str, s
         )
     )
     fig.update_layout(
-        font=FONT, margin=dict(l=10, r=10, t=10, b=60),
-        height=100 + 30 * len(rows), plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
+        font=FONT,
+        margin=dict(l=10, r=10, t=10, b=60),
+        height=100 + 30 * len(rows),
+        plot_bgcolor="#ffffff",
+        paper_bgcolor="#ffffff",
         xaxis=dict(title="% of held-out patients", range=[0, 105], gridcolor="#e3e8ef"),
         yaxis=dict(autorange="reversed", automargin=True),
     )
@@ -364,8 +396,11 @@ def checkpoints_figure(checkpoints: Iterable[Mapping[str, Any]]) -> dict:
         )
     )
     fig.update_layout(
-        font=FONT, margin=dict(l=10, r=10, t=20, b=60), height=320,
-        plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
+        font=FONT,
+        margin=dict(l=10, r=10, t=20, b=60),
+        height=320,
+        plot_bgcolor="#ffffff",
+        paper_bgcolor="#ffffff",
         xaxis=dict(title="Training time (s)", gridcolor="#e3e8ef", rangemode="tozero"),
         yaxis=dict(title="Estimated cost per patient", gridcolor="#e3e8ef"),
     )

@@ -48,14 +48,19 @@ class ResultForm(forms.Form):
                 attrs["min"] = _fmt(test.min_value)
             if test.max_value is not None:
                 attrs["max"] = _fmt(test.max_value)
+            unit = f" {test.unit}" if test.unit else ""
+            low, high = _fmt(test.min_value), _fmt(test.max_value)
             help_parts = []
-            if test.min_value is not None or test.max_value is not None:
-                help_parts.append(
-                    f"Between {_fmt(test.min_value) or '−∞'} and {_fmt(test.max_value) or '∞'}"
-                    + (f" {test.unit}" if test.unit else "")
-                )
+            if low and high:
+                help_parts.append(f"Between {low} and {high}{unit}")
+            elif low:
+                help_parts.append(f"At least {low}{unit}")
+            elif high:
+                help_parts.append(f"At most {high}{unit}")
             self.fields["value"] = forms.CharField(
-                label=label, required=False, widget=forms.NumberInput(attrs=attrs),
+                label=label,
+                required=False,
+                widget=forms.NumberInput(attrs=attrs),
                 help_text="; ".join(help_parts),
             )
 
@@ -70,7 +75,8 @@ class ClassifyForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["label"] = forms.TypedChoiceField(
             label="Classify as",
-            choices=[("", "— choose a class —")] + [(str(i), c) for i, c in enumerate(class_labels)],
+            choices=[("", "— choose a class —")]
+            + [(str(i), c) for i, c in enumerate(class_labels)],
             coerce=int,
             error_messages={
                 "required": "Choose the class to conclude.",
@@ -81,7 +87,9 @@ class ClassifyForm(forms.Form):
 
 class StartCaseForm(forms.Form):
     patient_reference = forms.CharField(
-        label="Patient reference (optional)", required=False, max_length=200,
+        label="Patient reference (optional)",
+        required=False,
+        max_length=200,
         help_text="A record number or initials; no names needed.",
     )
 
@@ -91,7 +99,12 @@ def param_field_name(learner_key: str, param_name: str) -> str:
 
 
 def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
-    common = {"label": spec.label, "help_text": spec.help, "required": False, "initial": spec.default}
+    common = {
+        "label": spec.label,
+        "help_text": spec.help,
+        "required": False,
+        "initial": spec.default,
+    }
     if spec.type == "bool":
         return forms.BooleanField(**common)
     if spec.type == "choice":
@@ -127,8 +140,11 @@ class TrainForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), empty_label=None)
     learner = forms.ChoiceField(label="Learner")
     error_matrix = forms.ModelChoiceField(
-        label="Error costs", queryset=ErrorMatrix.objects.select_related("dataset"),
-        required=False, widget=MatrixSelect, empty_label="0/1 loss (every error costs 1; never refer)",
+        label="Error costs",
+        queryset=ErrorMatrix.objects.select_related("dataset"),
+        required=False,
+        widget=MatrixSelect,
+        empty_label="0/1 loss (every error costs 1; never refer)",
         help_text="What each misclassification costs, and the cost of referring.",
     )
 
@@ -160,7 +176,8 @@ class TrainForm(forms.Form):
         dataset, matrix, key = data.get("dataset"), data.get("error_matrix"), data.get("learner")
         if dataset and matrix and matrix.dataset_id != dataset.pk:
             self.add_error(
-                "error_matrix", f"“{matrix.name}” belongs to {matrix.dataset.name}, not {dataset.name}."
+                "error_matrix",
+                f"“{matrix.name}” belongs to {matrix.dataset.name}, not {dataset.name}.",
             )
         if key in learner_registry.LEARNERS:
             raw = {

@@ -106,13 +106,13 @@ def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Na
 
 
 def _conclusion_now(evidence: Mapping, names: _Names) -> str:
-    """What concluding now would be: the best class, or referral when that is cheaper."""
+    """What concluding now would be, as a clause: the best class, or referral when cheaper."""
     best = evidence.get("best_class")
     refer = evidence.get("refer_cost")
     costs = evidence.get("class_costs") or []
     if refer is not None and best is not None and costs and costs[best] > refer:
-        return "referral"
-    return names.cls(best)
+        return "if you referred now"
+    return f"if you concluded {names.cls(best)} now"
 
 
 def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
@@ -133,18 +133,22 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
     if kind == "extract":
         test = advice.get("test_label") or names.test(advice.get("test_index"))
         cost = advice.get("cost")
-        price = "free for this patient" if cost is not None and float(cost) == 0 else f"for {money(cost)}"
+        price = (
+            "free for this patient"
+            if cost is not None and float(cost) == 0
+            else f"for {money(cost)}"
+        )
         now, after = evidence.get("conclude_cost"), evidence.get("cost_after")
         if now is not None and after is not None:
             why.append(
                 f"Order {test} {price}: the expected cost of an error falls from {money(now)} "
-                f"(concluding now: {_conclusion_now(evidence, names)}) to {money(after)} "
+                f"({_conclusion_now(evidence, names)}) to {money(after)} "
                 "once the result is known."
             )
         elif now is not None:
             why.append(
-                f"Order {test} {price}. Concluding now ({_conclusion_now(evidence, names)}) "
-                f"would cost {money(now)} in expectation."
+                f"Order {test} {price}. The expected cost of an error is {money(now)} "
+                f"{_conclusion_now(evidence, names)}."
             )
         else:
             why.append(f"Order {test} {price}.")
@@ -153,12 +157,18 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         label = advice.get("label") or names.cls(advice.get("label_position"))
         proba = advice.get("proba") or []
         position = advice.get("label_position")
-        p = f" (p = {proba[position]:.2f})" if position is not None and position < len(proba) else ""
+        p = (
+            f" (p = {proba[position]:.2f})"
+            if position is not None and position < len(proba)
+            else ""
+        )
         why.append(
             f"Conclude {label}{p}; expected error cost {money(advice.get('expected_cost'))}."
         )
         if evidence.get("refer_cost") is not None:
-            why.append(f"Referring instead would cost {money(evidence['refer_cost'])} in expectation.")
+            why.append(
+                f"Referring instead would cost {money(evidence['refer_cost'])} in expectation."
+            )
         headline = str(label)
     else:
         best = evidence.get("best_class")

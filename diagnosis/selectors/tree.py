@@ -101,7 +101,9 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
                 "id": n,
                 "parent": parent_of.get(n),
                 "edge_label": "",
-                "text": _decision_label(decision, label_of) if is_leaf else f"{test_label} (${price:.2f})",
+                "text": _decision_label(decision, label_of)
+                if is_leaf
+                else f"{test_label} (${price:.2f})",
                 "test_name": name,
                 "test_label": test_label,
                 "price": price,

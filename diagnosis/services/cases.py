@@ -46,7 +46,8 @@ def start_case(*, user, trained_model: TrainedModel, patient_reference: str = ""
     require_clinician(user)
     if not trained_model.is_ready:
         raise ValidationError(
-            f"Model {trained_model} is not ready (status {trained_model.status}); choose a trained model."
+            f"Model {trained_model} is not ready (status {trained_model.status}); "
+            "choose a trained model."
         )
     return DiagnosisCase.objects.create(
         trained_model=trained_model,
@@ -77,7 +78,8 @@ def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
     names = trained.cost_snapshot.get("names", [])
     if test.index >= len(names) or names[test.index] != test.name:
         raise ValidationError(
-            f"Test {test.name!r} was added or moved after this model was trained; the model cannot use it."
+            f"Test {test.name!r} was added or moved after this model was trained; "
+            "the model cannot use it."
         )
 
 
@@ -303,9 +305,7 @@ def take_step(
         On an unknown action, a missing or bad test, value or label.
     """
     if action not in ACTIONS:
-        raise ValidationError(
-            "action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + "."
-        )
+        raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
     require_case_access(user, case)
     if not case.is_open:  # checked again under the row lock; this answers before any other check
         raise CaseClosed(f"This case is closed ({case.status}); it accepts no more steps.")

@@ -28,7 +28,9 @@ def case_new(request: HttpRequest) -> HttpResponse:
     """Start a case with the model in ``?model=<id>`` (GET shows the form, POST starts it)."""
     model_id = request.GET.get("model") or request.POST.get("model")
     if not model_id or not str(model_id).isdigit():
-        return page(request, "diagnosis/case_new.html", {"error": "Choose a model first."}, status=400)
+        return page(
+            request, "diagnosis/case_new.html", {"error": "Choose a model first."}, status=400
+        )
     trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=int(model_id))
     form = StartCaseForm(request.POST or None)
     errors: list[str] = []
@@ -45,7 +47,9 @@ def case_new(request: HttpRequest) -> HttpResponse:
             return redirect("case-detail", pk=case.pk)
     status = 400 if request.method == "POST" else 200
     return page(
-        request, "diagnosis/case_new.html", {"trained": trained, "form": form, "errors": errors},
+        request,
+        "diagnosis/case_new.html",
+        {"trained": trained, "form": form, "errors": errors},
         status=status,
     )
 
@@ -116,7 +120,9 @@ def _case_context(
         "explanation": explanation,
         "recommended": recommended,
         "entry": entry,
-        "entry_is_recommended": bool(entry and recommended and entry.test.pk == recommended.test.pk),
+        "entry_is_recommended": bool(
+            entry and recommended and entry.test.pk == recommended.test.pk
+        ),
         "result_form": result_form,
         "classify_form": classify_form,
         "option_rows": [{"option": o} for o in open_options],
@@ -134,7 +140,9 @@ def _case_context(
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The clinician's screen; POST ``action`` = result | unavailable | classify | refer."""
     case = get_object_or_404(
-        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician"),
+        DiagnosisCase.objects.select_related(
+            "trained_model", "trained_model__dataset", "clinician"
+        ),
         pk=pk,
     )
     state = selectors.case_state(user=request.user, case=case)  # raises PermissionDenied
@@ -180,8 +188,13 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     case.refresh_from_db()
     state = selectors.case_state(user=request.user, case=case)
     context = _case_context(
-        request, case, state, result_form=result_form, classify_form=classify_form,
-        errors=errors, entry_name=entry_name,
+        request,
+        case,
+        state,
+        result_form=result_form,
+        classify_form=classify_form,
+        errors=errors,
+        entry_name=entry_name,
     )
     return page(request, "diagnosis/case_detail.html", context, status=400)
 
@@ -190,13 +203,19 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def case_summary(request: HttpRequest, pk: int) -> HttpResponse:
     """What was decided, by whom and when, every step with its price, and the total cost."""
     case = get_object_or_404(
-        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician"),
+        DiagnosisCase.objects.select_related(
+            "trained_model", "trained_model__dataset", "clinician"
+        ),
         pk=pk,
     )
     state = selectors.case_state(user=request.user, case=case)
     rows = step_rows(state)
     decision = next(
-        (r for r in reversed(rows) if r["step"].kind in (DiagnosisStep.CLASSIFY, DiagnosisStep.REFER)),
+        (
+            r
+            for r in reversed(rows)
+            if r["step"].kind in (DiagnosisStep.CLASSIFY, DiagnosisStep.REFER)
+        ),
         None,
     )
     followed = [r for r in rows if r["step"].advice]

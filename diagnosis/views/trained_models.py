@@ -88,7 +88,9 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "report": report,
         "metrics": metrics,
         "spec": learner_registry.LEARNERS.get(trained.learner),
-        "frequency_figure": figures.test_frequency_figure(frequency, names_to_labels) if frequency else None,
+        "frequency_figure": figures.test_frequency_figure(frequency, names_to_labels)
+        if frequency
+        else None,
         "checkpoints_figure": (
             figures.checkpoints_figure(checkpoints)
             if any(c.get("estimated_cost") is not None for c in checkpoints)
@@ -100,7 +102,9 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "matrix_rows": [
             {"label": label, "values": row}
-            for label, row in zip(report.get("class_labels") or [], report.get("matrix") or [])
+            for label, row in zip(
+                report.get("class_labels") or [], report.get("matrix") or [], strict=False
+            )
         ],
         "elapsed": _elapsed_seconds(trained),
         "has_tree": selectors.model_has_tree(trained),
@@ -132,11 +136,15 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
         for node in layout["nodes"]:
             if node.get("test_name"):
                 node.setdefault("test_label", labels.get(node["test_name"], node["test_name"]))
-    figure = figures.tree_figure(layout, class_labels=trained.dataset.class_labels) if layout else None
+    figure = (
+        figures.tree_figure(layout, class_labels=trained.dataset.class_labels) if layout else None
+    )
     if request.GET.get("format") == "json":
         if layout is None:
             return JsonResponse({"error": "This model is not a tree."}, status=404)
-        return JsonResponse({"layout": layout, "figure": figure, "highlight": layout.get("highlight") or []})
+        return JsonResponse(
+            {"layout": layout, "figure": figure, "highlight": layout.get("highlight") or []}
+        )
     return page(
         request,
         "diagnosis/model_tree.html",

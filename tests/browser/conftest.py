@@ -43,11 +43,11 @@ def chromium():
 @pytest.fixture
 def heart_model(transactional_db):
     """Demo users and datasets without training, plus an EG2 heart model trained in-process."""
+    from django.contrib.auth.models import User
     from django.core.management import call_command
 
     from diagnosis.management.demo_data import HEART
     from diagnosis.models import Dataset, TrainedModel
-    from django.contrib.auth.models import User
     from diagnosis.services.training import create_training, run_training
 
     call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
@@ -67,7 +67,7 @@ def heart_model(transactional_db):
 
 @pytest.fixture
 def thyroid_risk_model(transactional_db):
-    """The demo thyroid data with its conditioned-loss model (advice with the risk of each action)."""
+    """Demo thyroid data and its conditioned-loss model (advice with the risk of each action)."""
     from django.contrib.auth.models import User
     from django.core.management import call_command
 

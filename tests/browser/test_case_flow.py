@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import pytest
-
 from browser_helpers import CLINICIAN, log_in, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-GROUP_OF = {"chol": "A", "fbs": "A", "thalach": "B", "thal": "B", "exang": "C", "oldpeak": "C", "slope": "C"}
+GROUP_OF = {
+    "chol": "A",
+    "fbs": "A",
+    "thalach": "B",
+    "thal": "B",
+    "exang": "C",
+    "oldpeak": "C",
+    "slope": "C",
+}
 
 
 def dollars(text: str) -> float:
@@ -89,13 +96,14 @@ def test_follow_the_advice_to_a_classification(chromium, live_server, heart_mode
         else:
             pytest.fail("the case never reached a conclusion")
 
-        print("steps:", list(zip(done, prices)), "discounted:", discounted)
+        print("steps:", list(zip(done, prices, strict=True)), "discounted:", discounted)
         assert page.locator("#advice").get_attribute("data-kind") == "classify"
         assert done, "the model ordered no test at all"
         # The accumulated cost on screen is the sum of the prices shown for the steps.
         shown_total = dollars(page.locator("#accumulated-cost").inner_text())
         step_prices = [
-            dollars(t.split("\n")[0]) for t in page.locator("#steps-table tbody td.num").all_inner_texts()
+            dollars(t.split("\n")[0])
+            for t in page.locator("#steps-table tbody td.num").all_inner_texts()
         ]
         assert step_prices == pytest.approx(prices, abs=0.005)
         assert shown_total == pytest.approx(sum(prices), abs=0.005)
@@ -104,21 +112,25 @@ def test_follow_the_advice_to_a_classification(chromium, live_server, heart_mode
         name, price, note = discounted[0]
         assert price == pytest.approx(tests[name].discounted_price)
         assert price < tests[name].price
-        partners = [tests[d].display_label for d in done if GROUP_OF.get(d) == GROUP_OF[name] and d != name]
+        partners = [
+            tests[d].display_label for d in done if GROUP_OF.get(d) == GROUP_OF[name] and d != name
+        ]
         assert any(p in note for p in partners), note
 
         label = page.locator("#advice .headline").inner_text().strip()
         with page.expect_navigation():
             page.get_by_role("button", name=f"Accept: classify as {label}").click()
         assert page.url.endswith("/summary/")
-        assert dollars(page.locator("#total-cost").inner_text()) == pytest.approx(sum(prices), abs=0.005)
+        assert dollars(page.locator("#total-cost").inner_text()) == pytest.approx(
+            sum(prices), abs=0.005
+        )
         assert f"Classified as {label}" in page.locator("#decision").inner_text()
     finally:
         context.close()
 
 
 def test_login_required_and_bad_value_message(chromium, live_server, heart_model):
-    """Anonymous visits land on the login page; a bad value shows a message and is fixed by keyboard."""
+    """Anonymous visits land on the login page; a bad value shows a message, fixed by keyboard."""
     context, page = new_page(chromium, live_server, width=820, height=1180)
     try:
         page.goto(f"/models/{heart_model.pk}/")

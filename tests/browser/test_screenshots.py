@@ -1,4 +1,4 @@
-"""Screenshots of the main screens at laptop and tablet sizes, saved in var/screenshots/ (or $SCREENSHOT_DIR).
+"""Screenshots of the main screens at laptop and tablet sizes (var/screenshots/, $SCREENSHOT_DIR).
 
 Run: ``python -m pytest tests/browser/test_screenshots.py`` and look at the PNGs.
 """
@@ -116,11 +116,17 @@ def test_screenshots(chromium, live_server, heart_model, size):
         page.goto("/train/")
         saved.append(shot(page, "10-train", size))
         running = TrainedModel.objects.create(
-            dataset=heart_model.dataset, name="EG2 w=0.5 (training)", learner="eg2",
-            params={"w": 0.5}, cost_snapshot=heart_model.cost_snapshot,
-            matrix_snapshot=heart_model.matrix_snapshot, status=TrainedModel.RUNNING,
-            progress=0.42, progress_message="Fitting on 212 cases",
-            started_at=timezone.now() - timedelta(seconds=12), heartbeat_at=timezone.now(),
+            dataset=heart_model.dataset,
+            name="EG2 w=0.5 (training)",
+            learner="eg2",
+            params={"w": 0.5},
+            cost_snapshot=heart_model.cost_snapshot,
+            matrix_snapshot=heart_model.matrix_snapshot,
+            status=TrainedModel.RUNNING,
+            progress=0.42,
+            progress_message="Fitting on 212 cases",
+            started_at=timezone.now() - timedelta(seconds=12),
+            heartbeat_at=timezone.now(),
         )
         page.goto(f"/models/{running.pk}/")
         page.wait_for_timeout(1500)  # one poll of the progress JSON
@@ -146,7 +152,10 @@ def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
         # Free history questions come first; they carry no risks.
         index = state.advice["test_index"]
         cases.take_step(
-            user=clinician, case=case, action="result", test=state.advice["test_name"],
+            user=clinician,
+            case=case,
+            action="result",
+            test=state.advice["test_name"],
             value=patient.values[index],
         )
         state = case_state(user=clinician, case=case)

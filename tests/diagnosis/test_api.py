@@ -70,7 +70,10 @@ def test_post_steps_through_a_case(clinician, case):
         ("not json", "not valid JSON"),
         ([1, 2], "JSON object"),
         ({"action": "dance"}, "action must be one of"),
-        ({"action": "result", "test": "nope", "value": 1}, "Choose one of this model's tests: glucose"),
+        (
+            {"action": "result", "test": "nope", "value": 1},
+            "Choose one of this model's tests: glucose",
+        ),
         ({"action": "result", "test": "glucose"}, "Enter the Glucose result"),
         ({"action": "result", "test": "glucose", "value": 900}, "at most 500 mg/dl"),
         ({"action": "result", "test": "glucose", "value": "abc"}, "not a number"),
@@ -114,7 +117,9 @@ def test_post_needs_csrf_token_from_the_session(clinician, case):
     client.get(reverse("case-detail", args=[case.pk]))  # any page with a form sets the cookie
     token = client.cookies["csrftoken"].value
     response = client.post(
-        api(case), data=json.dumps({"action": "refer"}), content_type="application/json",
+        api(case),
+        data=json.dumps({"action": "refer"}),
+        content_type="application/json",
         headers={"X-CSRFToken": token},
     )
     assert response.status_code == 200

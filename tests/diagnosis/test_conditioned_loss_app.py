@@ -1,4 +1,4 @@
-"""The conditioned-loss model in the app: trained by the service, walked step by step, referrals apart."""
+"""The conditioned-loss model in the app: trained by the service, walked step by step."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_conditioned_loss_trains_through_the_service_with_referral_counts(thyroi
 def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
     thyroid_model, clinician
 ):
-    """Following the advice, a patient gets free answers, priced tests, then a decision with risks."""
+    """Following the advice: free answers, priced tests, then a decision with its risks."""
     rows, _ = thyroid_like_rows()
     dataset = thyroid_model.dataset
     tests = {t.index: t for t in dataset.tests.all()}
@@ -139,7 +139,9 @@ def test_risks_partial_lists_every_action_and_marks_the_advised_one(thyroid_mode
     tests = {t.index: t for t in thyroid_model.dataset.tests.all()}
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
     state = case_state(user=clinician, case=case)
-    assert render_to_string("diagnosis/_risks.html", {"risks": state.explanation.risks}).strip() == ""
+    assert (
+        render_to_string("diagnosis/_risks.html", {"risks": state.explanation.risks}).strip() == ""
+    )
     while not state.explanation.risks:
         index = state.advice["test_index"]
         cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])

@@ -12,16 +12,54 @@ from diagnosis import figures
 LAYOUT = {
     "class_labels": ["healthy", "sick"],
     "nodes": [
-        {"id": 0, "parent": None, "is_leaf": False, "test_label": "Cholesterol", "price": 7.27,
-         "class_counts": [50, 40], "expected_cost": 44.0, "decision": "healthy"},
-        {"id": 1, "parent": 0, "edge_label": "≤ 240", "is_leaf": False, "test_label": "Thal",
-         "price": 102.9, "class_counts": [40, 10], "expected_cost": 10.0, "decision": "healthy"},
-        {"id": 2, "parent": 1, "edge_label": "normal", "is_leaf": True, "decision": "healthy",
-         "class_counts": [35, 2], "expected_cost": 2.0},
-        {"id": 3, "parent": 1, "edge_label": "reversible defect", "is_leaf": True,
-         "decision": "sick", "class_counts": [5, 8], "expected_cost": 5.0},
-        {"id": 4, "parent": 0, "edge_label": "> 240", "is_leaf": True, "decision": "sick",
-         "class_counts": [10, 30], "expected_cost": 10.0},
+        {
+            "id": 0,
+            "parent": None,
+            "is_leaf": False,
+            "test_label": "Cholesterol",
+            "price": 7.27,
+            "class_counts": [50, 40],
+            "expected_cost": 44.0,
+            "decision": "healthy",
+        },
+        {
+            "id": 1,
+            "parent": 0,
+            "edge_label": "≤ 240",
+            "is_leaf": False,
+            "test_label": "Thal",
+            "price": 102.9,
+            "class_counts": [40, 10],
+            "expected_cost": 10.0,
+            "decision": "healthy",
+        },
+        {
+            "id": 2,
+            "parent": 1,
+            "edge_label": "normal",
+            "is_leaf": True,
+            "decision": "healthy",
+            "class_counts": [35, 2],
+            "expected_cost": 2.0,
+        },
+        {
+            "id": 3,
+            "parent": 1,
+            "edge_label": "reversible defect",
+            "is_leaf": True,
+            "decision": "sick",
+            "class_counts": [5, 8],
+            "expected_cost": 5.0,
+        },
+        {
+            "id": 4,
+            "parent": 0,
+            "edge_label": "> 240",
+            "is_leaf": True,
+            "decision": "sick",
+            "class_counts": [10, 30],
+            "expected_cost": 10.0,
+        },
     ],
     "highlight": [0, 1, 3],
 }
@@ -75,7 +113,9 @@ def test_tree_highlight_draws_the_path_heavier():
     widths = {}
     for trace in fig["data"]:
         if trace.get("customdata"):
-            for node_id, w in zip(trace["customdata"], trace["marker"]["line"]["width"]):
+            for node_id, w in zip(
+                trace["customdata"], trace["marker"]["line"]["width"], strict=True
+            ):
                 widths[node_id] = w
     assert widths[3] > widths[2] and widths[0] > widths[4]
 
@@ -92,7 +132,9 @@ def test_tree_edge_labels_and_decision_colours():
     text = next(t for t in fig["data"] if t.get("mode") == "text")
     assert set(text["text"]) == {"≤ 240", "> 240", "normal", "reversible defect"}
     colours = {
-        t["name"]: t["marker"]["color"] for t in fig["data"] if str(t.get("name", "")).startswith("Leaf")
+        t["name"]: t["marker"]["color"]
+        for t in fig["data"]
+        if str(t.get("name", "")).startswith("Leaf")
     }
     assert colours["Leaf: healthy"] != colours["Leaf: sick"]
 
@@ -101,7 +143,9 @@ def test_figures_are_json_without_template():
     """Figure dicts serialise to JSON and do not carry plotly.py's large default template."""
     for fig in (
         figures.tree_figure(LAYOUT),
-        figures.risks_figure([{"action": "healthy", "risk": 3.0}, {"action": "refer", "risk": 1.0}]),
+        figures.risks_figure(
+            [{"action": "healthy", "risk": 3.0}, {"action": "refer", "risk": 1.0, "lowest": True}]
+        ),
         figures.test_frequency_figure({"chol": 0.9, "thal": 0.25}),
         figures.checkpoints_figure([{"elapsed_seconds": 1, "estimated_cost": 5.0, "label": "r=1"}]),
     ):
@@ -110,17 +154,22 @@ def test_figures_are_json_without_template():
         assert len(text) < 20000
 
 
-def test_risks_figure_marks_the_smallest_risk():
-    """The action with the lowest risk is the one coloured as best."""
-    fig = figures.risks_figure([{"action": "healthy", "risk": 3.0}, {"action": "refer", "risk": 1.0}])
+def test_risks_figure_marks_the_advised_action():
+    """The row flagged lowest (the advised action) is coloured apart and labelled as advised."""
+    fig = figures.risks_figure(
+        [{"action": "healthy", "risk": 3.0}, {"action": "refer", "risk": 1.0, "lowest": True}]
+    )
     bar = fig["data"][0]
-    colours = dict(zip(bar["y"], bar["marker"]["color"]))
+    colours = dict(zip(bar["y"], bar["marker"]["color"], strict=True))
     assert colours["refer"] != colours["healthy"]
+    assert [("advised" in t) for t in bar["text"]] == [False, True]
 
 
 def test_frequency_figure_sorted_in_percent():
     """Test frequencies are shown in percent, most-ordered first, with human labels."""
-    fig = figures.test_frequency_figure({"chol": 0.25, "thal": 0.9}, labels={"thal": "Thallium scan"})
+    fig = figures.test_frequency_figure(
+        {"chol": 0.25, "thal": 0.9}, labels={"thal": "Thallium scan"}
+    )
     bar = fig["data"][0]
     assert bar["y"] == ["Thallium scan", "chol"]
     assert bar["x"] == [pytest.approx(90.0), pytest.approx(25.0)]
@@ -128,11 +177,13 @@ def test_frequency_figure_sorted_in_percent():
 
 def test_checkpoints_figure_sorted_by_time():
     """Checkpoints are plotted in time order; ones without an estimate are left out."""
-    fig = figures.checkpoints_figure([
-        {"elapsed_seconds": 5, "estimated_cost": 3.0, "label": "r=2"},
-        {"elapsed_seconds": 1, "estimated_cost": 5.0, "label": "r=1"},
-        {"elapsed_seconds": 2, "estimated_cost": None},
-    ])
+    fig = figures.checkpoints_figure(
+        [
+            {"elapsed_seconds": 5, "estimated_cost": 3.0, "label": "r=2"},
+            {"elapsed_seconds": 1, "estimated_cost": 5.0, "label": "r=1"},
+            {"elapsed_seconds": 2, "estimated_cost": None},
+        ]
+    )
     assert fig["data"][0]["x"] == [1.0, 5.0]
     assert fig["data"][0]["y"] == [5.0, 3.0]
 

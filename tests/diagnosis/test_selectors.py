@@ -28,7 +28,10 @@ def test_action_to_dict_keeps_the_numbers_and_adds_names(toy_dataset):
     data = action_to_dict(extract, dataset=toy_dataset)
     assert data["kind"] == "extract"
     assert (data["test_index"], data["test_name"], data["test_label"], data["cost"]) == (
-        1, "insulin", "Insulin", 3.0,
+        1,
+        "insulin",
+        "Insulin",
+        3.0,
     )
     assert data["evidence"] == extract.evidence.to_dict()
     assert data["test_labels"] == {"1": "Insulin"}
@@ -85,7 +88,7 @@ def test_model_report_has_prices_matrix_and_metrics(trained_model, clinician):
 
 
 def test_tree_layout_highlights_the_case_path(trained_model, clinician):
-    """Every node is placed, edges link parents to children, and the case's path starts at the root."""
+    """Every node is listed, edges link parents to children, the case's path starts at the root."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
     glucose = trained_model.dataset.tests.get(name="glucose")
     cases.record_result(user=clinician, case=case, test=glucose, value=70)

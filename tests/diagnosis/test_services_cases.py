@@ -76,7 +76,7 @@ def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinicia
 def test_bad_values_are_rejected_with_a_clear_message(
     case, clinician, trained_model, name, value, message
 ):
-    """Out-of-range numbers, non-numbers and unknown codes raise ValidationError; nothing is saved."""
+    """Out-of-range numbers, non-numbers, unknown codes raise ValidationError; nothing is saved."""
     with pytest.raises(ValidationError, match=message):
         cases.record_result(user=clinician, case=case, test=_test(trained_model, name), value=value)
     assert case.steps.count() == 0
@@ -186,7 +186,7 @@ def test_state_is_recomputed_from_the_database_when_resumed(case, clinician, tra
 
 
 def test_prices_come_from_the_training_snapshot(case, clinician, trained_model):
-    """Changing a dataset price after training does not change what the model's cases are charged."""
+    """Changing a dataset price after training does not change what the model's cases cost."""
     trained_model.dataset.tests.filter(name="glucose").update(price=99.0, discounted_price=99.0)
     step = cases.record_result(
         user=clinician, case=case, test=_test(trained_model, "glucose"), value=100

@@ -89,10 +89,8 @@ def test_every_registry_tree_learner_is_checked():
 
 
 @pytest.mark.parametrize("learner", TREE_LEARNERS)
-def test_diagram_decisions_equal_next_action_at_every_node(
-    learner, skewed_dataset, model_admin
-):
-    """For a patient stopping at any node, the drawn decision and probabilities are next_action's."""
+def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_dataset, model_admin):
+    """For a patient stopping at any node, the drawn decision and probabilities are next_action."""
     requested = training.create_training(
         user=model_admin,
         dataset=skewed_dataset,
@@ -132,9 +130,7 @@ def test_diagram_decisions_equal_next_action_at_every_node(
             )
             assert node["expected_cost"] == pytest.approx(action.evidence.conclude_cost)
             checked_tests += 1
-        expected_label = (
-            "Refer" if conclusion.kind == "reject" else CLASSES[int(conclusion.label)]
-        )
+        expected_label = "Refer" if conclusion.kind == "reject" else CLASSES[int(conclusion.label)]
         assert node["decision_kind"] == conclusion.kind, node_id
         assert node["decision"] == expected_label, node_id
         assert node["expected_cost"] == pytest.approx(conclusion.expected_cost)

@@ -26,7 +26,9 @@ def login(client, user):
 
 
 def start(client, trained_model, ref="p-1") -> DiagnosisCase:
-    response = client.post(reverse("case-new") + f"?model={trained_model.pk}", {"patient_reference": ref})
+    response = client.post(
+        reverse("case-new") + f"?model={trained_model.pk}", {"patient_reference": ref}
+    )
     assert response.status_code == 302
     case = DiagnosisCase.objects.get(patient_reference=ref)
     assert response["Location"] == reverse("case-detail", args=[case.pk])
@@ -85,7 +87,7 @@ def test_logout_is_a_post_button(client, clinician):
     """The header's logout is a form posting to the logout URL (GET logout is not allowed)."""
     login(client, clinician)
     page = text(client.get(reverse("home")))
-    assert re.search(r'<form method="post" action="%s">' % reverse("logout"), page)
+    assert re.search(rf'<form method="post" action="{reverse("logout")}">', page)
     response = client.post(reverse("logout"))
     assert response.status_code == 302
     assert client.get(reverse("home")).status_code == 302
@@ -116,7 +118,8 @@ def test_case_flow_follows_advice_to_a_conclusion(client, clinician, trained_mod
     page = text(client.get(reverse("case-detail", args=[case.pk])))
     assert f"Accept: classify as {advice['label']}" in page
     response = client.post(
-        reverse("case-detail", args=[case.pk]), {"action": "classify", "label": advice["label_index"]}
+        reverse("case-detail", args=[case.pk]),
+        {"action": "classify", "label": advice["label_index"]},
     )
     assert response.status_code == 302
     assert response["Location"] == reverse("case-summary", args=[case.pk])
@@ -145,7 +148,11 @@ def test_refresh_after_post_repeats_nothing(client, clinician, trained_model):
     advice = advice_of(client, case)
     client.post(
         reverse("case-detail", args=[case.pk]),
-        {"action": "result", "test": advice["test_name"], "value": patient_row(trained_model)[advice["test_index"]]},
+        {
+            "action": "result",
+            "test": advice["test_name"],
+            "value": patient_row(trained_model)[advice["test_index"]],
+        },
     )
     first = client.get(reverse("case-detail", args=[case.pk]))
     second = client.get(reverse("case-detail", args=[case.pk]))
@@ -163,12 +170,15 @@ def test_refresh_after_post_repeats_nothing(client, clinician, trained_model):
         ("", "Enter the Glucose result"),
     ],
 )
-def test_bad_numeric_value_shows_message_and_saves_nothing(client, clinician, trained_model, value, message):
+def test_bad_numeric_value_shows_message_and_saves_nothing(
+    client, clinician, trained_model, value, message
+):
     """An out-of-range, non-numeric or empty value is shown inline and nothing is saved."""
     login(client, clinician)
     case = start(client, trained_model)
     response = client.post(
-        reverse("case-detail", args=[case.pk]), {"action": "result", "test": "glucose", "value": value}
+        reverse("case-detail", args=[case.pk]),
+        {"action": "result", "test": "glucose", "value": value},
     )
     assert response.status_code == 400
     page = text(response)
@@ -270,7 +280,7 @@ def test_mark_unavailable_is_free_and_removes_the_test(client, clinician, traine
 
 
 def test_overrule_and_refer_are_recorded_as_not_followed(client, clinician, trained_model):
-    """Classifying against the advice is recorded as overruled; so is referring without advice to."""
+    """Classifying against the advice is recorded as overruled; so is an unadvised referral."""
     login(client, clinician)
     case = start(client, trained_model, ref="a")
     advice = advice_of(client, case)
@@ -294,7 +304,9 @@ def test_classify_requires_a_valid_class(client, clinician, trained_model):
     login(client, clinician)
     case = start(client, trained_model)
     for label in ("", "9"):
-        response = client.post(reverse("case-detail", args=[case.pk]), {"action": "classify", "label": label})
+        response = client.post(
+            reverse("case-detail", args=[case.pk]), {"action": "classify", "label": label}
+        )
         assert response.status_code == 400
         assert "class" in text(response).lower()
     case.refresh_from_db()
@@ -309,7 +321,9 @@ def test_another_clinician_gets_403(client, clinician, other_clinician, trained_
     login(client, other_clinician)
     response = client.get(reverse("case-detail", args=[case.pk]))
     assert response.status_code == 403
-    assert "This case belongs to another clinician." in text(response)  # said plainly, in the layout
+    assert "This case belongs to another clinician." in text(
+        response
+    )  # said plainly, in the layout
     assert client.get(reverse("case-summary", args=[case.pk])).status_code == 403
     response = client.post(reverse("case-detail", args=[case.pk]), {"action": "refer"})
     assert response.status_code == 403
@@ -321,7 +335,7 @@ def test_another_clinician_gets_403(client, clinician, other_clinician, trained_
 
 
 def test_model_page_shows_metrics_prices_and_matrix(client, clinician, trained_model):
-    """The trust page shows the learner, held-out metrics, prices, error matrix and test frequency."""
+    """The trust page shows learner, held-out metrics, prices, error matrix and test frequency."""
     login(client, clinician)
     response = client.get(reverse("model-detail", args=[trained_model.pk]))
     assert response.status_code == 200
@@ -356,13 +370,19 @@ def test_model_progress_json(client, clinician, trained_model):
     assert data["error"] == ""
 
 
-def test_running_model_page_polls_progress_and_failed_shows_reason(client, model_admin, trained_model):
+def test_running_model_page_polls_progress_and_failed_shows_reason(
+    client, model_admin, trained_model
+):
     """A queued model's page carries the poller; a failed model's page shows why it failed."""
     login(client, model_admin)
-    TrainedModel.objects.filter(pk=trained_model.pk).update(status="running", progress=0.4, finished_at=None)
+    TrainedModel.objects.filter(pk=trained_model.pk).update(
+        status="running", progress=0.4, finished_at=None
+    )
     page = text(client.get(reverse("model-detail", args=[trained_model.pk])))
     assert 'id="training-progress"' in page and "js/progress.js" in page and "40%" in page
-    TrainedModel.objects.filter(pk=trained_model.pk).update(status="failed", error="Out of memory in fit")
+    TrainedModel.objects.filter(pk=trained_model.pk).update(
+        status="failed", error="Out of memory in fit"
+    )
     page = text(client.get(reverse("model-detail", args=[trained_model.pk])))
     assert "The training failed" in page and "Out of memory in fit" in page
 
@@ -373,24 +393,29 @@ def test_tree_json_highlights_the_case_path(client, clinician, trained_model):
     case = start(client, trained_model)
     advice = advice_of(client, case)
     value = patient_row(trained_model)[advice["test_index"]]
-    client.post(reverse("case-detail", args=[case.pk]), {"action": "result", "test": advice["test_name"], "value": value})
+    client.post(
+        reverse("case-detail", args=[case.pk]),
+        {"action": "result", "test": advice["test_name"], "value": value},
+    )
     url = reverse("model-tree", args=[trained_model.pk])
     data = client.get(url + f"?case={case.pk}&format=json").json()
     highlight = data["highlight"]
     assert highlight[0] == 0 and len(highlight) >= 2
     nodes = {n["id"]: n for n in data["layout"]["nodes"]}
-    for parent, child in zip(highlight, highlight[1:]):
+    for parent, child in zip(highlight, highlight[1:], strict=False):
         assert nodes[child]["parent"] == parent
     assert any(t.get("name") == "This patient's path" for t in data["figure"]["data"])
     plain = client.get(url + "?format=json").json()
     assert plain["highlight"] == []
     page = text(client.get(url + f"?case={case.pk}"))
-    assert 'id="fig-tree"' in page and "case #%d" % case.pk in page
+    assert 'id="fig-tree"' in page and f"case #{case.pk}" in page
     case_page = text(client.get(reverse("case-detail", args=[case.pk])))
     assert "show where this patient is in the tree" in case_page
 
 
-def test_train_page_renders_params_and_queues(client, model_admin, toy_dataset, django_capture_on_commit_callbacks):
+def test_train_page_renders_params_and_queues(
+    client, model_admin, toy_dataset, django_capture_on_commit_callbacks
+):
     """A model admin sees every learner's parameters and a valid post queues a training."""
     from diagnosis import learner_registry
 
@@ -405,7 +430,13 @@ def test_train_page_renders_params_and_queues(client, model_admin, toy_dataset, 
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(
             reverse("train"),
-            {"dataset": toy_dataset.pk, "learner": "eg2", "eg2__w": "0.5", "error_matrix": matrix.pk, "name": "Mine"},
+            {
+                "dataset": toy_dataset.pk,
+                "learner": "eg2",
+                "eg2__w": "0.5",
+                "error_matrix": matrix.pk,
+                "name": "Mine",
+            },
         )
     assert response.status_code == 302
     trained = TrainedModel.objects.get(name="Mine")
@@ -417,14 +448,19 @@ def test_train_page_renders_params_and_queues(client, model_admin, toy_dataset, 
 def test_train_page_rejects_bad_params_and_non_admins(client, model_admin, clinician, toy_dataset):
     """An out-of-range parameter is shown and nothing is queued; clinicians get 403."""
     login(client, model_admin)
-    response = client.post(reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2", "eg2__w": "-1"})
+    response = client.post(
+        reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2", "eg2__w": "-1"}
+    )
     assert response.status_code == 400
     assert "at least 0" in text(response)
     assert not TrainedModel.objects.exists()
     client.logout()
     login(client, clinician)
     assert client.get(reverse("train")).status_code == 403
-    assert client.post(reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2"}).status_code == 403
+    assert (
+        client.post(reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2"}).status_code
+        == 403
+    )
 
 
 def test_steps_are_not_saved_by_get(client, clinician, trained_model):
@@ -466,17 +502,24 @@ def test_risks_chart_and_table_come_from_the_model(client, clinician, thyroid_mo
             break
         advice = response.context["advice"]  # free answers first: they carry no risks
         case_services.take_step(
-            user=clinician, case=case, action="result", test=advice["test_name"],
+            user=clinician,
+            case=case,
+            action="result",
+            test=advice["test_name"],
             value=patient[advice["test_index"]],
         )
         response = client.get(detail)
     risks = response.context["advice"]["evidence"]["risks"]
     assert risks, "a priced decision carries the risk of every action"
     names = {t.index: t.display_label for t in thyroid_model.dataset.tests.all()}
-    best = response.context["advice"]["class_labels"][response.context["advice"]["evidence"]["best_class"]]
+    best = response.context["advice"]["class_labels"][
+        response.context["advice"]["evidence"]["best_class"]
+    ]
     expected = [
-        "Refer" if r["kind"] == "reject"
-        else f"Order {names[r['test']]}" if r["kind"] == "extract"
+        "Refer"
+        if r["kind"] == "reject"
+        else f"Order {names[r['test']]}"
+        if r["kind"] == "extract"
         else f"Classify as {best}"
         for r in risks
     ]
@@ -494,7 +537,10 @@ def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
 
     for seconds, cost in ((1.0, 50.0), (4.0, 42.0)):
         TrainingCheckpoint.objects.create(
-            trained_model=trained_model, elapsed_seconds=seconds, estimated_cost=cost, label=f"r={seconds:g}"
+            trained_model=trained_model,
+            elapsed_seconds=seconds,
+            estimated_cost=cost,
+            label=f"r={seconds:g}",
         )
     login(client, clinician)
     response = client.get(reverse("model-detail", args=[trained_model.pk]))

@@ -35,7 +35,7 @@ THYROID_TESTS = [
 
 
 def thyroid_like_rows(n: int = 300, seed: int = 0):
-    """Hypo when TSH is high, hyper when TSH is low and FTI high; patients over 75 are a coin toss."""
+    """Hypo when TSH is high, hyper when TSH is low and FTI high; over-75s are a coin toss."""
     rng = np.random.default_rng(seed)
     age = rng.uniform(20, 90, n).round()
     thyroxine = rng.integers(0, 2, n).astype(float)
