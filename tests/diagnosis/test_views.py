@@ -549,3 +549,32 @@ def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
     assert 'id="fig-checkpoints"' in text(response)
     data = client.get(reverse("model-progress", args=[trained_model.pk])).json()
     assert [c["label"] for c in data["checkpoints"]] == ["r=1", "r=4"]
+
+
+def test_discount_note_follows_the_models_prices_not_todays(client, clinician, trained_model):
+    """After the dataset's prices and groups change, the case still quotes the trained prices."""
+    from diagnosis.models import DiagnosticTest
+
+    snapshot = trained_model.cost_snapshot
+    insulin = snapshot["names"].index("insulin")
+    # Today insulin leaves the blood group and costs more; the model was trained before.
+    DiagnosticTest.objects.filter(dataset=trained_model.dataset, name="insulin").update(
+        group=None, price=50.0, discounted_price=50.0
+    )
+    login(client, clinician)
+    case = start(client, trained_model)
+    detail = reverse("case-detail", args=[case.pk])
+    client.post(detail, {"action": "result", "test": "glucose", "value": "150"})
+    response = client.get(detail + "?test=insulin")
+    entry = response.context["entry"]
+    assert entry.price_now == snapshot["discounted"][insulin]
+    assert entry.full_price == snapshot["costs"][insulin]
+    assert entry.discount_from == "Glucose"
+    assert f"discounted from {money(snapshot['costs'][insulin])}: same group as Glucose" in text(
+        response
+    )
+    client.post(detail, {"action": "result", "test": "insulin", "value": "120"})
+    step = case.steps.get(test__name="insulin")
+    assert step.price == snapshot["discounted"][insulin]
+    summary = text(client.get(detail))
+    assert "discounted: same group as Glucose" in summary
