@@ -200,3 +200,26 @@ def test_cannot_start_a_case_with_an_unready_model(trained_model, clinician):
     trained_model.save()
     with pytest.raises(ValidationError, match="not ready"):
         cases.start_case(user=clinician, trained_model=trained_model)
+
+
+def test_take_step_is_the_one_entry_for_every_action(case, clinician, trained_model):
+    """take_step records a result by test name, refuses unknown actions/tests and closed cases."""
+    step = cases.take_step(user=clinician, case=case, action="result", test="glucose", value="150")
+    assert step.kind == DiagnosisStep.RESULT and step.value == 150.0 and step.price == 10.0
+    with pytest.raises(ValidationError, match="action must be one of"):
+        cases.take_step(user=clinician, case=case, action="dance")
+    with pytest.raises(ValidationError, match="Choose one of this model's tests"):
+        cases.take_step(user=clinician, case=case, action="unavailable", test="nope")
+    step = cases.take_step(user=clinician, case=case, action="classify", label="disease")
+    assert step.label == trained_model.dataset.class_labels.index("disease")
+    case.refresh_from_db()
+    with pytest.raises(cases.CaseClosed):
+        cases.take_step(user=clinician, case=case, action="refer")
+    assert case.steps.count() == 2
+
+
+def test_take_step_checks_the_clinician(case, other_clinician):
+    """Another clinician's step is refused before anything is checked or saved."""
+    with pytest.raises(PermissionDenied):
+        cases.take_step(user=other_clinician, case=case, action="refer")
+    assert case.steps.count() == 0
