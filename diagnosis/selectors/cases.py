@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from learners import CostModel
+from learners.policy import decide
 
 from ..model_cache import get_estimator
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
@@ -130,7 +131,14 @@ def _mentioned_tests(action) -> Iterable[int]:
             yield int(risk.test)
 
 
-def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> dict:
+def action_to_dict(
+    action,
+    *,
+    dataset,
+    classes: Sequence[int] | None = None,
+    cost_matrix=None,
+    reject_cost=None,
+) -> dict:
     """The advice to store and show: ``action.to_dict()`` plus the names it needs.
 
     ``classes`` are the model's ``classes_`` (the class codes ``proba`` and the
@@ -140,6 +148,11 @@ def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> 
     and ``label_position`` (classify), ``class_labels`` aligned with the
     model's class positions, and ``test_labels`` for every test the action
     mentions.  :func:`diagnosis.selectors.explanations.explain` words it.
+
+    With the model's ``cost_matrix`` (and ``reject_cost``), an ``Extract``
+    also gets ``conclusion_now``: what :func:`learners.policy.decide` concludes
+    from the evidence's belief if the patient stopped now (``kind``,
+    ``label_index``, ``label``).
     """
     labels = list(dataset.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
@@ -165,6 +178,25 @@ def action_to_dict(action, *, dataset, classes: Sequence[int] | None = None) -> 
             test_name=test.name if test else str(action.test),
             test_label=test.display_label if test else str(action.test),
         )
+        evidence = action.evidence
+        if evidence is not None and cost_matrix is not None:
+            # The model's own rule on its own belief; referral only if the model offers it.
+            now = decide(
+                evidence.proba,
+                classes=codes,
+                cost_matrix=cost_matrix,
+                reject_cost=reject_cost if evidence.refer_cost is not None else None,
+            )
+            code = int(now.label) if now.kind == "classify" else None
+            result["conclusion_now"] = {
+                "kind": now.kind,
+                "label_index": code,
+                "label": None
+                if code is None
+                else labels[code]
+                if 0 <= code < len(labels)
+                else str(code),
+            }
     elif action.kind == "classify":
         index = int(action.label)
         result.update(
@@ -198,7 +230,13 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     if case.is_open:
         estimator = estimator_for(trained)
         action = estimator.next_action(known, unavailable)
-        advice = action_to_dict(action, dataset=dataset, classes=estimator.classes_.tolist())
+        advice = action_to_dict(
+            action,
+            dataset=dataset,
+            classes=estimator.classes_.tolist(),
+            cost_matrix=estimator.cost_matrix_,
+            reject_cost=getattr(estimator, "reject_cost_", None),
+        )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])
     tests = {

@@ -105,14 +105,14 @@ def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Na
     return rows
 
 
-def _conclusion_now(evidence: Mapping, names: _Names) -> str:
-    """What concluding now would be, as a clause: the best class, or referral when cheaper."""
-    best = evidence.get("best_class")
-    refer = evidence.get("refer_cost")
-    costs = evidence.get("class_costs") or []
-    if refer is not None and best is not None and costs and costs[best] > refer:
+def _conclusion_now(advice: Mapping[str, Any]) -> str:
+    """What the model would conclude if the patient stopped now, as a clause ("" if unknown)."""
+    now = advice.get("conclusion_now")
+    if not now:
+        return ""
+    if now.get("kind") == "reject":
         return "if you referred now"
-    return f"if you concluded {names.cls(best)} now"
+    return f"if you concluded {now.get('label')} now"
 
 
 def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
@@ -139,16 +139,18 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
             else f"for {money(cost)}"
         )
         now, after = evidence.get("conclude_cost"), evidence.get("cost_after")
+        clause = _conclusion_now(advice)
         if now is not None and after is not None:
             why.append(
-                f"Order {test} {price}: the expected cost of an error falls from {money(now)} "
-                f"({_conclusion_now(evidence, names)}) to {money(after)} "
-                "once the result is known."
+                f"Order {test} {price}: the expected cost of an error falls from {money(now)}"
+                + (f" ({clause})" if clause else "")
+                + f" to {money(after)} once the result is known."
             )
         elif now is not None:
             why.append(
-                f"Order {test} {price}. The expected cost of an error is {money(now)} "
-                f"{_conclusion_now(evidence, names)}."
+                f"Order {test} {price}. The expected cost of an error is {money(now)}"
+                + (f" {clause}" if clause else " if you concluded now")
+                + "."
             )
         else:
             why.append(f"Order {test} {price}.")

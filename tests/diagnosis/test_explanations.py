@@ -20,16 +20,38 @@ def test_extract_says_price_and_how_the_expected_error_cost_falls(toy_dataset):
     evidence = evidence_for(
         (0.9, 0.1), cost_matrix=MATRIX, reject_cost=None, support=115.0, cost_after=12.0
     )
-    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
+    advice = action_to_dict(
+        Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset, cost_matrix=MATRIX
+    )
+    now = decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX)
+    assert advice["conclusion_now"]["label_index"] == now.label
     words = explain(advice)
     assert words.headline == "Order Insulin"
     assert words.why[0] == (
         f"Order Insulin for {money(3.0)}: the expected cost of an error falls from "
-        f"{money(evidence.conclude_cost)} (if you concluded healthy now) to {money(12.0)} "
-        "once the result is known."
+        f"{money(evidence.conclude_cost)} "
+        f"(if you concluded {['healthy', 'disease'][now.label]} now) "
+        f"to {money(12.0)} once the result is known."
     )
     assert words.why[-1] == "Based on 115 training cases."
     assert advice_headline(advice) == "order Insulin"
+
+
+def test_extract_says_when_stopping_now_would_be_a_referral(toy_dataset):
+    """When referring is the model's conclusion for the current belief, the order says so."""
+    evidence = evidence_for(
+        (0.5, 0.5), cost_matrix=MATRIX, reject_cost=REFER, support=20.0, cost_after=5.0
+    )
+    advice = action_to_dict(
+        Extract(test=0, cost=10.0, evidence=evidence),
+        dataset=toy_dataset,
+        cost_matrix=MATRIX,
+        reject_cost=REFER,
+    )
+    assert decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER).kind == (
+        "reject"
+    )
+    assert "(if you referred now)" in explain(advice).why[0]
 
 
 def test_classify_says_class_probability_error_cost_and_referral(toy_dataset):
