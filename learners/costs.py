@@ -69,9 +69,7 @@ class CostModel:
             )
         self.groups = _as_groups(groups, n_features)
         self.delayed = (
-            np.zeros(n_features, dtype=bool)
-            if delayed is None
-            else _as_flags(delayed, n_features)
+            np.zeros(n_features, dtype=bool) if delayed is None else _as_flags(delayed, n_features)
         )
         self.derived = _as_derived(derived, n_features)
         self.free = _as_free(free, n_features)
@@ -84,7 +82,7 @@ class CostModel:
         return int(self.costs.shape[0])
 
     @classmethod
-    def uniform(cls, n_features: int, cost: float = 1.0) -> "CostModel":
+    def uniform(cls, n_features: int, cost: float = 1.0) -> CostModel:
         """Every test costs ``cost``; no groups, nothing delayed."""
         return cls([float(cost)] * int(n_features))
 
@@ -181,7 +179,7 @@ class CostModel:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "CostModel":
+    def from_dict(cls, data: Mapping) -> CostModel:
         """Inverse of :meth:`to_dict`."""
         derived = {int(k): tuple(v) for k, v in (data.get("derived") or {}).items()}
         return cls(
