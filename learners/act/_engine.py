@@ -73,6 +73,7 @@ _split_key = njit(cache=True, nogil=True)(_formulas.split_key)
 _ranking_cost = njit(cache=True, nogil=True)(_formulas.ranking_cost)
 _key_beats = njit(cache=True, nogil=True)(_formulas.key_beats)
 _eg2_icf = njit(cache=True, nogil=True)(_formulas.eg2_icf)
+_smoothed_row = njit(cache=True, nogil=True)(_formulas.smoothed_row)
 
 
 # ------------------------------------------------------------------ splits
@@ -640,16 +641,7 @@ def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_c
         f = feature[v]
         if f >= 0 and not nominal[f]:
             bound[v] = _walk_bound(values, f, boundary[v], upper[v])
-        total = 0.0
-        for c in range(k):
-            total += weights[v, c]
-        for c in range(k):
-            if laplace:
-                proba[v, c] = (weights[v, c] + 1.0) / (total + k)
-            elif total > 0.0:
-                proba[v, c] = weights[v, c] / total
-            else:
-                proba[v, c] = 1.0 / k
+        _smoothed_row(weights[v], laplace, proba[v])
     refer = reject_cost.shape[0] > 0
     stack_node = np.empty(n_nodes + 1, dtype=np.int64)
     stack_weight = np.empty(n_nodes + 1)
@@ -657,7 +649,6 @@ def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_c
     reached_weight = np.empty(n_nodes)
     waiting = np.zeros(n_features)
     done = np.zeros(n_features, dtype=np.int64)
-    belief = np.zeros(k)
     grand_total = 0.0
     for i in range(cases.shape[0]):
         case = cases[i]
@@ -709,31 +700,15 @@ def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_c
                 test_cost += marginal_cost(test, done, prices)
                 mark_done(test, done, prices, 1)
                 continue
-            belief[:] = 0.0
-            mass = 0.0
-            for j in range(n_reached):
-                mass += reached_weight[j]
-            for c in range(k):
-                s = 0.0
-                for j in range(n_reached):
-                    s += reached_weight[j] * proba[reached[j], c]
-                belief[c] = s / mass
-            label = 0
-            best = np.inf
-            for j in range(k):
-                s = 0.0
-                for c in range(k):
-                    s += belief[c] * cost_matrix[c, j]
-                if s < best:
-                    best = s
-                    label = j
+            # the tree policy's mixture and policy.decide, with numpy's operations
+            # (numba's matrix product gives numpy's bits)
+            mix = reached_weight[:n_reached].copy()
+            belief = mix @ proba[reached[:n_reached]] / mix.sum()
+            expected = belief @ cost_matrix
+            label = np.argmin(expected)
             outcome = cost_matrix[y[case], label]
-            if refer:
-                expected_refer = 0.0
-                for c in range(k):
-                    expected_refer += belief[c] * reject_cost[c]
-                if best > expected_refer:
-                    outcome = reject_cost[y[case]]
+            if refer and expected[label] > np.sum(belief * reject_cost):
+                outcome = reject_cost[y[case]]
             grand_total += test_cost + outcome
             break
     return grand_total

@@ -51,6 +51,7 @@ __all__ = [
     "ranking_cost",
     "split_key",
     "least_cost_class",
+    "smoothed_row",
 ]
 
 #: criterion codes shared by the Python criteria and the compiled builder
@@ -119,33 +120,32 @@ def key_beats(tier, value, best_tier, best_value):
 
 
 @register_jitable
+def smoothed_row(counts, laplace, out):
+    """Write a node's class probabilities ``(n_c + s) / sum_i (n_i + s)`` into ``out``.
+
+    ``s = 1`` (Laplace) or 0 (frequency; uniform when the node has no
+    weight): :func:`learners.tree._structure.smoothed_proba`, same arithmetic.
+    """
+    k = counts.shape[0]
+    s = 1.0 if laplace else 0.0
+    total = 0.0
+    for i in range(k):
+        out[i] = counts[i] + s
+        total += out[i]
+    for i in range(k):
+        out[i] = out[i] / total if total > 0.0 else 1.0 / k
+    return out
+
+
+@register_jitable
 def least_cost_class(counts, cost_matrix, laplace):
     """Class of least expected cost for a leaf with class weights ``counts``.
 
-    The beliefs are ``(n_c + 1) / (n + K)`` (Laplace) or ``n_c / n``
-    (frequency; uniform when ``n = 0``), as :func:`learners.tree.walk.
-    leaf_probabilities`; the class is ``argmin_j sum_i p_i M[i, j]``, ties to
-    the lowest position, as :func:`learners.policy.best_class`.
+    The beliefs are :func:`smoothed_row` (Laplace or frequency); the class is
+    ``argmin_j sum_i p_i M[i, j]``, ties to the lowest position, computed as
+    :func:`learners.policy.best_class` computes it (a tie broken by rounding
+    breaks the same way).
     """
-    k = counts.shape[0]
-    total = 0.0
-    for i in range(k):
-        total += counts[i]
-    proba = np.empty(k)
-    for i in range(k):
-        if laplace:
-            proba[i] = (counts[i] + 1.0) / (total + k)
-        elif total > 0.0:
-            proba[i] = counts[i] / total
-        else:
-            proba[i] = 1.0 / k
-    best = 0
-    best_cost = np.inf
-    for j in range(k):
-        cost = 0.0
-        for i in range(k):
-            cost += proba[i] * cost_matrix[i, j]
-        if cost < best_cost:
-            best = j
-            best_cost = cost
-    return best
+    proba = smoothed_row(counts, laplace, np.empty(counts.shape[0]))
+    # ``@`` as in policy.expected_costs: numba's matrix product gives numpy's bits
+    return int(np.argmin(proba @ cost_matrix))
