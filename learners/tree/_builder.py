@@ -129,9 +129,11 @@ def grow_tree(
     tree = GrowingTree(n_classes)
     root_weights = np.ones(n_samples)
     root = tree.add(np.bincount(y, weights=root_weights, minlength=n_classes).astype(float))
-    stack = [(root, np.arange(n_samples), root_weights, order, frozenset(), 0)]
+    # a path is the tuple of its split features (a numeric one may repeat)
+    stack = [(root, np.arange(n_samples), root_weights, order, (), 0)]
     while stack:
-        node, cases, weights, node_order, done, depth = stack.pop()
+        node, cases, weights, node_order, path, depth = stack.pop()
+        done = frozenset(path)
         class_weight = tree.class_weight[node]
         total = float(class_weight.sum())
         if (
@@ -143,12 +145,12 @@ def grow_tree(
         node_cost = misclassification_cost(class_weight, cost_matrix)
         candidates = _numeric_candidates(
             XT, y, cases, weights, node_order, numeric, n_classes,
-            criterion, cost_model, cost_matrix, min_leaf, done, table,
+            criterion, cost_model, cost_matrix, min_leaf, path, table,
         )
         candidates.extend(
             _nominal_candidates(
                 codes, nominal, n_branches, cases, weights, y, n_classes, criterion,
-                cost_model, cost_matrix, min_leaf, done,
+                cost_model, cost_matrix, min_leaf, path,
             )
         )
         chosen = criterion.choose(candidates, node_cost, total)
@@ -169,7 +171,7 @@ def grow_tree(
         branch_total = np.bincount(branch[known], weights=weights[known], minlength=len(values))
         shares = branch_total / branch_total.sum()
         tree.feature[node] = f
-        child_done = done | {f}
+        child_done = path + (f,)
         children = []
         for b in range(len(values)):
             if shares[b] <= 0.0:
@@ -218,6 +220,14 @@ def prune_tree(
     return tree
 
 
+def _shared_price(cost_model, f: int, path) -> float:
+    """``f``'s own price shared by the thresholds the path takes from it, this one included.
+
+    ``path`` lists the path's split features (a tuple, with repeats).
+    """
+    return cost_model.marginal_cost(f) / (1 + sum(1 for t in path if t == f))
+
+
 def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
     """Position of each value in ``categories`` (every known value is one); -1 for missing."""
     index = np.searchsorted(categories, column)  # NaN sorts past the end
@@ -227,8 +237,9 @@ def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
 
 def _numeric_candidates(
     XT, y, cases, weights, node_order, numeric, n_classes,
-    criterion, cost_model, cost_matrix, min_leaf, done, table,
+    criterion, cost_model, cost_matrix, min_leaf, path, table,
 ) -> list[Candidate]:
+    done = frozenset(path)
     if numeric.size == 0:
         return []
     score, threshold, split_info, _, _ = scan_numeric(
@@ -249,7 +260,7 @@ def _numeric_candidates(
                 child_cost=float(score[r]) if cost_mode else 0.0,
                 threshold=float(threshold[r]),
                 on_path=f in done_closure,
-                own_price=cost_model.marginal_cost(f),
+                own_price=_shared_price(cost_model, f, path),
             )
         )
     return candidates
@@ -257,8 +268,9 @@ def _numeric_candidates(
 
 def _nominal_candidates(
     codes, nominal, n_branches, cases, weights, y, n_classes, criterion,
-    cost_model, cost_matrix, min_leaf, done,
+    cost_model, cost_matrix, min_leaf, path,
 ) -> list[Candidate]:
+    done = frozenset(path)
     if nominal.size == 0:
         return []
     # A nominal test on the path already fixed its value below it.
@@ -280,7 +292,7 @@ def _nominal_candidates(
                 cost=cost_model.marginal_cost(f, done),
                 child_cost=float(score[r]) if cost_mode else 0.0,
                 on_path=f in done_closure,
-                own_price=cost_model.marginal_cost(f),
+                own_price=_shared_price(cost_model, f, path),
             )
         )
     return candidates

@@ -35,8 +35,8 @@ class Candidate:
     ``cost`` the test's marginal cost given the tests already on the path;
     ``threshold`` the numeric split point (NaN for a nominal split);
     ``on_path`` whether the test is already done on the path (a re-read) and
-    ``own_price`` its price with nothing done (see
-    :func:`learners.tree._formulas.ranking_cost`).
+    ``own_price`` its price with nothing done, shared among the thresholds the
+    path takes from it (see :func:`learners.tree._formulas.ranking_cost`).
     """
 
     feature: int
@@ -120,13 +120,13 @@ class EG2(_CostAware):
 
 
 class IDX(_CostAware):
-    """IDX (Norton): ``DeltaI / c``; zero-cost tests first, re-reads at their own price."""
+    """IDX (Norton): ``DeltaI / c``; zero-cost tests first, re-reads at their shared price."""
 
     code = _formulas.IDX
 
 
 class CSID3(_CostAware):
-    """CS-ID3 (Tan): ``DeltaI^2 / c``; zero-cost tests first, re-reads at their own price."""
+    """CS-ID3 (Tan): ``DeltaI^2 / c``; zero-cost tests first, re-reads at their shared price."""
 
     code = _formulas.CSID3
 

@@ -61,8 +61,8 @@ def test_criteria_rank_by_the_formulas():
     assert IDX().key(free) == (1, 0.3)
 
 
-def test_a_re_read_ranks_at_its_own_price_a_free_test_in_the_zero_tier():
-    """IDX/CS-ID3 rank a test done on the path at its own price; a test free in itself stays first."""
+def test_a_re_read_ranks_at_its_shared_price_a_free_test_in_the_zero_tier():
+    """IDX/CS-ID3 rank a test done on the path at its (shared) own price; a test free in itself stays first."""
     re_read = Candidate(feature=0, gain=0.2, split_info=1.0, cost=0.0, on_path=True,
                         own_price=10.0)
     priced = Candidate(feature=1, gain=0.4, split_info=1.0, cost=2.0)

@@ -130,9 +130,9 @@ def _retest_table():
         # x0 is on the path, so re-testing it is free: EG2's 2^0.138 - 1 = 0.10
         # beats x1's (2^0.20 - 1) / 2 = 0.074.
         (EG2Classifier, 0),
-        # IDX rates a re-read per unit of the measurement's own price (ALGORITHMS.md §2,
-        # learners.tree._formulas): x0's 0.14 / 1 loses to x1's 0.20 / 1.
-        (IDXClassifier, 1),
+        # IDX ranks x0's second threshold at half its price (learners.tree._formulas):
+        # 0.14 / 0.5 beats x1's 0.20 / 1.
+        (IDXClassifier, 0),
         # Cost-blind C4.5 takes the higher gain ratio of x1.
         (C45Classifier, 1),
     ],
