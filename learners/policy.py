@@ -105,12 +105,16 @@ class Evidence:
         return int(np.argmin(self.class_costs))
 
     @property
+    def refers_now(self) -> bool:
+        """Whether the best conclusion now is referral (it costs less than the best class)."""
+        return self.refer_cost is not None and min(self.class_costs) > self.refer_cost
+
+    @property
     def conclude_cost(self) -> float:
         """Expected cost of the best conclusion now: the cheapest class, or referral if cheaper."""
-        best = float(min(self.class_costs))
-        if self.refer_cost is not None and best > self.refer_cost:
-            return float(self.refer_cost)
-        return best
+        if self.refers_now:
+            return float(self.refer_cost)  # type: ignore[arg-type]
+        return float(min(self.class_costs))
 
     def to_dict(self) -> dict:
         """Plain JSON (indices and numbers only)."""
@@ -121,6 +125,7 @@ class Evidence:
             "refer_cost": None if self.refer_cost is None else float(self.refer_cost),
             "conclude_cost": self.conclude_cost,
             "best_class": self.best_class,
+            "refers_now": self.refers_now,
             "cost_after": None if self.cost_after is None else float(self.cost_after),
             "nodes": [[int(n), float(w)] for n, w in self.nodes],
             "risks": [r.to_dict() for r in self.risks],
@@ -298,10 +303,10 @@ def decide(
         nodes=nodes,
         risks=risks,
     )
+    if evidence.refers_now:
+        return Reject(expected_cost=evidence.conclude_cost, proba=evidence.proba, evidence=evidence)
     best = evidence.best_class
     best_cost = evidence.class_costs[best]
-    if evidence.refer_cost is not None and best_cost > evidence.refer_cost:
-        return Reject(expected_cost=evidence.refer_cost, proba=evidence.proba, evidence=evidence)
     label = classes[best]
     if isinstance(label, np.generic):
         label = label.item()

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from learners import CostModel
-from learners.policy import decide
 
 from ..model_cache import get_estimator
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
@@ -136,8 +135,6 @@ def action_to_dict(
     *,
     dataset,
     classes: Sequence[int] | None = None,
-    cost_matrix=None,
-    reject_cost=None,
 ) -> dict:
     """The advice to store and show: ``action.to_dict()`` plus the names it needs.
 
@@ -149,10 +146,9 @@ def action_to_dict(
     model's class positions, and ``test_labels`` for every test the action
     mentions.  :func:`diagnosis.selectors.explanations.explain` words it.
 
-    With the model's ``cost_matrix`` (and ``reject_cost``), an ``Extract``
-    also gets ``conclusion_now``: what :func:`learners.policy.decide` concludes
-    from the evidence's belief if the patient stopped now (``kind``,
-    ``label_index``, ``label``).
+    An ``Extract`` also gets ``conclusion_now``: what the model concludes from
+    its evidence if the patient stopped now (``Evidence.refers_now`` and
+    ``best_class``, worded as ``kind``, ``label_index``, ``label``).
     """
     labels = list(dataset.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
@@ -179,17 +175,11 @@ def action_to_dict(
             test_label=test.display_label if test else str(action.test),
         )
         evidence = action.evidence
-        if evidence is not None and cost_matrix is not None:
-            # The model's own rule on its own belief; referral only if the model offers it.
-            now = decide(
-                evidence.proba,
-                classes=codes,
-                cost_matrix=cost_matrix,
-                reject_cost=reject_cost if evidence.refer_cost is not None else None,
-            )
-            code = int(now.label) if now.kind == "classify" else None
+        if evidence is not None:
+            # The model's own conclusion on its own belief, had the patient stopped now.
+            code = None if evidence.refers_now else codes[evidence.best_class]
             result["conclusion_now"] = {
-                "kind": now.kind,
+                "kind": "reject" if evidence.refers_now else "classify",
                 "label_index": code,
                 "label": None
                 if code is None
@@ -234,8 +224,6 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
             action,
             dataset=dataset,
             classes=estimator.classes_.tolist(),
-            cost_matrix=estimator.cost_matrix_,
-            reject_cost=getattr(estimator, "reject_cost_", None),
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])

@@ -140,11 +140,19 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         )
         now, after = evidence.get("conclude_cost"), evidence.get("cost_after")
         clause = _conclusion_now(advice)
-        if now is not None and after is not None:
+        if now is not None and after is not None and float(after) < float(now):
             why.append(
                 f"Order {test} {price}: the expected cost of an error falls from {money(now)}"
                 + (f" ({clause})" if clause else "")
                 + f" to {money(after)} once the result is known."
+            )
+        elif now is not None and after is not None:
+            # The model orders it for what lies further down its path, not this result alone.
+            why.append(
+                f"Order {test} {price}: the expected cost of an error is {money(now)}"
+                + (f" ({clause})" if clause else "")
+                + f", and about {money(after)} once this result alone is known; "
+                "the tests it leads to are what the model expects to pay off."
             )
         elif now is not None:
             why.append(

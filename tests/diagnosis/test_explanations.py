@@ -20,9 +20,7 @@ def test_extract_says_price_and_how_the_expected_error_cost_falls(toy_dataset):
     evidence = evidence_for(
         (0.9, 0.1), cost_matrix=MATRIX, reject_cost=None, support=115.0, cost_after=12.0
     )
-    advice = action_to_dict(
-        Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset, cost_matrix=MATRIX
-    )
+    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
     now = decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX)
     assert advice["conclusion_now"]["label_index"] == now.label
     words = explain(advice)
@@ -42,12 +40,7 @@ def test_extract_says_when_stopping_now_would_be_a_referral(toy_dataset):
     evidence = evidence_for(
         (0.5, 0.5), cost_matrix=MATRIX, reject_cost=REFER, support=20.0, cost_after=5.0
     )
-    advice = action_to_dict(
-        Extract(test=0, cost=10.0, evidence=evidence),
-        dataset=toy_dataset,
-        cost_matrix=MATRIX,
-        reject_cost=REFER,
-    )
+    advice = action_to_dict(Extract(test=0, cost=10.0, evidence=evidence), dataset=toy_dataset)
     assert decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER).kind == (
         "reject"
     )
