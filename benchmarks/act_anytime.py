@@ -30,26 +30,43 @@ R_VALUES = (0, 1, 2, 4, 8, 16)
 
 
 def xor_part(seeds: int, n_train: int) -> None:
-    print(f"\n## XOR-5 + 5 cheap irrelevant, {n_train} train / 2000 test cases, "
-          f"M=200, mean over {seeds} datasets")
-    print(f"{'learner':<10} {'knob':>5} {'total $':>8} {'acc %':>6} {'fit s':>7} {'relevant only':>14}")
+    print(
+        f"\n## XOR-5 + 5 cheap irrelevant, {n_train} train / 2000 test cases, "
+        f"M=200, mean over {seeds} datasets"
+    )
+    print(
+        f"{'learner':<10} {'knob':>5} {'total $':>8} {'acc %':>6} {'fit s':>7} {'relevant only':>14}"
+    )
     rows: dict[tuple[str, int], list[tuple[float, float, float, bool]]] = {}
     for seed in range(seeds):
-        data = make_parity(n_train + 2000, n_relevant=5, n_irrelevant=5, relevant_cost=10.0,
-                           irrelevant_cost=1.0, random_state=seed)
+        data = make_parity(
+            n_train + 2000,
+            n_relevant=5,
+            n_irrelevant=5,
+            relevant_cost=10.0,
+            irrelevant_cost=1.0,
+            random_state=seed,
+        )
         X, y = data.X[:n_train], data.y[:n_train]
         X_test, y_test = data.X[n_train:], data.y[n_train:]
-        kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
-                      categorical_features=list(range(X.shape[1])))
+        kwargs = dict(
+            test_costs=data.test_costs,
+            cost_matrix=[[0, 200], [200, 0]],
+            categorical_features=list(range(X.shape[1])),
+        )
         runs = [("C4.5c", 0, C45Classifier(**kwargs)), ("EG2", 0, EG2Classifier(**kwargs))]
-        runs += [("ACT", r, ACTClassifier(r=r, random_state=seed, prune_lookahead=True,
-                                          **kwargs)) for r in R_VALUES]
-        runs += [("ACT-raw", r, ACTClassifier(r=r, random_state=seed, **kwargs))
-                 for r in (4, 16)]
-        runs += [("LSID3", r, LSID3Classifier(r=r, random_state=seed, **kwargs))
-                 for r in (0, 4, 16)]
-        runs += [("ICET", g, ICETClassifier(generations=g, random_state=seed, **kwargs))
-                 for g in (0, 5, 20)]
+        runs += [
+            ("ACT", r, ACTClassifier(r=r, random_state=seed, prune_lookahead=True, **kwargs))
+            for r in R_VALUES
+        ]
+        runs += [("ACT-raw", r, ACTClassifier(r=r, random_state=seed, **kwargs)) for r in (4, 16)]
+        runs += [
+            ("LSID3", r, LSID3Classifier(r=r, random_state=seed, **kwargs)) for r in (0, 4, 16)
+        ]
+        runs += [
+            ("ICET", g, ICETClassifier(generations=g, random_state=seed, **kwargs))
+            for g in (0, 5, 20)
+        ]
         for name, knob, model in runs:
             start = time.perf_counter()
             model.fit(X, y)
@@ -57,16 +74,25 @@ def xor_part(seeds: int, n_train: int) -> None:
             report = evaluate(model, X_test, y_test)
             used = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
             rows.setdefault((name, knob), []).append(
-                (report.mean_total_cost, report.accuracy, seconds,
-                 used == set(data.relevant.tolist()))
+                (
+                    report.mean_total_cost,
+                    report.accuracy,
+                    seconds,
+                    used == set(data.relevant.tolist()),
+                )
             )
     for (name, knob), values in rows.items():
         cost, acc, seconds, relevant = (np.mean([v[i] for v in values]) for i in range(4))
-        print(f"{name:<10} {knob:>5} {cost:>8.2f} {100 * acc:>6.1f} {seconds:>7.3f} "
-              f"{relevant * 100:>13.0f}%", flush=True)
-    print("(knob: r for ACT/LSID3, generations for ICET; ACT scores cost-pruned lookahead "
-          "trees, ACT-raw unpruned ones (the default); 'relevant only': datasets on which "
-          "the tree tests exactly the 5 relevant attributes)")
+        print(
+            f"{name:<10} {knob:>5} {cost:>8.2f} {100 * acc:>6.1f} {seconds:>7.3f} "
+            f"{relevant * 100:>13.0f}%",
+            flush=True,
+        )
+    print(
+        "(knob: r for ACT/LSID3, generations for ICET; ACT scores cost-pruned lookahead "
+        "trees, ACT-raw unpruned ones (the default); 'relevant only': datasets on which "
+        "the tree tests exactly the 5 relevant attributes)"
+    )
 
 
 def uci_part(key: str, mc: float, folds: int) -> None:
@@ -77,30 +103,42 @@ def uci_part(key: str, mc: float, folds: int) -> None:
     print(f"\n## {data.name}, mc={mc:g}, {folds}-fold CV (same folds): ACT cost vs r")
     print(f"{'r':>3} {'norm %':>7} {'acc %':>6} {'fit s':>7}")
     for r in R_VALUES:
-        model = ACTClassifier(r=r, random_state=0, test_costs=data.costs, cost_matrix=matrix,
-                              categorical_features=data.categorical)
+        model = ACTClassifier(
+            r=r,
+            random_state=0,
+            test_costs=data.costs,
+            cost_matrix=matrix,
+            categorical_features=data.categorical,
+        )
         report = cross_validate(model, data.X, data.y, folds=split)
-        print(f"{r:>3} {report.overall.normalized_cost:>7.2f} "
-              f"{100 * report.overall.accuracy:>6.1f} {report.mean_fit_seconds:>7.3f}", flush=True)
+        print(
+            f"{r:>3} {report.overall.normalized_cost:>7.2f} "
+            f"{100 * report.overall.accuracy:>6.1f} {report.mean_fit_seconds:>7.3f}",
+            flush=True,
+        )
 
 
 def error_cost_part(key: str) -> None:
     data = load_dataset(key, "train")
     k = len(data.class_labels)
-    train, test = train_test_split(np.arange(len(data.y)), test_size=0.3, random_state=0,
-                                   stratify=data.y)
+    train, test = train_test_split(
+        np.arange(len(data.y)), test_size=0.3, random_state=0, stratify=data.y
+    )
     print(f"\n## {data.name}: ACT(r=5) as the error cost mc varies (stratified 70/30 split)")
     print(f"{'mc':>8} {'leaves':>6} {'ACT acc %':>9} {'C4.5 acc %':>10}")
     for mc in (0.01, 1, 10, 100, 1000, 10000, 100000, 1e6):
         matrix = mc * (1.0 - np.eye(k))
-        kwargs = dict(test_costs=data.costs, cost_matrix=matrix,
-                      categorical_features=data.categorical)
+        kwargs = dict(
+            test_costs=data.costs, cost_matrix=matrix, categorical_features=data.categorical
+        )
         act = ACTClassifier(r=5, random_state=0, **kwargs).fit(data.X[train], data.y[train])
         c45 = C45Classifier(**kwargs).fit(data.X[train], data.y[train])
         act_acc = np.mean(act.predict(data.X[test]) == data.y[test])
         c45_acc = np.mean(c45.predict(data.X[test]) == data.y[test])
-        print(f"{mc:>8g} {act.tree_.n_leaves:>6} {100 * act_acc:>9.1f} {100 * c45_acc:>10.1f}",
-              flush=True)
+        print(
+            f"{mc:>8g} {act.tree_.n_leaves:>6} {100 * act_acc:>9.1f} {100 * c45_acc:>10.1f}",
+            flush=True,
+        )
 
 
 def main(argv=None) -> int:

@@ -61,8 +61,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="heart,hepatitis,thyroid")
     parser.add_argument("--costs", default="10,100,1000,10000", help="uniform error costs mc")
-    parser.add_argument("--learners", default=DEFAULT_LEARNERS,
-                        help=f"comma list among {','.join(_learners(5, 20, 0))}")
+    parser.add_argument(
+        "--learners",
+        default=DEFAULT_LEARNERS,
+        help=f"comma list among {','.join(_learners(5, 20, 0))}",
+    )
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--r", type=int, default=5, help="ACT/LSID3 sample size")
@@ -82,21 +85,28 @@ def main(argv=None) -> int:
         data = load_dataset(key, "pooled" if args.thyroid == "pooled" else "train")
         folds = make_folds(data.y, n_splits=args.folds, random_state=args.seed)
         k = len(data.class_labels)
-        print(f"\n## {data.name}: {data.X.shape[0]} cases, {data.X.shape[1]} tests, "
-              f"{k} classes, TC={data.costs.total_cost():.2f}")
-        print(f"{'mc':>7} {'learner':<12} {'norm %':>7} {'acc %':>6} {'total $':>9} "
-              f"{'test $':>8} {'fit s':>7}")
+        print(
+            f"\n## {data.name}: {data.X.shape[0]} cases, {data.X.shape[1]} tests, "
+            f"{k} classes, TC={data.costs.total_cost():.2f}"
+        )
+        print(
+            f"{'mc':>7} {'learner':<12} {'norm %':>7} {'acc %':>6} {'total $':>9} "
+            f"{'test $':>8} {'fit s':>7}"
+        )
         for mc in costs:
             matrix = mc * (1.0 - np.eye(k))
             for name in names:
-                model = factories[name](test_costs=data.costs, cost_matrix=matrix,
-                                        categorical_features=data.categorical)
+                model = factories[name](
+                    test_costs=data.costs, cost_matrix=matrix, categorical_features=data.categorical
+                )
                 report = cross_validate(model, data.X, data.y, folds=folds)
                 overall = report.overall
-                print(f"{mc:>7g} {name:<12} {overall.normalized_cost:>7.2f} "
-                      f"{100 * overall.accuracy:>6.1f} {overall.mean_total_cost:>9.2f} "
-                      f"{overall.mean_test_cost:>8.2f} {report.mean_fit_seconds:>7.3f}",
-                      flush=True)
+                print(
+                    f"{mc:>7g} {name:<12} {overall.normalized_cost:>7.2f} "
+                    f"{100 * overall.accuracy:>6.1f} {overall.mean_total_cost:>9.2f} "
+                    f"{overall.mean_test_cost:>8.2f} {report.mean_fit_seconds:>7.3f}",
+                    flush=True,
+                )
     return 0
 
 

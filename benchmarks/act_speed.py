@@ -53,8 +53,11 @@ def main(argv=None) -> int:
     data = load_known("thyroid-train")
     X, y = data.X, data.y
     k = len(data.class_labels)
-    kwargs = dict(test_costs=data.costs, cost_matrix=args.mc * (1.0 - np.eye(k)),
-                  categorical_features=data.categorical)
+    kwargs = dict(
+        test_costs=data.costs,
+        cost_matrix=args.mc * (1.0 - np.eye(k)),
+        categorical_features=data.categorical,
+    )
     print(f"# ann-thyroid train {X.shape[0]}x{X.shape[1]}, mc={args.mc:g}")
     ACTClassifier(r=1, random_state=0, **kwargs).fit(X[:300], y[:300])  # warm-up / compile
     ICETClassifier(population=2, generations=0, random_state=0, **kwargs).fit(X[:300], y[:300])
@@ -74,8 +77,11 @@ def main(argv=None) -> int:
         ]
         for name, model in learners:
             seconds, peak = _timed(model, X, y)
-            print(f"{name:<14} {seconds:>8.2f} {seconds / cart_seconds:>8.0f} {peak:>8.1f} "
-                  f"{model.tree_.n_leaves:>7}", flush=True)
+            print(
+                f"{name:<14} {seconds:>8.2f} {seconds / cart_seconds:>8.0f} {peak:>8.1f} "
+                f"{model.tree_.n_leaves:>7}",
+                flush=True,
+            )
 
     if "r" in parts:
         print(f"\n{'r':>3} {'ACT fit s':>10} {'s per r':>8}")
@@ -87,14 +93,20 @@ def main(argv=None) -> int:
         print(f"\n{'n':>6} {'ACT r=5 fit s':>14} {'/ (n log n) x1e6':>17}")
         rng = np.random.default_rng(0)
         for factor in (1, 2, 4):
-            rows = rng.integers(0, X.shape[0], size=factor * X.shape[0]) if factor > 1 else np.arange(X.shape[0])
+            rows = (
+                rng.integers(0, X.shape[0], size=factor * X.shape[0])
+                if factor > 1
+                else np.arange(X.shape[0])
+            )
             seconds, _ = _timed(ACTClassifier(r=5, random_state=0, **kwargs), X[rows], y[rows])
             n = len(rows)
             print(f"{n:>6} {seconds:>14.2f} {1e6 * seconds / (n * math.log(n)):>17.2f}", flush=True)
 
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\n# process peak RSS: {peak_rss:.0f} MB (numba's own allocations are not traced "
-          "by tracemalloc, so 'peak MB' above undercounts the compiled builder's buffers)")
+    print(
+        f"\n# process peak RSS: {peak_rss:.0f} MB (numba's own allocations are not traced "
+        "by tracemalloc, so 'peak MB' above undercounts the compiled builder's buffers)"
+    )
     return 0
 
 

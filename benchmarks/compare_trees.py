@@ -69,23 +69,30 @@ def run(datasets, costs, n_folds, seed, delayed, thyroid, learners=LEARNERS):
         data = load_dataset(key, thyroid)
         folds = make_folds(data.y, n_splits=n_folds, random_state=seed)
         counts = np.bincount(data.y).tolist()
-        print(f"\n=== {data.name}: {data.X.shape[0]} cases x {data.X.shape[1]} tests, "
-              f"classes {counts}, TC {data.costs.total_cost():.2f}, {n_folds}-fold CV "
-              f"(seed {seed}), delayed={delayed}")
+        print(
+            f"\n=== {data.name}: {data.X.shape[0]} cases x {data.X.shape[1]} tests, "
+            f"classes {counts}, TC {data.costs.total_cost():.2f}, {n_folds}-fold CV "
+            f"(seed {seed}), delayed={delayed}"
+        )
         for mc in costs:
             matrix = mc * (1.0 - np.eye(len(data.class_labels)))
             print(f"\n  mc = {mc:g}")
-            print(f"  {'learner':<13}{'acc %':>7}{'test $':>9}{'error $':>10}{'total $':>10}"
-                  f"{'norm %':>8}{'fit ms':>8}")
+            print(
+                f"  {'learner':<13}{'acc %':>7}{'test $':>9}{'error $':>10}{'total $':>10}"
+                f"{'norm %':>8}{'fit ms':>8}"
+            )
             for name, cls in learners:
-                estimator = cls(test_costs=data.costs, cost_matrix=matrix,
-                                categorical_features=data.categorical)
+                estimator = cls(
+                    test_costs=data.costs, cost_matrix=matrix, categorical_features=data.categorical
+                )
                 cv = cross_validate(estimator, data.X, data.y, folds=folds, delayed=delayed)
                 r = cv.overall
                 results[(key, mc, name)] = r
-                print(f"  {name:<13}{100 * r.accuracy:7.2f}{r.mean_test_cost:9.2f}"
-                      f"{r.mean_misclassification_cost:10.2f}{r.mean_total_cost:10.2f}"
-                      f"{r.normalized_cost:8.2f}{1000 * cv.mean_fit_seconds:8.1f}")
+                print(
+                    f"  {name:<13}{100 * r.accuracy:7.2f}{r.mean_test_cost:9.2f}"
+                    f"{r.mean_misclassification_cost:10.2f}{r.mean_total_cost:10.2f}"
+                    f"{r.normalized_cost:8.2f}{1000 * cv.mean_fit_seconds:8.1f}"
+                )
     summarize(results, datasets, costs)
     return results
 
@@ -99,20 +106,29 @@ def summarize(results, datasets, costs) -> None:
         base_high = results[(key, high, "C4.5c")]
         for name in COST_AWARE:
             r_low, r_high = results[(key, low, name)], results[(key, high, name)]
-            ratio = (r_low.mean_test_cost / base_low.mean_test_cost
-                     if base_low.mean_test_cost else float("nan"))
-            print(f"  {key:<10}{name:<8} mc={low:g}: test cost {r_low.mean_test_cost:7.2f} vs "
-                  f"{base_low.mean_test_cost:7.2f} ({ratio:.2f}x)   mc={high:g}: accuracy "
-                  f"{100 * r_high.accuracy:6.2f} vs {100 * base_high.accuracy:6.2f} "
-                  f"({100 * (r_high.accuracy - base_high.accuracy):+.2f} points)")
+            ratio = (
+                r_low.mean_test_cost / base_low.mean_test_cost
+                if base_low.mean_test_cost
+                else float("nan")
+            )
+            print(
+                f"  {key:<10}{name:<8} mc={low:g}: test cost {r_low.mean_test_cost:7.2f} vs "
+                f"{base_low.mean_test_cost:7.2f} ({ratio:.2f}x)   mc={high:g}: accuracy "
+                f"{100 * r_high.accuracy:6.2f} vs {100 * base_high.accuracy:6.2f} "
+                f"({100 * (r_high.accuracy - base_high.accuracy):+.2f} points)"
+            )
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", default="heart,hepatitis,thyroid",
-                        help="comma list of heart, hepatitis, thyroid")
-    parser.add_argument("--costs", default="10,100,1000,10000",
-                        help="comma list of uniform misclassification costs")
+    parser.add_argument(
+        "--datasets",
+        default="heart,hepatitis,thyroid",
+        help="comma list of heart, hepatitis, thyroid",
+    )
+    parser.add_argument(
+        "--costs", default="10,100,1000,10000", help="comma list of uniform misclassification costs"
+    )
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--delayed", choices=("path", "turney"), default="path")

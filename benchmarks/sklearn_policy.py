@@ -42,9 +42,17 @@ class SklearnTreePolicy(ClassifierMixin, BaseEstimator):
     features are treated as numeric codes.
     """
 
-    def __init__(self, *, test_costs=None, cost_matrix=None, reject_cost=None,
-                 categorical_features=None, min_samples_leaf=2, ccp_alpha=0.0,
-                 random_state=None):
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=None,
+        min_samples_leaf=2,
+        ccp_alpha=0.0,
+        random_state=None,
+    ):
         self.test_costs = test_costs
         self.cost_matrix = cost_matrix
         self.reject_cost = reject_cost
@@ -98,11 +106,16 @@ class SklearnTreePolicy(ClassifierMixin, BaseEstimator):
         if tree.children_left[node] != -1:
             test = int(tree.feature[node])
             return Extract(test=test, cost=self.cost_model_.marginal_cost(test, frozenset(known)))
-        return decide(self.node_proba_[node], classes=self.classes_.tolist(),
-                      cost_matrix=self.cost_matrix_, reject_cost=self.reject_cost_)
+        return decide(
+            self.node_proba_[node],
+            classes=self.classes_.tolist(),
+            cost_matrix=self.cost_matrix_,
+            reject_cost=self.reject_cost_,
+        )
 
-    def delayed_order(self, known: Mapping[int, float], test: int,
-                      unavailable: Iterable[int] = ()) -> list[int]:
+    def delayed_order(
+        self, known: Mapping[int, float], test: int, unavailable: Iterable[int] = ()
+    ) -> list[int]:
         """``test`` then every other test in the subtree below the reached node (pre-order)."""
         tree = self.tree_model_.tree_
         ordered: dict[int, None] = {int(test): None}

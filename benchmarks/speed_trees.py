@@ -105,15 +105,23 @@ def policy_latency(model, X) -> list[float]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7, help="timed warm fits per learner")
-    parser.add_argument("--latency-cases", type=int, default=0,
-                        help="limit next_action timing to this many ann-test cases (0 = all)")
+    parser.add_argument(
+        "--latency-cases",
+        type=int,
+        default=0,
+        help="limit next_action timing to this many ann-test cases (0 = all)",
+    )
     args = parser.parse_args(argv)
     train, test = load_known("thyroid-train"), load_known("thyroid-test")
     X_test = test.X if args.latency_cases <= 0 else test.X[: args.latency_cases]
-    print(f"ann-thyroid train {train.X.shape[0]}x{train.X.shape[1]}; {args.repeats} warm fits "
-          f"each; next_action over {X_test.shape[0]} ann-test cases")
-    print(f"{'learner':<22}{'first s':>9}{'median s':>10}{'x sklearn':>10}{'peak MiB':>10}"
-          f"{'nodes':>7}{'step us med':>13}{'p99':>9}{'steps':>8}")
+    print(
+        f"ann-thyroid train {train.X.shape[0]}x{train.X.shape[1]}; {args.repeats} warm fits "
+        f"each; next_action over {X_test.shape[0]} ann-test cases"
+    )
+    print(
+        f"{'learner':<22}{'first s':>9}{'median s':>10}{'x sklearn':>10}{'peak MiB':>10}"
+        f"{'nodes':>7}{'step us med':>13}{'p99':>9}{'steps':>8}"
+    )
     baseline = None
     for name, factory in LEARNERS:
         first, warm, model = time_fits(factory, train, args.repeats)
@@ -121,8 +129,9 @@ def main(argv=None) -> None:
         baseline = baseline if baseline is not None else median
         peak = peak_fit_memory(factory, train) / 2**20
         nodes = _node_count(model)
-        line = (f"{name:<22}{first:9.4f}{median:10.4f}{median / baseline:10.2f}{peak:10.2f}"
-                f"{nodes:>7}")
+        line = (
+            f"{name:<22}{first:9.4f}{median:10.4f}{median / baseline:10.2f}{peak:10.2f}{nodes:>7}"
+        )
         if hasattr(model, "next_action"):
             steps = np.array(policy_latency(model, X_test)) * 1e6
             line += f"{np.median(steps):13.1f}{np.percentile(steps, 99):9.1f}{steps.size:8d}"

@@ -166,8 +166,10 @@ def run_case(
                     f"already has (tests so far: {bought})"
                 )
             if use_subtree and cost_model.delayed[test]:
-                order = [_check_test(t, n_features) for t in _delayed_order(model, known, test,
-                                                                            unavailable)]
+                order = [
+                    _check_test(t, n_features)
+                    for t in _delayed_order(model, known, test, unavailable)
+                ]
                 if test not in order:
                     order.insert(0, test)
                 charged = [buy(t) for t in order][order.index(test)]
@@ -416,4 +418,3 @@ def _check_test(test, n_features: int) -> int:
 
 def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
-

@@ -310,6 +310,4 @@ def decide(
     label = classes[best]
     if isinstance(label, np.generic):
         label = label.item()
-    return Classify(
-        label=label, proba=evidence.proba, expected_cost=best_cost, evidence=evidence
-    )
+    return Classify(label=label, proba=evidence.proba, expected_cost=best_cost, evidence=evidence)

@@ -139,8 +139,12 @@ def assign_costs(
     low, high = (float(v) for v in cost_range)
     if not 0 <= low <= high:
         raise ValueError(f"cost_range must be 0 <= low <= high, got {cost_range!r}")
-    for name, value in (("group_fraction", group_fraction), ("delayed_fraction", delayed_fraction),
-                        ("discount", discount), ("semi_random", semi_random)):
+    for name, value in (
+        ("group_fraction", group_fraction),
+        ("delayed_fraction", delayed_fraction),
+        ("discount", discount),
+        ("semi_random", semi_random),
+    ):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name} must be in [0, 1], got {value!r}")
     rng = check_random_state(random_state)

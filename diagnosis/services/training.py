@@ -211,9 +211,7 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     estimator.fit(X[train], y[train])
     fit_seconds = time.perf_counter() - started
     writer(0.8, f"Evaluating on {len(test)} held-out cases", force=True)
-    metrics = held_out_report(
-        estimator, X[test], y[test], trained=trained, cost_model=cost_model
-    )
+    metrics = held_out_report(estimator, X[test], y[test], trained=trained, cost_model=cost_model)
     metrics["n_training_cases"] = int(len(train))
     metrics["fit_seconds"] = fit_seconds
     writer(0.95, "Saving the model", force=True)

@@ -11,7 +11,9 @@ from django.shortcuts import render
 from ..permissions import is_clinician, is_model_admin
 
 
-def page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+def page(
+    request: HttpRequest, template: str, context: dict[str, Any], status: int = 200
+) -> HttpResponse:
     """Render a page with the role flags the header needs."""
     user = request.user
     context = {

@@ -91,8 +91,17 @@ def encode_prices(model: CostModel) -> tuple:
         source_start[t + 1] = len(sources)
         closure.extend(sorted(model.done_closure([t]) - {t}))
         closure_start[t + 1] = len(closure)
-    return (full, discounted, group, free, derived, source_start,
-            np.array(sources, dtype=np.int64), closure_start, np.array(closure, dtype=np.int64))
+    return (
+        full,
+        discounted,
+        group,
+        free,
+        derived,
+        source_start,
+        np.array(sources, dtype=np.int64),
+        closure_start,
+        np.array(closure, dtype=np.int64),
+    )
 
 
 def normal_coefficient(cf: float) -> float:

@@ -156,8 +156,23 @@ def workspace(n_cases, n_values, n_classes):
 
 
 @njit(cache=True, nogil=True)
-def scan_feature(R, y, f, nominal, n_values, cases, weights, counts, n_total, counted, min_leaf,
-                 table, ws, all_gains, all_bounds):
+def scan_feature(
+    R,
+    y,
+    f,
+    nominal,
+    n_values,
+    cases,
+    weights,
+    counts,
+    n_total,
+    counted,
+    min_leaf,
+    table,
+    ws,
+    all_gains,
+    all_bounds,
+):
     """Information gain of ``f``'s best split at a node (C4.5 known fraction applied).
 
     Returns ``(gain, boundary, n_boundaries)``: gain is -1 when no split is
@@ -228,9 +243,25 @@ def scan_feature(R, y, f, nominal, n_values, cases, weights, counts, n_total, co
         count[ranks[i]] = 0
     all_index = np.empty(all_gains.shape[0], dtype=np.int64)
     best_i, best, _, _, base, n_found = numeric_sweep(
-        key, cls, wt, n_known, counts, n_total, counted, MODE_INFORMATION, np.empty((0, 0)),
-        min_leaf, table, known, vectors[1], vectors[2], vectors[3], vectors[4], all_gains,
-        all_index)
+        key,
+        cls,
+        wt,
+        n_known,
+        counts,
+        n_total,
+        counted,
+        MODE_INFORMATION,
+        np.empty((0, 0)),
+        min_leaf,
+        table,
+        known,
+        vectors[1],
+        vectors[2],
+        vectors[3],
+        vectors[4],
+        all_gains,
+        all_index,
+    )
     for j in range(n_found):
         all_gains[j] = max(base - all_gains[j], 0.0) / n_total
         all_bounds[j] = int(key[all_index[j]])
@@ -318,9 +349,32 @@ def _record_node(rec, parent, share, counts, empty):
 
 
 @njit(cache=True, nogil=True)
-def grow(R, y, nominal, n_values, cases, weights, done, on_path, select_prices, charge_prices,
-         cost_matrix, select, w, prune, coeff, cf, laplace, min_leaf, max_depth, levels, rng,
-         table, ws, rec):
+def grow(
+    R,
+    y,
+    nominal,
+    n_values,
+    cases,
+    weights,
+    done,
+    on_path,
+    select_prices,
+    charge_prices,
+    cost_matrix,
+    select,
+    w,
+    prune,
+    coeff,
+    cf,
+    laplace,
+    min_leaf,
+    max_depth,
+    levels,
+    rng,
+    table,
+    ws,
+    rec,
+):
     """Grow one sample tree on ``cases`` and score it (see the module docstring).
 
     Depth-first with an explicit stack (numba cannot cache recursive
@@ -404,9 +458,23 @@ def grow(R, y, nominal, n_values, cases, weights, done, on_path, select_prices, 
                     costs[g] = 0.0
                     if nominal[g] and on_path[g] > 0:
                         continue  # its value is fixed below its own split
-                    gain, bound, _ = scan_feature(R, y, g, nominal[g], n_values, c_arr, w_arr,
-                                                  counts, n, counted, min_leaf, table, ws,
-                                                  no_gains, no_bounds)
+                    gain, bound, _ = scan_feature(
+                        R,
+                        y,
+                        g,
+                        nominal[g],
+                        n_values,
+                        c_arr,
+                        w_arr,
+                        counts,
+                        n,
+                        counted,
+                        min_leaf,
+                        table,
+                        ws,
+                        no_gains,
+                        no_bounds,
+                    )
                     gains[g] = gain
                     bounds[g] = bound
                     if gain > 1e-12:
@@ -414,7 +482,9 @@ def grow(R, y, nominal, n_values, cases, weights, done, on_path, select_prices, 
                         cheapest = min(cheapest, marginal_cost(g, done, charge_prices))
                 # Under cost pruning a subtree costs at least n * (its root test's
                 # price), so a leaf no dearer than that is what pruning would keep.
-                if prune != PRUNE_COST or leaf_c[level] > n * cheapest + 1e-9 * (1.0 + n * cheapest):
+                if prune != PRUNE_COST or leaf_c[level] > n * cheapest + 1e-9 * (
+                    1.0 + n * cheapest
+                ):
                     # own_prices only matter to IDX and CS-ID3, which the engine does not grow
                     f = _choose(gains, costs, done, own_prices, select, w, rng)
             if f < 0:
@@ -463,8 +533,18 @@ def grow(R, y, nominal, n_values, cases, weights, done, on_path, select_prices, 
                             return OUT_OF_ROOM, 0.0, 0.0, 0.0
                     acc_l[level] += 1.0
                     continue
-                m[level + 1] = fill_branch(R, f, split_b[level], nominal[f], b, share,
-                                           c_arr, w_arr, buf_c[level + 1], buf_w[level + 1])
+                m[level + 1] = fill_branch(
+                    R,
+                    f,
+                    split_b[level],
+                    nominal[f],
+                    b,
+                    share,
+                    c_arr,
+                    w_arr,
+                    buf_c[level + 1],
+                    buf_w[level + 1],
+                )
                 share_in[level + 1] = share
                 level += 1
                 fresh = True
@@ -498,9 +578,33 @@ def grow(R, y, nominal, n_values, cases, weights, done, on_path, select_prices, 
 
 
 @njit(cache=True, nogil=True)
-def candidate_score(R, y, nominal, n_values, cases, weights, done, on_path, prices, cost_matrix,
-                    f, boundary, n_samples, first_select, other_select, w, prune, coeff, cf,
-                    laplace, min_leaf, max_depth, seed, by_size, table):
+def candidate_score(
+    R,
+    y,
+    nominal,
+    n_values,
+    cases,
+    weights,
+    done,
+    on_path,
+    prices,
+    cost_matrix,
+    f,
+    boundary,
+    n_samples,
+    first_select,
+    other_select,
+    w,
+    prune,
+    coeff,
+    cf,
+    laplace,
+    min_leaf,
+    max_depth,
+    seed,
+    by_size,
+    table,
+):
     """Sum over the children of split ``(f, boundary)`` of their best sample's score.
 
     Each child with training weight gets ``n_samples`` sample trees (the first
@@ -528,15 +632,38 @@ def candidate_score(R, y, nominal, n_values, cases, weights, done, on_path, pric
             if by_size:
                 total += 1.0
             continue
-        c_cases, c_weights = branch_cases(R, f, boundary, is_nominal, b, totals[b] / known,
-                                          cases, weights)
+        c_cases, c_weights = branch_cases(
+            R, f, boundary, is_nominal, b, totals[b] / known, cases, weights
+        )
         best = np.inf
         for s in range(n_samples):
             select = first_select if s == 0 else other_select
             _, c_cost, _, c_leaves = grow(
-                R, y, nominal, n_values, c_cases, c_weights, path, split, prices, prices,
-                cost_matrix, select, w, prune, coeff, cf, laplace, min_leaf, max_depth,
-                max_depth + 1, rng, table, ws, rec)
+                R,
+                y,
+                nominal,
+                n_values,
+                c_cases,
+                c_weights,
+                path,
+                split,
+                prices,
+                prices,
+                cost_matrix,
+                select,
+                w,
+                prune,
+                coeff,
+                cf,
+                laplace,
+                min_leaf,
+                max_depth,
+                max_depth + 1,
+                rng,
+                table,
+                ws,
+                rec,
+            )
             value = c_leaves if by_size else c_cost
             if value < best:
                 best = value
@@ -555,15 +682,31 @@ def numeric_boundaries(R, y, f, nominal, n_values, cases, weights, min_leaf, tab
     ws = workspace(cases.shape[0], n_values, k)
     gains = np.zeros(cases.shape[0] + 1)
     bounds = np.zeros(cases.shape[0] + 1, dtype=np.int64)
-    _, _, found = scan_feature(R, y, f, False, n_values, cases, weights, counts, counts.sum(),
-                               all_ones(weights), min_leaf, table, ws, gains, bounds)
+    _, _, found = scan_feature(
+        R,
+        y,
+        f,
+        False,
+        n_values,
+        cases,
+        weights,
+        counts,
+        counts.sum(),
+        all_ones(weights),
+        min_leaf,
+        table,
+        ws,
+        gains,
+        bounds,
+    )
     return gains[:found], bounds[:found]
 
 
 # ------------------------------------------------------------------ ICET
 @njit(cache=True, nogil=True)
-def grow_eg2(R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff, laplace,
-             min_leaf):
+def grow_eg2(
+    R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff, laplace, min_leaf
+):
     """Greedy EG2 on ``train`` with C4.5's error-based pruning, recorded (see :func:`grow`).
 
     No depth limit, as the tree package's EG2: the record and the depth
@@ -581,9 +724,31 @@ def grow_eg2(R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, 
         done = np.zeros(n_features, dtype=np.int64)
         on_path = np.zeros(n_features, dtype=np.int64)
         status, _, _, _ = grow(
-            R, y, nominal, n_values, train, np.ones(train.shape[0]), done, on_path,
-            select_prices, select_prices, cost_matrix, SELECT_EG2, w, PRUNE_ERROR, coeff, cf,
-            laplace, min_leaf, 1 << 30, levels, rng, table, ws, rec)
+            R,
+            y,
+            nominal,
+            n_values,
+            train,
+            np.ones(train.shape[0]),
+            done,
+            on_path,
+            select_prices,
+            select_prices,
+            cost_matrix,
+            SELECT_EG2,
+            w,
+            PRUNE_ERROR,
+            coeff,
+            cf,
+            laplace,
+            min_leaf,
+            1 << 30,
+            levels,
+            rng,
+            table,
+            ws,
+            rec,
+        )
         if status == GROWN:
             return rec
         if rec[7][0] >= capacity:
@@ -715,8 +880,24 @@ def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_c
 
 
 @njit(cache=True, nogil=True)
-def fitness(R, y, nominal, n_values, values, train, test, select_prices, charge_prices,
-            cost_matrix, reject_cost, w, cf, coeff, laplace, min_leaf):
+def fitness(
+    R,
+    y,
+    nominal,
+    n_values,
+    values,
+    train,
+    test,
+    select_prices,
+    charge_prices,
+    cost_matrix,
+    reject_cost,
+    w,
+    cf,
+    coeff,
+    laplace,
+    min_leaf,
+):
     """ICET's fitness: mean true cost on ``test`` of the pruned EG2 tree grown on ``train``.
 
     The tree is :func:`grow_eg2`'s (the tree package's EG2 with the biased
@@ -724,8 +905,10 @@ def fitness(R, y, nominal, n_values, values, train, test, select_prices, charge_
     (:func:`policy_cost`) and is charged with ``charge_prices`` (the true
     ones), exactly as :func:`learners.evaluation.evaluate` would charge it.
     """
-    rec = grow_eg2(R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff,
-                   laplace, min_leaf)
-    total = policy_cost(rec, R, y, values, nominal, test, charge_prices, cost_matrix,
-                        reject_cost, laplace)
+    rec = grow_eg2(
+        R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff, laplace, min_leaf
+    )
+    total = policy_cost(
+        rec, R, y, values, nominal, test, charge_prices, cost_matrix, reject_cost, laplace
+    )
     return total / max(test.shape[0], 1)

@@ -33,8 +33,7 @@ def _extra_errors(n, e, coeff, cf):
     if e + 0.5 >= n:
         return 0.67 * (n - e)
     pr = (
-        e + 0.5 + coeff / 2.0
-        + np.sqrt(coeff * ((e + 0.5) * (1.0 - (e + 0.5) / n) + coeff / 4.0))
+        e + 0.5 + coeff / 2.0 + np.sqrt(coeff * ((e + 0.5) * (1.0 - (e + 0.5) / n) + coeff / 4.0))
     ) / (n + coeff)
     return n * pr - e
 

@@ -71,16 +71,37 @@ def grow_lookahead_tree(
     node_price: dict[int, float] = {}
     n_features = data.nominal.shape[0]
     table = engine.xlogx_table(n_samples)
-    stack = [(0, np.arange(n_samples, dtype=np.int64), weights,
-              np.zeros(n_features, dtype=np.int64), np.zeros(n_features, dtype=np.int64), 0)]
+    stack = [
+        (
+            0,
+            np.arange(n_samples, dtype=np.int64),
+            weights,
+            np.zeros(n_features, dtype=np.int64),
+            np.zeros(n_features, dtype=np.int64),
+            0,
+        )
+    ]
     finished = 0.0
     pool = ThreadPoolExecutor(settings.n_jobs) if settings.n_jobs > 1 else None
     try:
         while stack:
             node, cases, weights, done, on_path, depth = stack.pop()
-            split = _choose_split(data, y, cases, weights, done, on_path, depth,
-                                  tree.class_weight[node], prices, cost_matrix, settings, rng,
-                                  pool, table)
+            split = _choose_split(
+                data,
+                y,
+                cases,
+                weights,
+                done,
+                on_path,
+                depth,
+                tree.class_weight[node],
+                prices,
+                cost_matrix,
+                settings,
+                rng,
+                pool,
+                table,
+            )
             if split is None:
                 finished += float(tree.class_weight[node].sum())
                 if progress is not None:
@@ -126,13 +147,29 @@ def _candidates(data, y, cases, weights, on_path, settings, table) -> list[tuple
         if gains.size:
             best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
             # by default the r samples a nominal test gets are shared among the thresholds
-            n_trees = settings.r if settings.samples_per_threshold else max(1, settings.r // len(best))
+            n_trees = (
+                settings.r if settings.samples_per_threshold else max(1, settings.r // len(best))
+            )
             result.extend((f, int(bounds[i]), n_trees) for i in sorted(best))
     return result
 
 
-def _choose_split(data, y, cases, weights, done, on_path, depth, counts, prices, cost_matrix,
-                  settings, rng, pool, table):
+def _choose_split(
+    data,
+    y,
+    cases,
+    weights,
+    done,
+    on_path,
+    depth,
+    counts,
+    prices,
+    cost_matrix,
+    settings,
+    rng,
+    pool,
+    table,
+):
     n = float(counts.sum())
     if (
         n + _EPS < 2.0 * settings.min_leaf
@@ -162,10 +199,31 @@ def _choose_split(data, y, cases, weights, done, on_path, depth, counts, prices,
     def score(i):
         f, boundary, n_trees = candidates[i]
         total = engine.candidate_score(
-            data.ranks, y, data.nominal, data.n_values, cases, weights, done, on_path, prices,
-            cost_matrix, f, boundary, n_trees, first, other, settings.w, prune,
-            settings.coeff, settings.cf, settings.laplace, settings.min_leaf,
-            min(settings.max_depth, _LOOKAHEAD_DEPTH), int(seeds[i]), settings.by_size, table,
+            data.ranks,
+            y,
+            data.nominal,
+            data.n_values,
+            cases,
+            weights,
+            done,
+            on_path,
+            prices,
+            cost_matrix,
+            f,
+            boundary,
+            n_trees,
+            first,
+            other,
+            settings.w,
+            prune,
+            settings.coeff,
+            settings.cf,
+            settings.laplace,
+            settings.min_leaf,
+            min(settings.max_depth, _LOOKAHEAD_DEPTH),
+            int(seeds[i]),
+            settings.by_size,
+            table,
         )
         if settings.by_size:
             return total

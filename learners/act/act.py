@@ -84,8 +84,14 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         else:
             data = encode_data(X, self.categories_)
             grown, node_price = grow_lookahead_tree(
-                data, y_codes.astype(np.int64), n_classes, prices, self.cost_matrix_, settings,
-                np.random.default_rng(self._random_seed()), progress,
+                data,
+                y_codes.astype(np.int64),
+                n_classes,
+                prices,
+                self.cost_matrix_,
+                settings,
+                np.random.default_rng(self._random_seed()),
+                progress,
             )
             if self._post_prune():
                 cost_prune(grown, node_price, self.cost_matrix_, settings)
@@ -134,7 +140,9 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
             by_size=self._by_size,
             w=float(self.w_),
             cf=float(self.cf_),
-            coeff=normal_coefficient(self.cf_) if getattr(self, "ee", "normal") == "normal" else -1.0,
+            coeff=normal_coefficient(self.cf_)
+            if getattr(self, "ee", "normal") == "normal"
+            else -1.0,
             laplace=self.probability == "laplace",
             min_leaf=float(self.min_samples_leaf),
             max_depth=int(self.max_depth) if self.max_depth is not None else 64,

@@ -210,8 +210,9 @@ def _recorded_tree(rec, data, n_classes: int):
         f = int(feature[v])
         if f >= 0:
             tree.feature[v] = f
-            tree.threshold[v] = (np.nan if data.nominal[f]
-                                 else data.threshold(f, int(boundary[v]), int(upper[v])))
+            tree.threshold[v] = (
+                np.nan if data.nominal[f] else data.threshold(f, int(boundary[v]), int(upper[v]))
+            )
         if v > 0:
             parent = int(parents[v])
             split = tree.feature[parent]
@@ -236,9 +237,11 @@ class _Search:
             values[f, : distinct.size] = distinct
         self.values = values
         n_classes = model.cost_matrix_.shape[0]
-        self.reject = (np.empty(0) if model.reject_cost_ is None
-                       else np.broadcast_to(np.asarray(model.reject_cost_, dtype=float),
-                                            (n_classes,)).copy())
+        self.reject = (
+            np.empty(0)
+            if model.reject_cost_ is None
+            else np.broadcast_to(np.asarray(model.reject_cost_, dtype=float), (n_classes,)).copy()
+        )
         self.n_tests = X.shape[1]
         order = rng.permutation(X.shape[0])
         half = X.shape[0] // 2
@@ -259,20 +262,43 @@ class _Search:
         """Mean true cost per case on the test half of the genome's EG2 tree grown on the train half."""
         costs, w, cf = self.decode(genome)
         select = encode_prices(_biased_model(self.model.cost_model_, costs))
-        return float(engine.fitness(
-            self.data.ranks, self.y, self.data.nominal, self.data.n_values, self.values,
-            self.train, self.test, select, self.true_prices, self.model.cost_matrix_,
-            self.reject, w, cf, _EXACT_EE, self.model.probability == "laplace",
-            float(self.model.min_samples_leaf),
-        ))
+        return float(
+            engine.fitness(
+                self.data.ranks,
+                self.y,
+                self.data.nominal,
+                self.data.n_values,
+                self.values,
+                self.train,
+                self.test,
+                select,
+                self.true_prices,
+                self.model.cost_matrix_,
+                self.reject,
+                w,
+                cf,
+                _EXACT_EE,
+                self.model.probability == "laplace",
+                float(self.model.min_samples_leaf),
+            )
+        )
 
     def tree(self, genome):
         """The tree :meth:`fitness` scores, as a :class:`~learners.tree.TreeStructure`."""
         costs, w, cf = self.decode(genome)
         select = encode_prices(_biased_model(self.model.cost_model_, costs))
         rec = engine.grow_eg2(
-            self.data.ranks, self.y, self.data.nominal, self.data.n_values, self.train, select,
-            self.model.cost_matrix_, w, cf, _EXACT_EE, self.model.probability == "laplace",
+            self.data.ranks,
+            self.y,
+            self.data.nominal,
+            self.data.n_values,
+            self.train,
+            select,
+            self.model.cost_matrix_,
+            w,
+            cf,
+            _EXACT_EE,
+            self.model.probability == "laplace",
             float(self.model.min_samples_leaf),
         )
         return _recorded_tree(rec, self.data, self.model.cost_matrix_.shape[0])

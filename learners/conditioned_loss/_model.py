@@ -489,7 +489,10 @@ class ConditionedLossClassifier(SerializableMixin, CostSensitiveClassifier):
                 proba=proba,
                 expected_cost=float(p @ self.cost_matrix_[:, label_index]),
                 evidence=evidence_for(
-                    p, cost_matrix=self.cost_matrix_, reject_cost=refer, support=support,
+                    p,
+                    cost_matrix=self.cost_matrix_,
+                    reject_cost=refer,
+                    support=support,
                     risks=risks,
                 ),
             )
@@ -498,7 +501,10 @@ class ConditionedLossClassifier(SerializableMixin, CostSensitiveClassifier):
                 expected_cost=reject_expected_cost(p, self.reject_cost_),
                 proba=proba,
                 evidence=evidence_for(
-                    p, cost_matrix=self.cost_matrix_, reject_cost=refer, support=support,
+                    p,
+                    cost_matrix=self.cost_matrix_,
+                    reject_cost=refer,
+                    support=support,
                     risks=risks,
                 ),
             )

@@ -278,9 +278,7 @@ class TreePolicyMixin:
         except (TypeError, ValueError):
             raise ValueError(f"feature index expected, got {f!r}") from None
         if not 0 <= index < self.n_features_in_:
-            raise ValueError(
-                f"feature {index} is out of range for {self.n_features_in_} features"
-            )
+            raise ValueError(f"feature {index} is out of range for {self.n_features_in_} features")
         return index
 
     def _check_known(self, known, unavailable) -> tuple[dict[int, float], frozenset[int]]:
@@ -333,8 +331,12 @@ class TreePolicyMixin:
                 for e in tree.edges(node):
                     share = float(tree.branch_weight[e])
                     if share > 0.0:
-                        after += weight * share * conclusion_cost(
-                            node_proba[int(tree.child[e])], self.cost_matrix_, self.reject_cost_
+                        after += (
+                            weight
+                            * share
+                            * conclusion_cost(
+                                node_proba[int(tree.child[e])], self.cost_matrix_, self.reject_cost_
+                            )
                         )
             else:
                 after += weight * conclusion_cost(
@@ -365,7 +367,6 @@ class TreePolicyMixin:
                     f"feature {f} has category code {unseen[0]:g}, not seen in training "
                     f"(known codes: {codes.tolist()})"
                 )
-
 
     # ------------------------------------------------------------- fitting
     def __sklearn_tags__(self):

@@ -144,13 +144,34 @@ def grow_tree(
             continue
         node_cost = misclassification_cost(class_weight, cost_matrix)
         candidates = _numeric_candidates(
-            XT, y, cases, weights, node_order, numeric, n_classes,
-            criterion, cost_model, cost_matrix, min_leaf, path, table,
+            XT,
+            y,
+            cases,
+            weights,
+            node_order,
+            numeric,
+            n_classes,
+            criterion,
+            cost_model,
+            cost_matrix,
+            min_leaf,
+            path,
+            table,
         )
         candidates.extend(
             _nominal_candidates(
-                codes, nominal, n_branches, cases, weights, y, n_classes, criterion,
-                cost_model, cost_matrix, min_leaf, path,
+                codes,
+                nominal,
+                n_branches,
+                cases,
+                weights,
+                y,
+                n_classes,
+                criterion,
+                cost_model,
+                cost_matrix,
+                min_leaf,
+                path,
             )
         )
         chosen = criterion.choose(candidates, node_cost, total)
@@ -236,15 +257,35 @@ def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
 
 
 def _numeric_candidates(
-    XT, y, cases, weights, node_order, numeric, n_classes,
-    criterion, cost_model, cost_matrix, min_leaf, path, table,
+    XT,
+    y,
+    cases,
+    weights,
+    node_order,
+    numeric,
+    n_classes,
+    criterion,
+    cost_model,
+    cost_matrix,
+    min_leaf,
+    path,
+    table,
 ) -> list[Candidate]:
     done = frozenset(path)
     if numeric.size == 0:
         return []
     score, threshold, split_info, _, _ = scan_numeric(
-        XT, cases, weights, y, n_classes, node_order, numeric,
-        criterion.scan_mode, cost_matrix, float(min_leaf), table,
+        XT,
+        cases,
+        weights,
+        y,
+        n_classes,
+        node_order,
+        numeric,
+        criterion.scan_mode,
+        cost_matrix,
+        float(min_leaf),
+        table,
     )
     candidates = []
     cost_mode = criterion.scan_mode == MODE_COST
@@ -267,8 +308,18 @@ def _numeric_candidates(
 
 
 def _nominal_candidates(
-    codes, nominal, n_branches, cases, weights, y, n_classes, criterion,
-    cost_model, cost_matrix, min_leaf, path,
+    codes,
+    nominal,
+    n_branches,
+    cases,
+    weights,
+    y,
+    n_classes,
+    criterion,
+    cost_model,
+    cost_matrix,
+    min_leaf,
+    path,
 ) -> list[Candidate]:
     done = frozenset(path)
     if nominal.size == 0:
@@ -276,8 +327,16 @@ def _nominal_candidates(
     # A nominal test on the path already fixed its value below it.
     active = np.array([f not in done for f in nominal.tolist()])
     score, split_info = scan_nominal(
-        codes, cases, weights, y, n_classes, n_branches, active,
-        criterion.scan_mode, cost_matrix, float(min_leaf),
+        codes,
+        cases,
+        weights,
+        y,
+        n_classes,
+        n_branches,
+        active,
+        criterion.scan_mode,
+        cost_matrix,
+        float(min_leaf),
     )
     cost_mode = criterion.scan_mode == MODE_COST
     done_closure = cost_model.done_closure(done)

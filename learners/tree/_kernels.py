@@ -69,8 +69,26 @@ def misclassification_cost(counts, cost_matrix):
 
 
 @njit(cache=True, nogil=True)
-def numeric_sweep(key, cls, wt, n_known, total, w_total, counted, mode, cost_matrix, min_leaf,
-                  table, known, missing, left, right, side, all_objective, all_index):
+def numeric_sweep(
+    key,
+    cls,
+    wt,
+    n_known,
+    total,
+    w_total,
+    counted,
+    mode,
+    cost_matrix,
+    min_leaf,
+    table,
+    known,
+    missing,
+    left,
+    right,
+    side,
+    all_objective,
+    all_index,
+):
     """Best threshold of one numeric feature from its known cases in ascending order.
 
     The one threshold sweep: :func:`scan_numeric` (the tree builder) and the
@@ -163,8 +181,9 @@ def all_ones(weights):
 
 
 @njit(cache=True)
-def scan_numeric(XT, cases, weights, y, n_classes, order, features, mode, cost_matrix, min_leaf,
-                 table):
+def scan_numeric(
+    XT, cases, weights, y, n_classes, order, features, mode, cost_matrix, min_leaf, table
+):
     """Best binary threshold of every numeric feature at one node.
 
     Parameters
@@ -229,8 +248,25 @@ def scan_numeric(XT, cases, weights, y, n_classes, order, features, mode, cost_m
             wt[i] = weights[p]
             n_known += 1
         best_i, best, best_left, w_known, base, _ = numeric_sweep(
-            key, cls, wt, n_known, total, w_total, counted, mode, cost_matrix, min_leaf, table,
-            known, missing, left, right, side, no_objective, no_index)
+            key,
+            cls,
+            wt,
+            n_known,
+            total,
+            w_total,
+            counted,
+            mode,
+            cost_matrix,
+            min_leaf,
+            table,
+            known,
+            missing,
+            left,
+            right,
+            side,
+            no_objective,
+            no_index,
+        )
         if best_i < 0:
             continue
         lo = key[best_i]
@@ -283,8 +319,9 @@ def nominal_information(table, branch_total, b_count, w_total, min_leaf, known):
 
 
 @njit(cache=True)
-def scan_nominal(codes, cases, weights, y, n_classes, n_branches, active, mode, cost_matrix,
-                 min_leaf):
+def scan_nominal(
+    codes, cases, weights, y, n_classes, n_branches, active, mode, cost_matrix, min_leaf
+):
     """Multiway split of every nominal feature at one node (one branch per category).
 
     Parameters

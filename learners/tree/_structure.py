@@ -181,7 +181,10 @@ class TreeStructure:
         """
         lists = self._lists()
         feature, edge_start, n_edges, child, branch_weight = (
-            lists["feature"], lists["edge_start"], lists["n_edges"], lists["child"],
+            lists["feature"],
+            lists["edge_start"],
+            lists["n_edges"],
+            lists["child"],
             lists["branch_weight"],
         )
         blocked = unavailable if isinstance(unavailable, (set, frozenset)) else set(unavailable)
@@ -289,8 +292,7 @@ class TreeStructure:
             if branch_value[edge] == value:
                 return edge
         raise ValueError(
-            f"feature {lists['feature'][node]} has value {value:g}, a category not seen in "
-            "training"
+            f"feature {lists['feature'][node]} has value {value:g}, a category not seen in training"
         )
 
     def _lists(self) -> dict:

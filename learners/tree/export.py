@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 __all__ = ["export_text"]
 
 

@@ -9,7 +9,9 @@ ADMIN = ("admin", os.environ.get("DEMO_ADMIN_PASSWORD", "admin-demo"))
 
 
 def new_page(chromium, live_server, *, width=1366, height=768):
-    context = chromium.new_context(viewport={"width": width, "height": height}, base_url=live_server.url)
+    context = chromium.new_context(
+        viewport={"width": width, "height": height}, base_url=live_server.url
+    )
     context.set_default_timeout(15000)
     return context, context.new_page()
 

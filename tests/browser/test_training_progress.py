@@ -17,9 +17,15 @@ def test_progress_bar_follows_the_database_then_shows_failure(chromium, live_ser
     from diagnosis.models import TrainedModel
 
     running = TrainedModel.objects.create(
-        dataset=heart_model.dataset, name="Live progress", learner="eg2", params={},
-        cost_snapshot=heart_model.cost_snapshot, matrix_snapshot=heart_model.matrix_snapshot,
-        status=TrainedModel.RUNNING, progress=0.1, progress_message="Loading the cases",
+        dataset=heart_model.dataset,
+        name="Live progress",
+        learner="eg2",
+        params={},
+        cost_snapshot=heart_model.cost_snapshot,
+        matrix_snapshot=heart_model.matrix_snapshot,
+        status=TrainedModel.RUNNING,
+        progress=0.1,
+        progress_message="Loading the cases",
         started_at=timezone.now() - timedelta(seconds=3),
     )
     context, page = new_page(chromium, live_server)
@@ -28,7 +34,9 @@ def test_progress_bar_follows_the_database_then_shows_failure(chromium, live_ser
         page.goto(f"/models/{running.pk}/")
         box = page.locator("#training-progress")
         assert box.locator("[data-percent]").inner_text() == "10%"
-        TrainedModel.objects.filter(pk=running.pk).update(progress=0.65, progress_message="Evaluating")
+        TrainedModel.objects.filter(pk=running.pk).update(
+            progress=0.65, progress_message="Evaluating"
+        )
         page.wait_for_function(
             "document.querySelector('#training-progress [data-percent]').textContent === '65%'",
             timeout=5000,
@@ -37,7 +45,9 @@ def test_progress_bar_follows_the_database_then_shows_failure(chromium, live_ser
         assert box.locator(".progress").get_attribute("aria-valuenow") == "65"
         assert "s" in box.locator("[data-elapsed]").inner_text()
         TrainedModel.objects.filter(pk=running.pk).update(
-            status=TrainedModel.FAILED, error="ValueError: no usable test", finished_at=timezone.now()
+            status=TrainedModel.FAILED,
+            error="ValueError: no usable test",
+            finished_at=timezone.now(),
         )
         page.locator("#training-failed").wait_for(timeout=5000)  # the page reloaded itself
         assert "ValueError: no usable test" in page.locator("#training-failed").inner_text()
@@ -51,9 +61,11 @@ def test_train_form_offers_only_the_chosen_datasets_matrices(chromium, live_serv
     from diagnosis.services.datasets import create_dataset
 
     other = create_dataset(
-        name="Other data", class_labels=["a", "b"],
+        name="Other data",
+        class_labels=["a", "b"],
         tests=[{"name": "x", "label": "X", "price": 1.0, "discounted_price": 1.0}],
-        rows=[[float(i)] for i in range(12)], labels=[i % 2 for i in range(12)],
+        rows=[[float(i)] for i in range(12)],
+        labels=[i % 2 for i in range(12)],
         error_matrices=[{"name": "Other matrix", "matrix": [[0, 1], [5, 0]]}],
     )
     context, page = new_page(chromium, live_server)

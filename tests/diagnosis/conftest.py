@@ -147,9 +147,10 @@ def make_toy_dataset(db):
 @pytest.fixture
 def thyroid_model(db, model_admin):
     """A conditioned-loss model trained by the service on thyroid-like data (its advice has risks)."""
+    from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
+
     from diagnosis.models import TrainedModel
     from diagnosis.services import training
-    from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
     rows, labels = thyroid_like_rows()
     dataset = create_dataset(

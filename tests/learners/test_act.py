@@ -7,8 +7,8 @@ import pytest
 
 from learners import evaluate
 from learners.act import ACTClassifier
-from learners.act._encoding import encode_prices
 from learners.act import _engine as engine
+from learners.act._encoding import encode_prices
 from learners.costs import CostModel
 from learners.policy import Classify, Extract
 from learners.synthetic import make_parity
@@ -18,13 +18,15 @@ from learners.tree import C45Classifier, EG2Classifier
 def _mixed_data(seed=0, n=160):
     """Numeric + nominal features with missing values and a noisy concept."""
     rng = np.random.default_rng(seed)
-    X = np.column_stack([
-        rng.normal(size=n),
-        rng.integers(0, 3, n).astype(float),
-        rng.normal(size=n),
-        rng.integers(0, 2, n).astype(float),
-        rng.uniform(size=n),
-    ])
+    X = np.column_stack(
+        [
+            rng.normal(size=n),
+            rng.integers(0, 3, n).astype(float),
+            rng.normal(size=n),
+            rng.integers(0, 2, n).astype(float),
+            rng.uniform(size=n),
+        ]
+    )
     y = ((X[:, 0] + (X[:, 1] == 2) + 0.5 * rng.normal(size=n)) > 0.7).astype(int)
     X[rng.random(X.shape) < 0.08] = np.nan
     return X, y
@@ -41,8 +43,9 @@ def _grouped_costs():
 @pytest.fixture(scope="module")
 def parity():
     # paper 000's boolean XOR: five relevant attributes, five irrelevant ones
-    data = make_parity(2000, n_relevant=5, n_irrelevant=5, relevant_cost=10.0,
-                       irrelevant_cost=1.0, random_state=3)
+    data = make_parity(
+        2000, n_relevant=5, n_irrelevant=5, relevant_cost=10.0, irrelevant_cost=1.0, random_state=3
+    )
     half = 1000
     return data, (data.X[:half], data.y[:half]), (data.X[half:], data.y[half:])
 
@@ -50,8 +53,9 @@ def parity():
 def test_r0_reproduces_eg2_tree_and_predictions():
     """r = 0 gives EG2's tree exactly (same arrays, same predictions) with the same w and cf."""
     X, y = _mixed_data()
-    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 30], [60, 0]],
-                  categorical_features=[1, 3])
+    kwargs = dict(
+        test_costs=_grouped_costs(), cost_matrix=[[0, 30], [60, 0]], categorical_features=[1, 3]
+    )
     act = ACTClassifier(r=0, w=0.7, cf=0.3, **kwargs).fit(X, y)
     eg2 = EG2Classifier(w=0.7, cf=0.3, **kwargs).fit(X, y)
     assert act.tree_.to_dict() == eg2.tree_.to_dict()
@@ -62,8 +66,13 @@ def test_r0_reproduces_eg2_tree_and_predictions():
 def test_finds_the_relevant_attributes_of_a_parity_concept(parity):
     """On XOR with cheap irrelevant attributes, ACT (r=5, pruned lookahead) tests only the relevant ones."""
     data, (X, y), _ = parity
-    model = ACTClassifier(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
-                          r=5, random_state=0, prune_lookahead=True).fit(X, y)
+    model = ACTClassifier(
+        test_costs=data.test_costs,
+        cost_matrix=[[0, 200], [200, 0]],
+        r=5,
+        random_state=0,
+        prune_lookahead=True,
+    ).fit(X, y)
     used = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
     assert used == set(data.relevant.tolist())
 
@@ -82,8 +91,12 @@ def test_parity_cost_clearly_below_eg2_and_c45(parity):
 def test_free_errors_shrink_the_tree_to_one_leaf():
     """When misclassification costs almost nothing, no test is worth buying: one leaf."""
     X, y = _mixed_data()
-    model = ACTClassifier(test_costs=_grouped_costs(), cost_matrix=[[0, 0.01], [0.01, 0]],
-                          categorical_features=[1, 3], random_state=0).fit(X, y)
+    model = ACTClassifier(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 0.01], [0.01, 0]],
+        categorical_features=[1, 3],
+        random_state=0,
+    ).fit(X, y)
     assert model.tree_.n_nodes == 1
     assert isinstance(model.next_action({}), Classify)
 
@@ -107,8 +120,13 @@ def test_costly_errors_reach_c45_accuracy():
 def test_same_seed_same_tree_and_json_round_trip():
     """Fits are reproducible with random_state, and JSON keeps tree, policy and estimated cost."""
     X, y = _mixed_data(1)
-    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 50], [80, 0]],
-                  categorical_features=[1, 3], random_state=7, r=3)
+    kwargs = dict(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 50], [80, 0]],
+        categorical_features=[1, 3],
+        random_state=7,
+        r=3,
+    )
     a = ACTClassifier(**kwargs).fit(X, y)
     b = ACTClassifier(**kwargs).fit(X, y)
     assert a.tree_.to_dict() == b.tree_.to_dict()
@@ -124,8 +142,12 @@ def test_policy_asks_for_the_root_test_with_its_marginal_cost():
     """next_action on an empty case asks for the root's test, priced by the cost model."""
     X, y = _mixed_data(2)
     costs = _grouped_costs()
-    model = ACTClassifier(test_costs=costs, cost_matrix=[[0, 500], [500, 0]],
-                          categorical_features=[1, 3], random_state=0).fit(X, y)
+    model = ACTClassifier(
+        test_costs=costs,
+        cost_matrix=[[0, 500], [500, 0]],
+        categorical_features=[1, 3],
+        random_state=0,
+    ).fit(X, y)
     action = model.next_action({})
     assert isinstance(action, Extract)
     assert action.test == model.tree_.feature[0]
@@ -136,8 +158,12 @@ def test_progress_callback_reaches_one_and_is_not_serialized():
     """The callback sees non-decreasing fractions ending at 1; to_json still works."""
     X, y = _mixed_data(3)
     seen = []
-    model = ACTClassifier(cost_matrix=[[0, 100], [100, 0]], random_state=0, r=2,
-                          progress_callback=lambda fraction, message: seen.append(fraction))
+    model = ACTClassifier(
+        cost_matrix=[[0, 100], [100, 0]],
+        random_state=0,
+        r=2,
+        progress_callback=lambda fraction, message: seen.append(fraction),
+    )
     model.fit(X, y)
     assert seen and seen[-1] == 1.0
     assert all(a <= b + 1e-12 for a, b in zip(seen, seen[1:]))
@@ -157,7 +183,9 @@ def test_estimated_cost_is_total_of_the_tree_on_training_data():
     label = int(np.argmin((counts + 1) @ model.cost_matrix_))
     e = n - counts[label]
     coeff = 0.6744897501960817**2
-    pr = (e + 0.5 + coeff / 2 + np.sqrt(coeff * ((e + 0.5) * (1 - (e + 0.5) / n) + coeff / 4))) / (n + coeff)
+    pr = (e + 0.5 + coeff / 2 + np.sqrt(coeff * ((e + 0.5) * (1 - (e + 0.5) / n) + coeff / 4))) / (
+        n + coeff
+    )
     expected = n * pr * 0.01 / n  # EE * avgpen / |E|, K = 2 so avgpen = M[other, label]
     assert model.estimated_cost_ == pytest.approx(expected, rel=1e-9)
 
@@ -187,9 +215,13 @@ def test_compiled_pricing_matches_cost_model():
 def test_bad_parameters_are_rejected_clearly():
     """Invalid r, stop_rule, cf, threshold_samples or ee raise ValueError naming the parameter."""
     X, y = _mixed_data()
-    for params, word in [({"r": -1}, "r"), ({"stop_rule": "never"}, "stop_rule"),
-                         ({"cf": 1.5}, "cf"), ({"threshold_samples": "all"}, "threshold_samples"),
-                         ({"ee": "approx"}, "ee")]:
+    for params, word in [
+        ({"r": -1}, "r"),
+        ({"stop_rule": "never"}, "stop_rule"),
+        ({"cf": 1.5}, "cf"),
+        ({"threshold_samples": "all"}, "threshold_samples"),
+        ({"ee": "approx"}, "ee"),
+    ]:
         with pytest.raises(ValueError, match=word):
             ACTClassifier(**params).fit(X, y)
 
@@ -197,8 +229,13 @@ def test_bad_parameters_are_rejected_clearly():
 def test_parallel_candidates_give_the_same_tree():
     """n_jobs=2 scores candidates in threads but grows exactly the n_jobs=1 tree."""
     X, y = _mixed_data(5, n=240)
-    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 300], [300, 0]],
-                  categorical_features=[1, 3], random_state=11, r=4)
+    kwargs = dict(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 300], [300, 0]],
+        categorical_features=[1, 3],
+        random_state=11,
+        r=4,
+    )
     serial = ACTClassifier(**kwargs).fit(X, y)
     parallel = ACTClassifier(n_jobs=2, **kwargs).fit(X, y)
     assert serial.tree_.n_nodes > 1
@@ -209,9 +246,13 @@ def test_larger_r_never_needs_more_samples_to_find_parity():
     """Anytime: on XOR the r=16 tree costs no more on held-out data than the r=1 tree."""
     data = make_parity(1600, n_relevant=4, n_irrelevant=5, random_state=8)
     X, y, X_test, y_test = data.X[:800], data.y[:800], data.X[800:], data.y[800:]
-    kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
-                  categorical_features=list(range(X.shape[1])), random_state=0,
-                  prune_lookahead=True)
+    kwargs = dict(
+        test_costs=data.test_costs,
+        cost_matrix=[[0, 200], [200, 0]],
+        categorical_features=list(range(X.shape[1])),
+        random_state=0,
+        prune_lookahead=True,
+    )
     low = evaluate(ACTClassifier(r=1, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
     high = evaluate(ACTClassifier(r=16, **kwargs).fit(X, y), X_test, y_test).mean_total_cost
     assert high <= low
@@ -220,8 +261,13 @@ def test_larger_r_never_needs_more_samples_to_find_parity():
 def test_open_point_variants_grow_valid_trees():
     """stop_rule='prune' and prune_lookahead=True both fit; grow-then-prune is never smaller before pruning."""
     X, y = _mixed_data(6, n=200)
-    kwargs = dict(test_costs=_grouped_costs(), cost_matrix=[[0, 400], [400, 0]],
-                  categorical_features=[1, 3], random_state=0, r=3)
+    kwargs = dict(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 400], [400, 0]],
+        categorical_features=[1, 3],
+        random_state=0,
+        r=3,
+    )
     grown = ACTClassifier(stop_rule="prune", post_prune=False, **kwargs).fit(X, y)
     stopped = ACTClassifier(stop_rule="leaf_cost", post_prune=False, **kwargs).fit(X, y)
     assert grown.tree_.n_leaves >= stopped.tree_.n_leaves
@@ -237,8 +283,15 @@ def test_exact_ee_matches_the_tree_package():
     from learners.tree import expected_error
 
     for n, e, cf in [(6, 0, 0.25), (10, 2, 0.25), (100, 7.5, 0.3), (3.5, 1.2, 0.2)]:
-        assert engine.expected_errors(n, e, -1.0, cf) == pytest.approx(expected_error(n, e, cf), rel=1e-9)
+        assert engine.expected_errors(n, e, -1.0, cf) == pytest.approx(
+            expected_error(n, e, cf), rel=1e-9
+        )
     X, y = _mixed_data(7)
-    model = ACTClassifier(ee="exact", cost_matrix=[[0, 300], [300, 0]], random_state=0,
-                          test_costs=_grouped_costs(), categorical_features=[1, 3]).fit(X, y)
+    model = ACTClassifier(
+        ee="exact",
+        cost_matrix=[[0, 300], [300, 0]],
+        random_state=0,
+        test_costs=_grouped_costs(),
+        categorical_features=[1, 3],
+    ).fit(X, y)
     assert model.estimated_cost_ > 0

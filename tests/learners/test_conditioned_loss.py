@@ -25,9 +25,11 @@ REWARD, PENALTY = 100.0, 1000.0
 
 # ---------------------------------------------------------------- fixtures
 
+
 def risk_table(action) -> dict[str, float]:
     """The risk of every action the model weighed, keyed "classify" / "reject" / "extract:<k>"."""
     return {r.key: r.risk for r in action.evidence.risks}
+
 
 def tiny_problem():
     """f0 free (0/1), f1 priced (5.0): class B only where f0 = 0 and f1 = 1."""

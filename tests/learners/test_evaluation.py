@@ -196,8 +196,9 @@ def test_asking_again_for_an_unavailable_test_raises():
 
 def test_derived_test_brings_its_inputs():
     """Buying derived test 2 (from 0 and 1) charges 10 + 2 and reveals both inputs."""
-    prices = CostModel([10.0, 6.0, 0.0], discounted=[4.0, 2.0, 0.0], groups=["A", "A", None],
-                       derived={2: (0, 1)})
+    prices = CostModel(
+        [10.0, 6.0, 0.0], discounted=[4.0, 2.0, 0.0], groups=["A", "A", None], derived={2: (0, 1)}
+    )
     policy = ScriptedPolicy([2], lambda known: 0 if 2 in known else None, cost_model=prices)
     report = evaluate(policy, np.array([[1.0, 2.0, 3.0]]), [0])
     assert report.cases[0].test_cost == pytest.approx(12.0)
@@ -288,8 +289,12 @@ def _and_table(repeats: int = 10):
 
 
 # Tests 1 and 2 share a group: test 2 after test 1 costs its discounted 3, not 8.
-AND_PRICES = CostModel([0.5, 5.0, 8.0], discounted=[0.5, 2.0, 3.0], groups=[None, "A", "A"],
-                       delayed=[False, True, True])
+AND_PRICES = CostModel(
+    [0.5, 5.0, 8.0],
+    discounted=[0.5, 2.0, 3.0],
+    groups=[None, "A", "A"],
+    delayed=[False, True, True],
+)
 
 
 def test_real_tree_path_costs_match_hand_computation():

@@ -18,8 +18,13 @@ def _parity():
 def test_search_never_worsens_and_keeps_true_prices():
     """Best fitness is non-increasing over generations; the policy charges the TRUE costs."""
     data, X, y, _, _ = _parity()
-    model = ICETClassifier(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]],
-                           population=12, generations=4, random_state=0).fit(X, y)
+    model = ICETClassifier(
+        test_costs=data.test_costs,
+        cost_matrix=[[0, 200], [200, 0]],
+        population=12,
+        generations=4,
+        random_state=0,
+    ).fit(X, y)
     history = model.fitness_history_
     assert len(history) == 5
     assert all(b <= a for a, b in zip(history, history[1:]))
@@ -33,10 +38,16 @@ def test_final_tree_is_eg2_with_the_best_biases():
     """The fitted tree equals EG2 grown on all data with biased_costs_, w_ and cf_."""
     data, X, y, _, _ = _parity()
     costs = CostModel(data.test_costs)
-    model = ICETClassifier(test_costs=costs, cost_matrix=[[0, 50], [50, 0]],
-                           population=8, generations=2, random_state=1).fit(X, y)
-    reference = EG2Classifier(test_costs=model.biased_costs_, cost_matrix=[[0, 50], [50, 0]],
-                              w=model.w_, cf=model.cf_).fit(X, y)
+    model = ICETClassifier(
+        test_costs=costs,
+        cost_matrix=[[0, 50], [50, 0]],
+        population=8,
+        generations=2,
+        random_state=1,
+    ).fit(X, y)
+    reference = EG2Classifier(
+        test_costs=model.biased_costs_, cost_matrix=[[0, 50], [50, 0]], w=model.w_, cf=model.cf_
+    ).fit(X, y)
     assert model.tree_.to_dict() == reference.tree_.to_dict()
 
 
@@ -46,7 +57,10 @@ def test_more_generations_do_not_cost_more_on_parity():
     kwargs = dict(test_costs=data.test_costs, cost_matrix=[[0, 200], [200, 0]])
     icet = ICETClassifier(generations=6, random_state=0, **kwargs).fit(X, y)
     eg2 = EG2Classifier(**kwargs).fit(X, y)
-    assert evaluate(icet, X_test, y_test).mean_total_cost <= evaluate(eg2, X_test, y_test).mean_total_cost
+    assert (
+        evaluate(icet, X_test, y_test).mean_total_cost
+        <= evaluate(eg2, X_test, y_test).mean_total_cost
+    )
 
 
 def test_reproducible_and_json_round_trip():
@@ -85,8 +99,12 @@ def _clinic(seed):
     y = (score > 0.4).astype(int)
     for f in (1, 2, 3, 4):
         X[rng.random(n) < 0.1, f] = np.nan
-    costs = CostModel([0.0, 10.0, 8.0, 3.0, 5.0, 0.0], discounted=[0.0, 2.0, 1.5, 3.0, 5.0, 0.0],
-                      groups=[None, "blood", "blood", None, None, None], derived={5: (1, 2)})
+    costs = CostModel(
+        [0.0, 10.0, 8.0, 3.0, 5.0, 0.0],
+        discounted=[0.0, 2.0, 1.5, 3.0, 5.0, 0.0],
+        groups=[None, "blood", "blood", None, None, None],
+        derived={5: (1, 2)},
+    )
     return X, y, costs
 
 
@@ -95,18 +113,34 @@ def _search_and_eg2(seed, genome_seed, reject_cost):
 
     X, y, costs = _clinic(seed)
     matrix = np.array([[0.0, 60.0], [40.0, 0.0]])
-    model = ICETClassifier(test_costs=costs, cost_matrix=matrix, reject_cost=reject_cost,
-                           categorical_features=[3], population=2, generations=0,
-                           random_state=0).fit(X, y)
+    model = ICETClassifier(
+        test_costs=costs,
+        cost_matrix=matrix,
+        reject_cost=reject_cost,
+        categorical_features=[3],
+        population=2,
+        generations=0,
+        random_state=0,
+    ).fit(X, y)
     search = _Search(model, X, y.astype(np.int64), np.random.default_rng(seed))
     # every category of the nominal test must reach the train half, which fits EG2 alone
     assert set(X[search.train, 3][~np.isnan(X[search.train, 3])]) == {0.0, 1.0, 2.0}
     rng = np.random.default_rng(genome_seed)
-    genome = np.concatenate([np.log(np.maximum(costs.costs, 1e-3)) + rng.normal(size=6),
-                             [rng.uniform(0.0, 1.0), rng.uniform(0.05, 0.45)]])
+    genome = np.concatenate(
+        [
+            np.log(np.maximum(costs.costs, 1e-3)) + rng.normal(size=6),
+            [rng.uniform(0.0, 1.0), rng.uniform(0.05, 0.45)],
+        ]
+    )
     biased, w, cf = search.decode(genome)
-    eg2 = EG2Classifier(test_costs=_biased_model(costs, biased), cost_matrix=matrix,
-                        reject_cost=reject_cost, categorical_features=[3], w=w, cf=cf)
+    eg2 = EG2Classifier(
+        test_costs=_biased_model(costs, biased),
+        cost_matrix=matrix,
+        reject_cost=reject_cost,
+        categorical_features=[3],
+        w=w,
+        cf=cf,
+    )
     eg2.fit(X[search.train], y[search.train])
     return search, genome, eg2, X, y, costs
 

@@ -23,7 +23,9 @@ TREE_LEARNERS = [C45Classifier, EG2Classifier, IDXClassifier, CSID3Classifier, D
 def test_round_trip_gives_identical_predictions(cls, noisy_table):
     """model_from_json(model.to_json()) has the same probabilities, tree and policy."""
     X, y = noisy_table
-    costs = CostModel([1, 2, 3, 4, 0.5], discounted=[1, 1, 3, 4, 0.5], groups=["a", "a", None, None, None])
+    costs = CostModel(
+        [1, 2, 3, 4, 0.5], discounted=[1, 1, 3, 4, 0.5], groups=["a", "a", None, None, None]
+    )
     model = cls(
         test_costs=costs,
         cost_matrix=[[0, 4], [1, 0]],

@@ -42,12 +42,17 @@ def test_leaf_label_is_policy_best_class(leaf, laplace):
 
 
 @settings(max_examples=300, deadline=None)
-@given(gain=st.floats(0.0, 1.0), cost=st.floats(0.0, 200.0) | st.just(0.0),
-       w=st.floats(0.0, 1.0), criterion=st.sampled_from([_formulas.ID3, _formulas.EG2,
-                                                         _formulas.IDX, _formulas.CSID3]))
+@given(
+    gain=st.floats(0.0, 1.0),
+    cost=st.floats(0.0, 200.0) | st.just(0.0),
+    w=st.floats(0.0, 1.0),
+    criterion=st.sampled_from([_formulas.ID3, _formulas.EG2, _formulas.IDX, _formulas.CSID3]),
+)
 def test_compiled_ranking_key_is_the_plain_one(gain, cost, w, criterion):
     """The engine's compiled split_key returns the plain function's key, bit for bit."""
-    assert engine._split_key(criterion, gain, cost, w) == _formulas.split_key(criterion, gain, cost, w)
+    assert engine._split_key(criterion, gain, cost, w) == _formulas.split_key(
+        criterion, gain, cost, w
+    )
 
 
 def test_criteria_rank_by_the_formulas():
@@ -63,8 +68,7 @@ def test_criteria_rank_by_the_formulas():
 
 def test_a_re_read_ranks_at_its_shared_price_a_free_test_in_the_zero_tier():
     """IDX/CS-ID3 rank a test done on the path at its (shared) own price; a test free in itself stays first."""
-    re_read = Candidate(feature=0, gain=0.2, split_info=1.0, cost=0.0, on_path=True,
-                        own_price=10.0)
+    re_read = Candidate(feature=0, gain=0.2, split_info=1.0, cost=0.0, on_path=True, own_price=10.0)
     priced = Candidate(feature=1, gain=0.4, split_info=1.0, cost=2.0)
     assert IDX().choose([re_read, priced], 0.0, 1.0) is priced
     assert CSID3().choose([re_read, priced], 0.0, 1.0) is priced
@@ -85,8 +89,17 @@ def test_idx_does_not_sliver_a_numeric_test_on_the_path():
     assert model.score(X, y) > 0.9
 
 
-@pytest.mark.parametrize("n, e, cf", [(6, 0, 0.25), (10, 2, 0.25), (100, 7.5, 0.3),
-                                      (3.5, 1.2, 0.2), (10.3, 2.5, 0.1), (40, 39.5, 0.25)])
+@pytest.mark.parametrize(
+    "n, e, cf",
+    [
+        (6, 0, 0.25),
+        (10, 2, 0.25),
+        (100, 7.5, 0.3),
+        (3.5, 1.2, 0.2),
+        (10.3, 2.5, 0.1),
+        (40, 39.5, 0.25),
+    ],
+)
 def test_engine_exact_ee_is_the_tree_package_ee(n, e, cf):
     """The engine's exact EE and the pruning EE are one function: SciPy's U_CF, to the bit."""
     assert engine.expected_errors(n, e, -1.0, cf) == expected_error(n, e, cf)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+from learners.costs import CostModel
 from learners.tree import C45Classifier, expected_error, upper_confidence_limit
 from learners.tree._builder import GrowingTree, _nominal_candidates, prune_tree
 from learners.tree._criteria import GainRatio
-from learners.costs import CostModel
 
 SUNNY, OVERCAST, RAIN = 0, 1, 2
 # Quinlan's golf table (C4.5 book, fig. 2-1): outlook, temperature, humidity, windy, play?
@@ -41,8 +41,18 @@ def _golf(missing_outlook=False):
 def _outlook_candidate(X, y):
     codes = np.where(np.isnan(X[:, 0]), -1, X[:, 0]).astype(np.int64)[None, :]
     (cand,) = _nominal_candidates(
-        codes, np.array([0]), np.array([3]), np.arange(len(y)), np.ones(len(y)), y, 2,
-        GainRatio(), CostModel.uniform(4), 1 - np.eye(2), 2.0, frozenset(),
+        codes,
+        np.array([0]),
+        np.array([3]),
+        np.arange(len(y)),
+        np.ones(len(y)),
+        y,
+        2,
+        GainRatio(),
+        CostModel.uniform(4),
+        1 - np.eye(2),
+        2.0,
+        frozenset(),
     )
     return cand
 
