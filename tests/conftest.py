@@ -17,7 +17,7 @@ REDIS_TEST_URL = "redis://127.0.0.1:6379/15"
 @pytest.fixture(autouse=True)
 def _fresh_model_cache():
     """Each test starts with an empty in-memory estimator cache."""
-    from diagnosis import model_cache
+    from diagnosis.selectors import model_cache
 
     model_cache.clear()
     yield
@@ -26,5 +26,5 @@ def _fresh_model_cache():
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
-    """Users are created in many tests; a fast hasher keeps them quick (never used in production)."""
+    """Users are created in many tests; a fast hasher keeps them quick (never in production)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from diagnosis import model_cache
+from diagnosis.selectors import model_cache
 from diagnosis.learner_registry import ParamSpec, clean_params
 from diagnosis.models import DiagnosticTest, TrainedModel
 from diagnosis.permissions import require_clinician, require_model_admin

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from diagnosis import model_cache
+from diagnosis.selectors import model_cache
 from diagnosis.models import DiagnosisCase, DiagnosisStep
 from diagnosis.selectors import case_state
 from diagnosis.services import cases
