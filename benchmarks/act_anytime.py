@@ -35,7 +35,8 @@ def xor_part(seeds: int, n_train: int) -> None:
         f"M=200, mean over {seeds} datasets"
     )
     print(
-        f"{'learner':<10} {'knob':>5} {'total $':>8} {'acc %':>6} {'fit s':>7} {'relevant only':>14}"
+        f"{'learner':<10} {'knob':>5} {'total $':>8} {'acc %':>6} {'fit s':>7} "
+        f"{'relevant only':>14}"
     )
     rows: dict[tuple[str, int], list[tuple[float, float, float, bool]]] = {}
     for seed in range(seeds):

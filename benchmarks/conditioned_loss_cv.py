@@ -40,7 +40,7 @@ def one_fold(job: tuple[str, int, int, int, int]) -> tuple[int, int, int, float,
     model = fit(X[fit_rows], y[fit_rows], prices, seed, **json.loads(variant))
     actions, paths = model.decide_all(X[held_rows], return_tests=True)
     truth = y[held_rows]
-    errors = sum(a.kind == "classify" and a.label != t for a, t in zip(actions, truth))
+    errors = sum(a.kind == "classify" and a.label != t for a, t in zip(actions, truth, strict=True))
     referrals = sum(a.kind == "reject" for a in actions)
     cost = float(sum(prices.path_cost(path) for path in paths))
     tree_errors = all_features_tree(model, X[held_rows], truth)["errors"]

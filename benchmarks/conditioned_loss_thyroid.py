@@ -116,7 +116,7 @@ def print_confusion(title: str, confusion: np.ndarray, with_reject: bool) -> Non
     print(title)
     head = "".join(f"{c[:12]:>14}" for c in CLASS_NAMES) + ("       reject" if with_reject else "")
     print(f"{'actual / selected':>18}{head}")
-    for name, row in zip(CLASS_NAMES, confusion):
+    for name, row in zip(CLASS_NAMES, confusion, strict=True):
         cells = "".join(f"{int(v):>14}" for v in row[: len(CLASS_NAMES)])
         extra = f"{int(row[-1]):>13}" if with_reject else ""
         print(f"{name:>18}{cells}{extra}")
@@ -195,8 +195,8 @@ def main(argv=None) -> int:
     X_train, y_train = load("train")
     X_test, y_test = load("test")
     print(
-        f"ann-thyroid: train {X_train.shape[0]}, test {X_test.shape[0]}, {X_train.shape[1]} features"
-        + (f"; model options {variant}" if variant else "")
+        f"ann-thyroid: train {X_train.shape[0]}, test {X_test.shape[0]}, "
+        f"{X_train.shape[1]} features" + (f"; model options {variant}" if variant else "")
     )
 
     full, turney = cost_model(discount=False), cost_model(discount=True)
@@ -252,6 +252,7 @@ def main(argv=None) -> int:
                     DEFAULT_WINDOW_WIDTHS if model.window_widths is None else model.window_widths
                 ),
                 model.window_validation_[0],
+                strict=True,
             )
         )
         if model.width_selection == "loss"
@@ -304,7 +305,9 @@ def main(argv=None) -> int:
     reloaded = ConditionedLossClassifier.from_json(text)
     same = all(
         a == b and a.evidence == b.evidence
-        for a, b in zip(model.decide_all(X_test[:200]), reloaded.decide_all(X_test[:200]))
+        for a, b in zip(
+            model.decide_all(X_test[:200]), reloaded.decide_all(X_test[:200]), strict=True
+        )
     )
     print(
         f"model JSON {len(text) / 1e6:.2f} MB; reloaded in {time.time() - started:.1f}s; "
@@ -322,7 +325,8 @@ def main(argv=None) -> int:
     sweeps = {"penalty": [], "reward": []}
     print(f"\nFigure 1 sweeps (full prices, random_state {first['seed']}):")
     print(
-        f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   accuracy hypo/hyper/normal"
+        f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   "
+        "accuracy hypo/hyper/normal"
     )
     for kind, grid in (("penalty", PENALTIES), ("reward", REWARDS)):
         for value in grid:
@@ -341,7 +345,8 @@ def main(argv=None) -> int:
                 }
             )
             print(
-                f"{reward:>8g}{penalty:>9g}{r['reduction']:>13.2f}{r['errors']:>8}{r['rejects']:>9}   "
+                f"{reward:>8g}{penalty:>9g}{r['reduction']:>13.2f}"
+                f"{r['errors']:>8}{r['rejects']:>9}   "
                 + "/".join(f"{a:.3f}" for a in r["per_class_accuracy"]),
                 flush=True,
             )
@@ -351,7 +356,10 @@ def main(argv=None) -> int:
 
 
 def save_figures(sweeps: dict, out: Path) -> list[Path]:
-    """Figure 1 (a)-(d) as two Plotly figures (accuracy per class; cost reduction, errors, rejects)."""
+    """Figure 1 (a)-(d) as two Plotly figures.
+
+    One shows the accuracy per class, the other the cost reduction, errors and rejects.
+    """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 

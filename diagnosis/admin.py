@@ -38,7 +38,8 @@ from .services import training as training_services
 _CHANGE_LIST = engines["django"].from_string(
     """{% extends "admin/change_list.html" %}
 {% block object-tools-items %}
-<li><a href="{% url 'admin:diagnosis_dataset_import' %}" class="addlink">Import CSV or UCI folder</a></li>
+<li><a href="{% url 'admin:diagnosis_dataset_import' %}"
+       class="addlink">Import CSV or UCI folder</a></li>
 {{ block.super }}
 {% endblock %}"""
 )

@@ -124,7 +124,8 @@ class DiagnosticTestFormSet(BaseInlineFormSet):
             for source in d.get("derived_from") or []:
                 if source not in names or source == d["name"]:
                     raise ValidationError(
-                        f"Test {d['name']!r} is derived from {source!r}, which is not another test of this dataset."
+                        f"Test {d['name']!r} is derived from {source!r}, "
+                        "which is not another test of this dataset."
                     )
             group = d.get("group")
             if group is not None and dataset.pk and group.dataset_id != dataset.pk:

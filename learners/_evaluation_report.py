@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .costs import CostModel
-from .policy import Action
+from .policy import Classify, Reject
 
 __all__ = ["CaseResult", "EvaluationReport", "build_report"]
 
@@ -41,7 +41,7 @@ class CaseResult:
 
     tests: tuple[int, ...]
     test_cost: float
-    decision: Action
+    decision: Classify | Reject
     true_label: object
     total_cost: float
     misclassification_cost: float
@@ -165,12 +165,13 @@ def build_report(
     for case in cases:
         row = index[case.true_label]
         test_cost += case.test_cost
-        if case.rejected:
+        decision = case.decision
+        if decision.kind == "reject":  # case.rejected, spelled so the type checker narrows
             rejected += 1
             confusion[row, n_classes] += 1
             refer_cost += case.total_cost - case.test_cost
         else:
-            column = index[case.decision.label]
+            column = index[decision.label]
             confusion[row, column] += 1
             correct += int(column == row)
             error_cost += case.misclassification_cost

@@ -49,6 +49,7 @@ def check_reject_cost(reject_cost, n_classes: int):
         value = np.asarray(reject_cost, dtype=float)
     except (TypeError, ValueError):
         raise ValueError("reject_cost must be a number or one number per class") from None
+    result: float | np.ndarray
     if value.ndim == 0:
         result = float(value)
     elif value.shape == (n_classes,):

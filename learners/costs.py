@@ -45,11 +45,11 @@ class CostModel:
 
     def __init__(
         self,
-        costs: Sequence[float],
+        costs: Sequence[float] | np.ndarray,
         *,
-        discounted: Sequence[float] | None = None,
+        discounted: Sequence[float] | np.ndarray | None = None,
         groups: Sequence[str | None] | None = None,
-        delayed: Sequence[bool] | None = None,
+        delayed: Sequence[bool] | np.ndarray | None = None,
         derived: Mapping[int, Sequence[int]] | None = None,
         free: Iterable[int] | None = None,
     ) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, Union, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -144,7 +144,7 @@ class Extract:
     test: int
     cost: float
     evidence: Evidence | None = field(default=None, compare=False)
-    kind: ClassVar[str] = "extract"
+    kind: ClassVar[Literal["extract"]] = "extract"
 
     def to_dict(self) -> dict:
         return {
@@ -167,7 +167,7 @@ class Classify:
     proba: tuple[float, ...]
     expected_cost: float
     evidence: Evidence | None = field(default=None, compare=False)
-    kind: ClassVar[str] = "classify"
+    kind: ClassVar[Literal["classify"]] = "classify"
 
     def to_dict(self) -> dict:
         label = self.label.item() if isinstance(self.label, np.generic) else self.label
@@ -191,7 +191,7 @@ class Reject:
     expected_cost: float
     proba: tuple[float, ...] | None = None
     evidence: Evidence | None = field(default=None, compare=False)
-    kind: ClassVar[str] = "reject"
+    kind: ClassVar[Literal["reject"]] = "reject"
 
     def to_dict(self) -> dict:
         return {
@@ -202,7 +202,7 @@ class Reject:
         }
 
 
-Action = Union[Extract, Classify, Reject]
+Action = Extract | Classify | Reject
 
 
 @runtime_checkable

@@ -152,13 +152,13 @@ def assign_costs(
     gains = np.array([_information_gain(X[:, f], y) for f in range(n_features)])
     rank = gains.argsort().argsort() / max(n_features - 1, 1)
     costs = rng.uniform(low, high, size=n_features)
-    for f in np.flatnonzero(rng.random_sample(n_features) < semi_random):
-        mean = low + (high - low) * rank[f]
+    for noisy in np.flatnonzero(rng.random_sample(n_features) < semi_random):
+        mean = low + (high - low) * rank[noisy]
         while True:  # truncated normal by rejection: the range holds 1/3 of the mass at least
             value = rng.normal(mean, (high - low) / 6.0 + 1e-12)
             if low <= value <= high:
                 break
-        costs[f] = value
+        costs[noisy] = value
     n_groups = int(round(group_fraction * n_features))
     groups: list[str | None] = [None] * n_features
     for g in range(n_groups):

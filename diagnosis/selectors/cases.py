@@ -15,11 +15,11 @@ from django.db.models import QuerySet
 
 from learners import CostModel
 
-from .model_cache import get_estimator
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
 from .explanations import Explanation, explain
+from .model_cache import get_estimator
 
 __all__ = [
     "CaseState",

@@ -106,7 +106,7 @@ def training_progress(*, user, trained_model: TrainedModel) -> dict:
 
 
 def model_report(*, user, trained_model: TrainedModel) -> dict:
-    """The trust page's content: what the model was trained with and how it did on held-out cases."""
+    """The trust page's content: what the model was trained with, how it did on held-out cases."""
     require_model_access(user, trained_model)
     dataset = trained_model.dataset
     spec = learner_registry.LEARNERS.get(trained_model.learner)

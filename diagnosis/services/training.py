@@ -93,7 +93,8 @@ def create_training(
     if error_matrix is not None:
         if error_matrix.dataset_id != dataset.pk:
             raise ValidationError(
-                f"Error matrix {error_matrix.name!r} belongs to another dataset than {dataset.name!r}."
+                f"Error matrix {error_matrix.name!r} belongs to another dataset "
+                f"than {dataset.name!r}."
             )
         matrix = clean_matrix(error_matrix.matrix, dataset.class_labels)
         reject_cost = clean_reject_cost(error_matrix.reject_cost)

@@ -259,7 +259,10 @@ class _Search:
         return costs, w, cf
 
     def fitness(self, genome) -> float:
-        """Mean true cost per case on the test half of the genome's EG2 tree grown on the train half."""
+        """Mean true cost per case on the test half of the genome's EG2 tree.
+
+        The tree is grown on the train half.
+        """
         costs, w, cf = self.decode(genome)
         select = encode_prices(_biased_model(self.model.cost_model_, costs))
         return float(

@@ -305,7 +305,7 @@ class ConditionedLossClassifier(SerializableMixin, CostSensitiveClassifier):
 
         splits = self._validation_splits(y_codes, rng)
         n_validated = sum(val_idx.size for _, val_idx in splits)
-        scores = 0.0
+        scores = np.zeros(())  # 0-d: the first fold's scores broadcast it to their shape
         for fit_idx, val_idx in splits:
             trees = self._grow_all(X[fit_idx], y_codes[fit_idx], roles, tree_seed)
             targets = self._out_of_fold_targets(X[fit_idx], y_codes[fit_idx], roles, tree_seed)

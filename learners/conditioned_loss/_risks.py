@@ -41,7 +41,10 @@ def actual_class_belief(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def extract_risk(p: np.ndarray, q: np.ndarray, cost: float, reward: float, penalty: float) -> float:
-    """``R(extract_k) = sum_j a_k(j) [cost_k + (1 - q_k(j)) PENALTY - (1 - p(j)) q_k(j) REWARD]``."""
+    """The risk of extracting test k.
+
+    ``R(extract_k) = sum_j a_k(j) [cost_k + (1 - q_k(j)) PENALTY - (1 - p(j)) q_k(j) REWARD]``.
+    """
     p = np.asarray(p, dtype=float)
     q = np.asarray(q, dtype=float)
     a = actual_class_belief(p, q)

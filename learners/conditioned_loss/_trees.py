@@ -104,14 +104,14 @@ def out_of_fold_proba(
 
 def _single_leaf(counts: np.ndarray) -> TreeStructure:
     return TreeStructure(
-        feature=[LEAF],
-        threshold=[np.nan],
-        edge_start=[0],
-        n_edges=[0],
+        feature=np.array([LEAF], dtype=np.int64),
+        threshold=np.array([np.nan]),
+        edge_start=np.zeros(1, dtype=np.int64),
+        n_edges=np.zeros(1, dtype=np.int64),
         class_weight=counts[None, :],
-        child=[],
-        branch_value=[],
-        branch_weight=[],
+        child=np.empty(0, dtype=np.int64),
+        branch_value=np.empty(0),
+        branch_weight=np.empty(0),
     )
 
 

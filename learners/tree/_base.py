@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -49,6 +50,13 @@ class TreePolicyMixin:
     ``cost_model_``, ``cost_matrix_``, ``reject_cost_``, ``categories_`` and
     the parameter ``probability``.
     """
+
+    # Parameters the learner's ``__init__`` sets (declared for the type checker only).
+    probability: str
+    test_costs: Any
+    cost_matrix: Any
+    reject_cost: Any
+    categorical_features: Any
 
     # ------------------------------------------------------------ prediction
     def predict_proba(self, X) -> np.ndarray:
@@ -370,7 +378,9 @@ class TreePolicyMixin:
 
     # ------------------------------------------------------------- fitting
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+        # The learners put this mixin before scikit-learn's BaseEstimator in their bases,
+        # which the type checker cannot see from the mixin alone.
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
         return tags
 
@@ -406,7 +416,7 @@ class TreePolicyMixin:
             features = np.flatnonzero(features)
         result = {}
         for f in features.tolist():
-            if not isinstance(f, Integral) or not 0 <= f < X.shape[1]:
+            if not isinstance(f, Integral) or not 0 <= int(f) < X.shape[1]:
                 raise ValueError(f"categorical_features entry {f!r} is not a feature index")
             column = X[:, f]
             known = column[~np.isnan(column)]

@@ -61,8 +61,13 @@ class GrowingTree:
             order.append(node)
             stack.extend(child for child, _, _ in reversed(self.edges[node]))
         new_id = {old: new for new, old in enumerate(order)}
-        feature, threshold, edge_start, n_edges = [], [], [], []
-        child, branch_value, branch_weight = [], [], []
+        feature: list[int] = []
+        threshold: list[float] = []
+        edge_start: list[int] = []
+        n_edges: list[int] = []
+        child: list[int] = []
+        branch_value: list[float] = []
+        branch_weight: list[float] = []
         for old in order:
             feature.append(self.feature[old])
             threshold.append(self.threshold[old])
@@ -130,10 +135,11 @@ def grow_tree(
     root_weights = np.ones(n_samples)
     root = tree.add(np.bincount(y, weights=root_weights, minlength=n_classes).astype(float))
     # a path is the tuple of its split features (a numeric one may repeat)
-    stack = [(root, np.arange(n_samples), root_weights, order, (), 0)]
+    # (node, cases, case weights, per-feature case order, path, depth)
+    Frame = tuple[int, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], int]
+    stack: list[Frame] = [(root, np.arange(n_samples), root_weights, order, (), 0)]
     while stack:
         node, cases, weights, node_order, path, depth = stack.pop()
-        done = frozenset(path)
         class_weight = tree.class_weight[node]
         total = float(class_weight.sum())
         if (
@@ -193,7 +199,7 @@ def grow_tree(
         shares = branch_total / branch_total.sum()
         tree.feature[node] = f
         child_done = path + (f,)
-        children = []
+        children: list[Frame] = []
         for b in range(len(values)):
             if shares[b] <= 0.0:
                 leaf = tree.add(class_weight.copy(), empty=True)

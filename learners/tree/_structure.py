@@ -272,7 +272,7 @@ class TreeStructure:
                     raise ValueError(
                         f"feature {f} has value {bad:g}, a category not seen in training"
                     )
-            for e, take in zip(edges, chosen):
+            for e, take in zip(edges, chosen, strict=True):
                 mass[self.child[e]] += here * (take + missing * self.branch_weight[e])
         return mass
 

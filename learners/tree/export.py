@@ -34,7 +34,7 @@ def export_text(model, feature_names=None, class_names=None) -> str:
 
     def counts(node: int) -> str:
         return ", ".join(
-            f"{name}: {w:.4g}" for name, w in zip(class_names, tree.class_weight[node])
+            f"{name}: {w:.4g}" for name, w in zip(class_names, tree.class_weight[node], strict=True)
         )
 
     stack = [(0, 0, "")]

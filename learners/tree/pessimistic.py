@@ -37,7 +37,9 @@ def upper_limit_value(e, n, cf):
     """``U_CF(e, n)`` without argument checks (see :func:`upper_confidence_limit`)."""
     if e >= n:
         return 1.0
-    return _betaincinv(e + 1.0, n - e, 1.0 - cf, 0)
+    # Inside njit an ExternalFunction call is a call of the C function; numba's stubs type
+    # calling a Type as building a signature from other types.
+    return _betaincinv(e + 1.0, n - e, 1.0 - cf, 0)  # type: ignore[call-overload]
 
 
 @njit(cache=True, nogil=True)

@@ -128,7 +128,7 @@ def trained_model(toy_dataset, model_admin):
 
 @pytest.fixture
 def make_toy_dataset(db):
-    """Factory: another toy dataset, ``make_toy_dataset(name, n_rows=120, **create_dataset kwargs)``."""
+    """Factory of more toy datasets: ``make_toy_dataset(name, n_rows=120, **create_dataset kw)``."""
 
     def make(name: str, n_rows: int = 120, **kwargs):
         rows, labels = toy_rows(n_rows)
@@ -146,7 +146,7 @@ def make_toy_dataset(db):
 
 @pytest.fixture
 def thyroid_model(db, model_admin):
-    """A conditioned-loss model trained by the service on thyroid-like data (its advice has risks)."""
+    """A conditioned-loss model trained by the service on thyroid-like data (advice with risks)."""
     from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
     from diagnosis.models import TrainedModel

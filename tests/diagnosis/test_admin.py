@@ -110,7 +110,7 @@ def _matrix_field(dataset, name="Uniform 100"):
     ],
 )
 def test_invalid_error_matrix_is_refused(admin_client, toy_dataset, matrix, message):
-    """Non-square, wrong-size, negative, non-numeric or infinite matrices show a message; nothing saved."""
+    """Non-square, wrong-size, negative, non-numeric or infinite matrix: message, nothing saved."""
     before = _snapshot(toy_dataset)
     data = _form_data(toy_dataset)
     data[_matrix_field(toy_dataset)] = matrix
@@ -144,7 +144,7 @@ def test_negative_reject_cost_is_refused(admin_client, toy_dataset):
     ],
 )
 def test_invalid_test_fields_are_refused(admin_client, toy_dataset, field, value, message):
-    """Bad prices, ranges, duplicate names, gaps in indices and unknown inputs show a message; nothing saved."""
+    """Bad prices, ranges, duplicate names, index gaps, unknown inputs: a message, nothing saved."""
     before = _snapshot(toy_dataset)
     data = _form_data(toy_dataset)
     data[f"tests-0-{field}"] = value
@@ -193,7 +193,7 @@ def test_valid_price_change_is_saved(admin_client, toy_dataset):
 
 
 def test_import_page_reports_csv_errors_and_saves_nothing(admin_client):
-    """A bad CSV through the admin import page shows the row/column message and creates no dataset."""
+    """A bad CSV on the admin import page shows the row/column message and creates no dataset."""
     upload = io.BytesIO(b"a,b,y\n1,2,x\n3,oops,z\n5,6,x\n")
     upload.name = "bad.csv"
     response = admin_client.post(

@@ -274,7 +274,7 @@ def test_a_killed_anytime_worker_keeps_the_best_model(toy_dataset, model_admin):
 def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     toy_dataset, model_admin, clinician
 ):
-    """The model page partial names r, cost and time; a running run offers admins the stop button."""
+    """The model page partial names r, cost and time; a running run offers admins a stop button."""
     from django.template.loader import render_to_string
 
     done = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=2).pk)

@@ -140,7 +140,7 @@ def _wait_until_finished(trained: TrainedModel, log: Path) -> TrainedModel:
 
 @pytest.mark.django_db(transaction=True)
 def test_worker_trains_a_queued_model(celery_worker, toy_dataset, model_admin):
-    """A model requested through the service is fitted by the worker and ends succeeded with metrics."""
+    """A model requested via the service is fitted by the worker, ends succeeded with metrics."""
     _, log = celery_worker
     trained = request_training(
         user=model_admin,

@@ -1,4 +1,4 @@
-"""Dataset imports: CSV (detection, errors naming row and column, all-or-nothing) and UCI folders."""
+"""Dataset imports: CSV (detection, errors naming row and column, all-or-nothing), UCI folders."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The load_demo_data command: users and roles, the three packaged datasets, idempotence, a model."""
+"""The load_demo_data command: users and roles, the three packaged datasets, idempotence, model."""
 
 from __future__ import annotations
 

@@ -6,9 +6,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from diagnosis.selectors import model_cache
 from diagnosis.models import DiagnosisCase, DiagnosisStep
-from diagnosis.selectors import case_state
+from diagnosis.selectors import case_state, model_cache
 from diagnosis.services import cases
 
 

@@ -64,7 +64,7 @@ def test_r0_reproduces_eg2_tree_and_predictions():
 
 
 def test_finds_the_relevant_attributes_of_a_parity_concept(parity):
-    """On XOR with cheap irrelevant attributes, ACT (r=5, pruned lookahead) tests only the relevant ones."""
+    """On XOR plus cheap irrelevant attributes, ACT (r=5, pruned lookahead) tests only XOR's."""
     data, (X, y), _ = parity
     model = ACTClassifier(
         test_costs=data.test_costs,
@@ -166,7 +166,7 @@ def test_progress_callback_reaches_one_and_is_not_serialized():
     )
     model.fit(X, y)
     assert seen and seen[-1] == 1.0
-    assert all(a <= b + 1e-12 for a, b in zip(seen, seen[1:]))
+    assert all(a <= b + 1e-12 for a, b in zip(seen, seen[1:], strict=False))
     text = model.to_json()
     assert "progress_callback" not in text
     restored = ACTClassifier.from_json(text)
@@ -259,7 +259,7 @@ def test_larger_r_never_needs_more_samples_to_find_parity():
 
 
 def test_open_point_variants_grow_valid_trees():
-    """stop_rule='prune' and prune_lookahead=True both fit; grow-then-prune is never smaller before pruning."""
+    """stop_rule='prune' and prune_lookahead=True fit; grow-then-prune is no smaller unpruned."""
     X, y = _mixed_data(6, n=200)
     kwargs = dict(
         test_costs=_grouped_costs(),

@@ -16,7 +16,7 @@ def cost_models(draw):
     price = st.floats(0.0, 50.0, allow_nan=False).map(lambda v: round(v, 2))
     full = draw(st.lists(price, min_size=n, max_size=n))
     fraction = draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n))
-    discounted = [round(c * q, 2) for c, q in zip(full, fraction)]
+    discounted = [round(c * q, 2) for c, q in zip(full, fraction, strict=True)]
     groups = draw(st.lists(st.sampled_from([None, "a", "b"]), min_size=n, max_size=n))
     free = draw(st.sets(st.integers(0, n - 1), max_size=2))
     # a derived test draws its inputs from lower indices only, so the graph is acyclic;

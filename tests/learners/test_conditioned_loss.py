@@ -174,7 +174,7 @@ def test_policy_ends_in_classify_or_reject_with_full_risk_tables(thyroid_model):
     """Every case ends in classify or reject; each decision lists every candidate's risk."""
     model, X, _ = thyroid_model
     actions, paths = model.decide_all(X[:60], return_tests=True)
-    for action, path in zip(actions, paths):
+    for action, path in zip(actions, paths, strict=True):
         assert action.kind in {"classify", "reject"}
         assert len(path) == len(set(path))
         names = [r.key for r in action.evidence.risks]
@@ -200,7 +200,7 @@ def test_unavailable_test_is_never_chosen(thyroid_model):
     model, X, _ = thyroid_model
     for blocked in (2, 3):
         actions, paths = model.decide_all(X[:60], unavailable=[blocked], return_tests=True)
-        for action, path in zip(actions, paths):
+        for action, path in zip(actions, paths, strict=True):
             assert blocked not in path
             assert f"extract:{blocked}" not in risk_table(action)
 
@@ -243,14 +243,14 @@ def test_json_round_trip_gives_identical_actions(thyroid_model):
     before, paths_before = model.decide_all(X[:80], unavailable=[3], return_tests=True)
     after, paths_after = loaded.decide_all(X[:80], unavailable=[3], return_tests=True)
     assert paths_before == paths_after
-    for a, b in zip(before, after):
+    for a, b in zip(before, after, strict=True):
         assert a == b and a.evidence == b.evidence
     assert loaded.window_width_ == pytest.approx(model.window_width_)
 
 
 # ------------------------------------------------------------- evaluation
 def test_evaluate_runs_the_policy(thyroid_model):
-    """learners.evaluation.evaluate prices the policy's tests with group discounts and counts referrals."""
+    """evaluation.evaluate prices the policy's tests with group discounts and counts referrals."""
     from learners.evaluation import evaluate
 
     model, X, y = thyroid_model
@@ -371,7 +371,7 @@ def test_width_search_replay_matches_the_policy_run_width_by_width(thyroid_model
         model.window_width_ = np.full(len(model.trees_), width)
         actions, paths = model.decide_all(X[:80], return_tests=True)
         total = 0.0
-        for row, code, action, path in zip(X[:80], codes, actions, paths):
+        for row, code, action, path in zip(X[:80], codes, actions, paths, strict=True):
             if action.kind == "classify":
                 right = action.label == model.classes_[code]
             else:
@@ -484,9 +484,11 @@ def test_out_of_fold_targets_feed_the_parzen_windows():
     ).fit(X, y)
     resubstitution = [tree_proba(t, model.X_train_, model.leaf_smoothing) for t in model.trees_]
     assert len(model._train_posteriors) == len(model.trees_)
-    assert any(not np.allclose(a, b) for a, b in zip(model._train_posteriors, resubstitution))
+    assert any(
+        not np.allclose(a, b) for a, b in zip(model._train_posteriors, resubstitution, strict=True)
+    )
     default = ConditionedLossClassifier(test_costs=costs, penalty=PENALTY, random_state=0).fit(X, y)
-    for a, b in zip(default._train_posteriors, resubstitution):
+    for a, b in zip(default._train_posteriors, resubstitution, strict=True):
         assert a == pytest.approx(b)
 
 
@@ -500,7 +502,7 @@ def test_out_of_fold_model_round_trips_through_json():
     assert loaded.parzen_targets == "out_of_fold"
     before = model.decide_all(X[:60])
     after = loaded.decide_all(X[:60])
-    assert all(a == b and a.evidence == b.evidence for a, b in zip(before, after))
+    assert all(a == b and a.evidence == b.evidence for a, b in zip(before, after, strict=True))
 
 
 def test_bad_parzen_target_options_are_refused():

@@ -274,7 +274,7 @@ def test_cross_validate_pools_every_case_once():
     assert result.mean_fit_seconds >= 0
     again = cross_validate(ThresholdOnTest1(), X, y, n_splits=4, random_state=3)
     assert again.overall.accuracy == result.overall.accuracy
-    for (train, test), fold in zip(folds, result.folds):
+    for (train, test), fold in zip(folds, result.folds, strict=True):
         assert fold.n_cases == len(test)
         assert not set(train) & set(test)
     json.dumps(result.to_dict(), allow_nan=False)
@@ -305,7 +305,7 @@ def test_real_tree_path_costs_match_hand_computation():
     tree = EG2Classifier(test_costs=AND_PRICES).fit(X, y)
     report = evaluate(tree, X, y)
     by_first = {}
-    for x, case in zip(X, report.cases):
+    for x, case in zip(X, report.cases, strict=True):
         by_first.setdefault(x[1], set()).add((case.tests, case.test_cost))
     assert by_first[0.0] == {((1,), 5.0)}
     assert by_first[1.0] == {((1, 2), 8.0)}
@@ -337,5 +337,5 @@ def test_cross_validate_real_tree_with_shared_folds():
     eg2 = cross_validate(EG2Classifier(test_costs=AND_PRICES), X, y, folds=folds)
     c45 = cross_validate(C45Classifier(test_costs=AND_PRICES), X, y, folds=folds)
     assert eg2.overall.n_cases == c45.overall.n_cases == 20
-    for a, b in zip(eg2.folds, c45.folds):
+    for a, b in zip(eg2.folds, c45.folds, strict=True):
         assert [c.true_label for c in a.cases] == [c.true_label for c in b.cases]

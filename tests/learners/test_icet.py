@@ -27,7 +27,7 @@ def test_search_never_worsens_and_keeps_true_prices():
     ).fit(X, y)
     history = model.fitness_history_
     assert len(history) == 5
-    assert all(b <= a for a, b in zip(history, history[1:]))
+    assert all(b <= a for a, b in zip(history, history[1:], strict=False))
     np.testing.assert_array_equal(model.cost_model_.costs, data.test_costs)
     action = model.next_action({})
     if action.kind == "extract":
@@ -158,7 +158,7 @@ def test_fitness_tree_is_the_eg2_tree_node_by_node(genome_seed, reject_cost):
 @pytest.mark.parametrize("genome_seed", range(6))
 @pytest.mark.parametrize("reject_cost", [None, 14.0])
 def test_fitness_is_what_evaluate_charges_the_eg2_tree(genome_seed, reject_cost):
-    """The fitness equals evaluate's mean total cost of that EG2 tree on the test half, true prices."""
+    """The fitness is evaluate's mean total cost of that EG2 tree on the test half, true prices."""
     search, genome, eg2, X, y, costs = _search_and_eg2(3, genome_seed, reject_cost)
     report = evaluate(eg2, X[search.test], y[search.test], test_costs=costs)
     assert search.fitness(genome) == pytest.approx(report.mean_total_cost, rel=1e-12, abs=1e-12)

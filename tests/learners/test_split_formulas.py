@@ -1,4 +1,4 @@
-"""One definition of the split formulas, the zero-cost rule, the leaf label and EE (ALGORITHMS.md §2, §3)."""
+"""One definition of split formulas, zero-cost rule, leaf label and EE (ALGORITHMS.md §2, §3)."""
 
 import numpy as np
 import pytest
@@ -56,7 +56,7 @@ def test_compiled_ranking_key_is_the_plain_one(gain, cost, w, criterion):
 
 
 def test_criteria_rank_by_the_formulas():
-    """EG2, IDX and CS-ID3 keys are (2^g - 1)/(c + 1)^w, g/c and g^2/c; a zero cost is tier 1 only for IDX/CS-ID3."""
+    """Keys: EG2 (2^g - 1)/(c + 1)^w, IDX g/c, CS-ID3 g^2/c; cost 0 is tier 1 in IDX/CS-ID3 only."""
     cand = Candidate(feature=0, gain=0.3, split_info=1.0, cost=4.0)
     assert EG2(0.5).key(cand) == (0, (2**0.3 - 1) / 5**0.5)
     assert IDX().key(cand) == (0, 0.3 / 4.0)
@@ -67,7 +67,7 @@ def test_criteria_rank_by_the_formulas():
 
 
 def test_a_re_read_ranks_at_its_shared_price_a_free_test_in_the_zero_tier():
-    """IDX/CS-ID3 rank a test done on the path at its (shared) own price; a test free in itself stays first."""
+    """IDX/CS-ID3 rank a test done on the path at its shared price; a free test stays first."""
     re_read = Candidate(feature=0, gain=0.2, split_info=1.0, cost=0.0, on_path=True, own_price=10.0)
     priced = Candidate(feature=1, gain=0.4, split_info=1.0, cost=2.0)
     assert IDX().choose([re_read, priced], 0.0, 1.0) is priced
@@ -79,7 +79,7 @@ def test_a_re_read_ranks_at_its_shared_price_a_free_test_in_the_zero_tier():
 
 
 def test_idx_does_not_sliver_a_numeric_test_on_the_path():
-    """On two informative features IDX uses both instead of re-splitting the first for tiny gains."""
+    """On two informative features IDX uses both, not re-splitting the first for tiny gains."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)

@@ -37,7 +37,7 @@ def test_seeded_and_validated():
 
 
 def test_assign_costs_follows_paper_000_section_4_1():
-    """Prices lie in the range, groups get discounts, delayed fraction holds, rho=1 prices informative tests higher."""
+    """Prices in range, group discounts, delayed share; rho=1 prices informative tests higher."""
     from learners.synthetic import assign_costs
 
     data = make_parity(400, n_relevant=1, n_irrelevant=19, random_state=2)

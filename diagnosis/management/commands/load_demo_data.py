@@ -93,7 +93,9 @@ class Command(BaseCommand):
             return
         m = result.metrics
         self.stdout.write(
-            f"  trained {name!r} in {result.fit_seconds:.2f}s: held-out accuracy {m['accuracy']:.3f}, "
-            f"mean test cost {m['mean_test_cost']:.2f}, normalized cost {m['normalized_cost'] or 0:.3f} "
+            f"  trained {name!r} in {result.fit_seconds:.2f}s: "
+            f"held-out accuracy {m['accuracy']:.3f}, "
+            f"mean test cost {m['mean_test_cost']:.2f}, "
+            f"normalized cost {m['normalized_cost'] or 0:.3f} "
             f"({m['n_test_cases']} cases)"
         )
