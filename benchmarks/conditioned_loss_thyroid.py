@@ -104,10 +104,8 @@ def tree_path_cost(tree, X, prices: CostModel) -> float:
     """Mean price of the tests each case meets on its way down ``tree`` (FTI costs its inputs)."""
     total = 0.0
     for row in X:
-        node, tests = 0, []
-        while not tree.is_leaf(node):
-            tests.append(int(tree.feature[node]))
-            node = int(tree.child[tree.route(node, row[tree.feature[node]])])
+        visited = tree.reach(dict(enumerate(row.tolist()))).visited  # the tree's own walk
+        tests = [int(tree.feature[node]) for node in visited if not tree.is_leaf(node)]
         total += prices.path_cost(dict.fromkeys(tests))
     return total / X.shape[0]
 

@@ -12,8 +12,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from . import learner_registry
 from .models import Dataset, DiagnosticTest, ErrorMatrix
+from .services import learner_registry
 from .services.cases import clean_value
 
 

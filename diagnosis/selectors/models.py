@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .. import learner_registry
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import is_model_admin, require_clinician
+from ..services import learner_registry
 
 __all__ = [
     "case_outcomes",

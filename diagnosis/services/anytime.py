@@ -25,8 +25,8 @@ import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 
-from .. import learner_registry
 from ..models import TrainedModel, TrainingCheckpoint
+from . import learner_registry
 from .training_data import held_out_metrics
 from .training_progress import ProgressWriter
 

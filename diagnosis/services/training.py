@@ -14,9 +14,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .. import learner_registry
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
+from . import learner_registry
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import dataset_arrays, split_indices

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
-from .. import learner_registry, selectors
+from .. import selectors
 from ..models import DiagnosisCase
+from ..services import learner_registry
 from .common import page
 
 

@@ -9,11 +9,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from .. import figures, learner_registry, selectors
+from .. import figures, selectors
 from ..forms import TrainForm
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_model_admin
-from ..services import training
+from ..services import learner_registry, training
 from .common import messages_of, page
 
 

@@ -44,6 +44,8 @@ compile it (``tests/learners/test_split_formulas.py`` checks the two agree).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba.extending import register_jitable
 
@@ -61,6 +63,8 @@ __all__ = [
     "smoothed_row",
 ]
 
+_LN2 = math.log(2.0)
+
 #: criterion codes shared by the Python criteria and the compiled builder
 ID3 = 0
 EG2 = 1
@@ -70,8 +74,14 @@ CSID3 = 3
 
 @register_jitable
 def eg2_icf(gain, cost, w):
-    """EG2's information cost function ``(2^DeltaI - 1) / (c + 1)^w`` (Núñez 1991)."""
-    return (2.0**gain - 1.0) / (cost + 1.0) ** w
+    """EG2's information cost function ``(2^DeltaI - 1) / (c + 1)^w`` (Núñez 1991).
+
+    Written with ``expm1``/``exp``/``log1p`` rather than ``**``: numba lowers a
+    power to LLVM's ``pow``, which differs from CPython's in the last bit for
+    some inputs, while these functions give the same bits compiled or not (so
+    the engine and the Python builder rank candidates identically).
+    """
+    return math.expm1(gain * _LN2) / math.exp(w * math.log1p(cost))
 
 
 @register_jitable

@@ -142,23 +142,6 @@ class TreeStructure:
         start = int(self.edge_start[node])
         return range(start, start + int(self.n_edges[node]))
 
-    def route(self, node: int, value: float) -> int | None:
-        """Edge taken at ``node`` by a known ``value``; None if no edge matches.
-
-        NaN means missing and never matches: the caller then splits the case
-        over every edge with ``branch_weight``.
-        """
-        if value != value:  # NaN
-            return None
-        start = int(self.edge_start[node])
-        threshold = self.threshold[node]
-        if threshold == threshold:
-            return start if value <= threshold else start + 1
-        for edge in range(start, start + int(self.n_edges[node])):
-            if self.branch_value[edge] == value:
-                return edge
-        return None
-
     # ------------------------------------------------------------- routing
     # The one tree walk.  Every caller (the policy, prediction, the
     # conditioned-loss model, the app's diagram and path highlighting) routes

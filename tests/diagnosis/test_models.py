@@ -7,10 +7,10 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from diagnosis.learner_registry import ParamSpec, clean_params
 from diagnosis.models import DiagnosticTest, TrainedModel
 from diagnosis.permissions import require_clinician, require_model_admin
 from diagnosis.selectors import model_cache
+from diagnosis.services.learner_registry import ParamSpec, clean_params
 
 
 def test_role_groups_exist_after_migrations(db):

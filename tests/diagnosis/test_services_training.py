@@ -9,9 +9,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
-from diagnosis import learner_registry
 from diagnosis.models import TrainedModel
-from diagnosis.services import training
+from diagnosis.services import learner_registry, training
 from learners import model_from_json
 
 

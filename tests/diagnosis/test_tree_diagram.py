@@ -7,11 +7,10 @@ import math
 import pytest
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
-from diagnosis import learner_registry
 from diagnosis.models import TrainedModel
 from diagnosis.selectors import tree_layout
 from diagnosis.selectors.cases import estimator_for
-from diagnosis.services import training
+from diagnosis.services import learner_registry, training
 from diagnosis.services.datasets import create_dataset
 from learners.policy import decide
 from learners.tree import TreePolicyMixin
