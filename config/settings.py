@@ -4,7 +4,9 @@
 ``REDIS_URL``     Celery broker; unset means kombu's ``filesystem://`` transport
                   under ``var/celery/`` so a fresh install needs nothing running.
 ``CELERY_BROKER_URL`` overrides both.
-``DJANGO_DEBUG``, ``DJANGO_SECRET_KEY`` (required when debug is off), ``ALLOWED_HOSTS``.
+``DJANGO_DEBUG``     debug pages and settings: off unless ``true`` (never on by accident).
+``DJANGO_SECRET_KEY`` required when debug is off (``bin/run`` keeps one in ``var/secret_key``).
+``ALLOWED_HOSTS``  comma-separated; default ``127.0.0.1,localhost,testserver``.
 """
 
 from __future__ import annotations
@@ -29,11 +31,15 @@ def _flag(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-DEBUG = _flag("DJANGO_DEBUG", True)
+# Off by default: the debug page shows settings and tracebacks to whoever triggers an error.
+DEBUG = _flag("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is false")
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY must be set unless DJANGO_DEBUG=true "
+            "(bin/run generates one in var/secret_key)"
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 ALLOWED_HOSTS = [
     h.strip()

@@ -16,7 +16,8 @@ def _modules_loaded_by(statement: str) -> set[str]:
     # A fresh interpreter, since this test process already has Django and Celery loaded.
     report = "import sys\nprint('\\n'.join(sorted({m.split('.')[0] for m in sys.modules})))"
     code = f"{statement}\n{report}"
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    # A secret key, since the settings refuse to load without one when DEBUG is off.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "DJANGO_SECRET_KEY": "test-only"}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=False
     )

@@ -1,9 +1,14 @@
-"""Demo users, the three demo datasets and one trained EG2 model each.  Safe to run again."""
+"""Demo users, the three demo datasets and one trained EG2 model each.  Safe to run again.
+
+A demo user's password and roles are set only when the user is created: a later run (every
+start of bin/run) never resets a password someone changed.  ``demo_logins()`` says how to log in.
+"""
 
 from __future__ import annotations
 
 import os
 
+from django.contrib.auth.hashers import check_password
 from django.contrib.auth.models import Group, Permission, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -15,6 +20,11 @@ from diagnosis.services.datasets import create_dataset
 from diagnosis.services.training import create_training, run_training
 
 DEMO_MATRIX = "Uniform 100"
+# Username, the environment variable that may set its first password, and the default.
+DEMO_USERS = (
+    ("clinician", "DEMO_CLINICIAN_PASSWORD", "clinician-demo"),
+    ("admin", "DEMO_ADMIN_PASSWORD", "admin-demo"),
+)
 DEMO_LEARNERS_DEFAULT = (("eg2", "EG2"),)
 # Thyroid also gets paper 003's model: its history questions are free, so only the
 # four blood tests are priced and the 2^4 state classifiers stay small.
@@ -53,23 +63,28 @@ class Command(BaseCommand):
     def _users(self) -> User:
         clinicians, _ = Group.objects.get_or_create(name=CLINICIANS)
         admins, _ = Group.objects.get_or_create(name=MODEL_ADMINS)
+        # Kept up to date on every run: later migrations may add permissions.
         admins.permissions.set(Permission.objects.filter(content_type__app_label="diagnosis"))
-        clinician = self._user(
-            "clinician", os.environ.get("DEMO_CLINICIAN_PASSWORD", "clinician-demo")
-        )
-        clinician.groups.add(clinicians)
-        admin = self._user("admin", os.environ.get("DEMO_ADMIN_PASSWORD", "admin-demo"))
-        admin.is_staff = admin.is_superuser = True
-        admin.save(update_fields=["is_staff", "is_superuser"])
-        admin.groups.add(admins)
+        clinician, created = self._user("clinician")
+        if created:
+            clinician.groups.add(clinicians)
+        admin, created = self._user("admin")
+        if created:
+            admin.is_staff = admin.is_superuser = True
+            admin.save(update_fields=["is_staff", "is_superuser"])
+            admin.groups.add(admins)
         return admin
 
-    def _user(self, username: str, password: str) -> User:
-        user, created = User.objects.get_or_create(username=username)
-        user.set_password(password)
+    def _user(self, username: str) -> tuple[User, bool]:
+        user = User.objects.filter(username=username).first()
+        if user is not None:
+            self.stdout.write(f"User {username} already exists (password left as it is)")
+            return user, False
+        user = User(username=username)
+        user.set_password(_first_password(username))
         user.save()
-        self.stdout.write(f"{'Created' if created else 'Updated'} user {username}")
-        return user
+        self.stdout.write(f"Created user {username}")
+        return user, True
 
     def _train(self, admin: User, dataset: Dataset, *, learner: str, label: str) -> None:
         name = f"{label} demo: {dataset.name}"
@@ -99,3 +114,28 @@ class Command(BaseCommand):
             f"normalized cost {m['normalized_cost'] or 0:.3f} "
             f"({m['n_test_cases']} cases)"
         )
+
+
+def _first_password(username: str) -> str:
+    """The password a demo user gets when it is created: from the environment, else the default."""
+    for name, variable, default in DEMO_USERS:
+        if name == username:
+            return os.environ.get(variable, default)
+    raise KeyError(f"{username!r} is not a demo user")
+
+
+def demo_logins() -> list[str]:
+    """How to log in as each demo user, as lines: the first password while it still works,
+    else "password as set".  Reads only: checking never rehashes or saves a password."""
+    lines = []
+    for username, _, _ in DEMO_USERS:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            lines.append(f"{username}: no such user (run load_demo_data)")
+        elif user.has_usable_password() and check_password(
+            _first_password(username), user.password
+        ):
+            lines.append(f"{username} / {_first_password(username)}")
+        else:
+            lines.append(f"{username} / (password as set)")
+    return lines

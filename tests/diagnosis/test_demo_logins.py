@@ -1,0 +1,58 @@
+"""Demo users keep a changed password across runs of load_demo_data, and logins say so."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import authenticate
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from diagnosis.management import demo_data
+
+
+def _load_users():
+    call_command("load_demo_data", "--no-train", "--only", demo_data.PIMA)
+
+
+@pytest.mark.django_db
+def test_a_changed_password_survives_a_second_load():
+    """load_demo_data run again (a second bin/run start) keeps a password someone changed."""
+    _load_users()
+    admin = User.objects.get(username="admin")
+    admin.set_password("changed-by-the-admin-7")
+    admin.save()
+    _load_users()
+    assert authenticate(username="admin", password="changed-by-the-admin-7")
+    assert not authenticate(username="admin", password="admin-demo")
+
+
+@pytest.mark.django_db
+def test_a_second_load_keeps_roles_as_they_were_changed():
+    """A demoted demo admin stays demoted: roles too are set only when the user is created."""
+    _load_users()
+    User.objects.filter(username="admin").update(is_superuser=False)
+    _load_users()
+    assert not User.objects.get(username="admin").is_superuser
+
+
+@pytest.mark.django_db
+def test_logins_show_the_first_password_until_it_is_changed(capsys):
+    """demo_logins prints a working first password, and 'password as set' once it was changed."""
+    _load_users()
+    capsys.readouterr()
+    call_command("demo_logins")
+    assert capsys.readouterr().out.splitlines() == [
+        "clinician / clinician-demo",
+        "admin / admin-demo",
+    ]
+    clinician = User.objects.get(username="clinician")
+    clinician.set_password("changed-by-the-clinician-7")
+    clinician.save()
+    before = User.objects.get(username="clinician").password
+    call_command("demo_logins")
+    assert capsys.readouterr().out.splitlines() == [
+        "clinician / (password as set)",
+        "admin / admin-demo",
+    ]
+    # Printing the logins never rewrites a stored password.
+    assert User.objects.get(username="clinician").password == before

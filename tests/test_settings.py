@@ -1,0 +1,45 @@
+"""config.settings read with nothing but a secret key in the environment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _settings_in_clean_env(extra: dict[str, str], statement: str) -> subprocess.CompletedProcess:
+    """Runs ``statement`` after loading the settings in a fresh interpreter with only ``extra``."""
+    # A fresh interpreter: this process's settings were loaded from bin/test's environment.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), **extra}
+    code = (
+        "import os\nos.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'\n"
+        f"from django.conf import settings\n{statement}\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_debug_is_off_unless_asked_for(tmp_path):
+    """With no DJANGO_DEBUG, DEBUG is False; DJANGO_DEBUG=true turns it on."""
+    env = {"DJANGO_SECRET_KEY": "test-only", "DIAGNOSIS_VAR_DIR": str(tmp_path)}
+    default = _settings_in_clean_env(env, "print(settings.DEBUG)")
+    asked = _settings_in_clean_env({**env, "DJANGO_DEBUG": "true"}, "print(settings.DEBUG)")
+    assert (default.returncode, default.stdout.strip()) == (0, "False"), default.stderr
+    assert (asked.returncode, asked.stdout.strip()) == (0, "True"), asked.stderr
+
+
+def test_settings_refuse_to_load_without_a_secret_key_when_debug_is_off(tmp_path):
+    """No DJANGO_SECRET_KEY and no DJANGO_DEBUG: loading fails and says what to set."""
+    result = _settings_in_clean_env({"DIAGNOSIS_VAR_DIR": str(tmp_path)}, "settings.DEBUG")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_local_hosts_are_allowed_by_default(tmp_path):
+    """127.0.0.1 and localhost (where bin/run listens) are allowed hosts with no ALLOWED_HOSTS."""
+    env = {"DJANGO_SECRET_KEY": "test-only", "DIAGNOSIS_VAR_DIR": str(tmp_path)}
+    result = _settings_in_clean_env(env, "print(' '.join(settings.ALLOWED_HOSTS))")
+    assert {"127.0.0.1", "localhost"} <= set(result.stdout.split()), result.stderr
