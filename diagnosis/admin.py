@@ -31,7 +31,7 @@ from .models import (
     TrainedModel,
     TrainingCheckpoint,
 )
-from .permissions import is_model_admin
+from .permissions import can_act_on_case, is_clinician, is_model_admin
 from .services import datasets as dataset_services
 from .services import training as training_services
 
@@ -86,8 +86,27 @@ class ErrorMatrixInline(admin.TabularInline):
     extra = 0
 
 
+class ModelAdminsOnly(admin.ModelAdmin):
+    """Only model administrators, whatever Django permissions a staff user was given."""
+
+    def has_module_permission(self, request) -> bool:
+        return is_model_admin(request.user) and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return is_model_admin(request.user) and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request) -> bool:
+        return is_model_admin(request.user) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return is_model_admin(request.user) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return is_model_admin(request.user) and super().has_delete_permission(request, obj)
+
+
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(ModelAdminsOnly):
     form = DatasetForm
     inlines = [TestGroupInline, DiagnosticTestInline, ErrorMatrixInline]
     list_display = ["name", "n_cases", "n_tests", "classes", "created_at"]
@@ -169,7 +188,7 @@ class CheckpointInline(admin.TabularInline):
 
 
 @admin.register(TrainedModel)
-class TrainedModelAdmin(admin.ModelAdmin):
+class TrainedModelAdmin(ModelAdminsOnly):
     list_display = [
         "__str__",
         "dataset",
@@ -275,7 +294,13 @@ class StepInline(admin.TabularInline):
 
 @admin.register(DiagnosisCase)
 class DiagnosisCaseAdmin(admin.ModelAdmin):
-    """Cases are audit records: readable here, changed only through the clinician's screen."""
+    """A clinician's own cases, read-only (changed only through the clinician's screen).
+
+    Patient data is need-to-know: staff, model administrators and superusers
+    see no case here unless they are clinicians, and then only their own,
+    whatever Django permissions they hold.  Another clinician's case is
+    answered like a missing one.
+    """
 
     list_display = ["__str__", "trained_model", "clinician", "status", "updated_at"]
     list_filter = ["status"]
@@ -291,7 +316,22 @@ class DiagnosisCaseAdmin(admin.ModelAdmin):
         "closed_at",
     ]
 
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if not is_clinician(request.user):
+            return qs.none()
+        return qs.filter(clinician=request.user)
+
+    def has_module_permission(self, request) -> bool:
+        return is_clinician(request.user)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return can_act_on_case(request.user, obj) if obj is not None else is_clinician(request.user)
+
     def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
     def has_delete_permission(self, request, obj=None) -> bool:

@@ -14,8 +14,10 @@ models that weigh them), the steps and every test priced for this patient now.
 Authentication is the Django session (log in at ``/accounts/login/`` first);
 POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
 ``csrftoken`` cookie, exactly as for the web forms.  Errors are JSON
-``{"error": "..."}``: 400 for bad input, 401 when not logged in, 403 when the
-case belongs to another clinician, 404 for an unknown case, 409 for a closed case.
+``{"error": "..."}``: 400 for bad input, 401 when not logged in, 404 for a case
+that does not exist *or* is not yours (the same answer, word for word, so case
+ids cannot be enumerated: only the case's own clinician may read or step it),
+409 for a closed case.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods
 
 from . import selectors
-from .models import DiagnosisCase
+from .permissions import CaseNotFound
 from .services import cases as case_services
 
 __all__ = ["case_step", "state_to_dict"]
@@ -99,13 +101,10 @@ def state_to_dict(state) -> dict[str, Any]:
 def case_step(request: HttpRequest, pk: int) -> JsonResponse:
     if not request.user.is_authenticated:
         return _error("Log in first (session authentication).", 401)
-    case = (
-        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset")
-        .filter(pk=pk)
-        .first()
-    )
-    if case is None:
-        return _error(f"There is no case {pk}.", 404)
+    try:
+        case = selectors.case_for_user(user=request.user, pk=pk)
+    except CaseNotFound as exc:
+        return _error(str(exc), 404)
     try:
         if request.method == "GET":
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
@@ -125,8 +124,8 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         )
         case.refresh_from_db()
         return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
-    except PermissionDenied as exc:
-        return _error(str(exc) or "You may not act on this case.", 403)
+    except CaseNotFound as exc:  # access lost between the two checks: still the same answer
+        return _error(str(exc), 404)
     except case_services.CaseClosed as exc:
         return _error(" ".join(exc.messages), 409)
     except ValidationError as exc:

@@ -1,11 +1,24 @@
-"""Roles: clinicians diagnose patients, model administrators (staff) train models.
+"""Roles, on the principle of least privilege.  Checked in services and selectors.
 
-Checked in services and selectors, so no screen or API can skip them.
+* **Clinicians** (group ``clinicians``) diagnose patients: they start cases and
+  see and work only their own cases.
+* **Model administrators** (group ``model-admins`` with ``is_staff``, or a
+  superuser) manage datasets, prices, error matrices and trainings.  They have
+  no access to patient cases unless they are also in the clinicians group.
+* ``is_staff`` alone grants nothing: not patients, not models, not training.
+* A **superuser** is a model administrator, but patient data is need-to-know:
+  a superuser sees cases only when also in the clinicians group, and then only
+  their own, like any clinician.
+* A lead clinician reading a team's cases needs a team model; there is none yet.
+
+A case the user may not open is answered exactly like a case that does not
+exist (:class:`CaseNotFound`, a 404 on every page and the API), so case ids
+cannot be enumerated.
 """
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 
 CLINICIANS = "clinicians"
 MODEL_ADMINS = "model-admins"
@@ -13,6 +26,7 @@ MODEL_ADMINS = "model-admins"
 __all__ = [
     "CLINICIANS",
     "MODEL_ADMINS",
+    "CaseNotFound",
     "can_act_on_case",
     "is_clinician",
     "is_model_admin",
@@ -22,23 +36,29 @@ __all__ = [
 ]
 
 
+class CaseNotFound(ObjectDoesNotExist):
+    """No such case for this user: missing and forbidden cases get the same answer."""
+
+    def __init__(self, pk) -> None:
+        super().__init__(f"There is no case {pk}.")
+
+
+def _active(user) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active)
+
+
 def _in_group(user, name: str) -> bool:
-    return bool(
-        user is not None
-        and user.is_authenticated
-        and user.is_active
-        and user.groups.filter(name=name).exists()
-    )
+    return _active(user) and user.groups.filter(name=name).exists()
 
 
 def is_clinician(user) -> bool:
-    """A clinician, or staff (who may try the clinician's screens)."""
-    return _in_group(user, CLINICIANS) or bool(user and user.is_authenticated and user.is_staff)
+    """A member of the ``clinicians`` group (staff and superusers included only as members)."""
+    return _in_group(user, CLINICIANS)
 
 
 def is_model_admin(user) -> bool:
     """A model administrator: a superuser, or staff in the ``model-admins`` group."""
-    if user is None or not user.is_authenticated or not user.is_active:
+    if not _active(user):
         return False
     return user.is_superuser or (user.is_staff and _in_group(user, MODEL_ADMINS))
 
@@ -56,13 +76,11 @@ def require_model_admin(user) -> None:
 
 
 def can_act_on_case(user, case) -> bool:
-    """The case's own clinician, or staff."""
-    if user is None or not user.is_authenticated or not user.is_active:
-        return False
-    return case.clinician_id == user.pk or user.is_staff
+    """Only the case's own clinician, while still a clinician; no one else, whatever the flags."""
+    return _active(user) and case.clinician_id == user.pk and is_clinician(user)
 
 
 def require_case_access(user, case) -> None:
-    """Raise PermissionDenied unless ``user`` may see and act on ``case``."""
+    """Raise :class:`CaseNotFound` unless ``user`` may see and act on ``case``."""
     if not can_act_on_case(user, case):
-        raise PermissionDenied("This case belongs to another clinician.")
+        raise CaseNotFound(case.pk)

@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from learners import CostModel
 
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
-from ..permissions import require_case_access, require_clinician
+from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
 from .explanations import Explanation, explain
 from .model_cache import get_estimator
@@ -26,7 +26,9 @@ __all__ = [
     "PriceQuote",
     "TestOption",
     "action_to_dict",
+    "case_for_user",
     "case_state",
+    "closed_cases_for_user",
     "compute_case_state",
     "estimator_for",
     "open_cases_for_user",
@@ -283,9 +285,39 @@ def case_state(*, user, case: DiagnosisCase) -> CaseState:
     return compute_case_state(case)
 
 
+def case_for_user(*, user, pk) -> DiagnosisCase:
+    """Case ``pk`` if ``user`` may open it; :class:`CaseNotFound` if missing *or* forbidden.
+
+    Both answers are the same, so no one learns which case ids exist.
+    """
+    case = (
+        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician")
+        .filter(pk=pk)
+        .first()
+    )
+    if case is None:
+        raise CaseNotFound(pk)
+    require_case_access(user, case)
+    return case
+
+
 def open_cases_for_user(*, user) -> QuerySet[DiagnosisCase]:
     """The user's own open cases, most recently touched first (to resume)."""
     require_clinician(user)
-    return DiagnosisCase.objects.filter(clinician=user, status=DiagnosisCase.OPEN).select_related(
-        "trained_model", "trained_model__dataset"
+    return (
+        DiagnosisCase.objects.filter(clinician=user, status=DiagnosisCase.OPEN)
+        .select_related("trained_model", "trained_model__dataset")
+        .order_by("-updated_at")
+    )
+
+
+def closed_cases_for_user(*, user) -> QuerySet[DiagnosisCase]:
+    """The user's own closed cases, latest first; none for a user who is not a clinician."""
+    if not is_clinician(user):
+        return DiagnosisCase.objects.none()
+    return (
+        DiagnosisCase.objects.exclude(status=DiagnosisCase.OPEN)
+        .filter(clinician=user)
+        .select_related("trained_model", "trained_model__dataset")
+        .order_by("-closed_at")
     )

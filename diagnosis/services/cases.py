@@ -297,8 +297,8 @@ def take_step(
 
     Raises
     ------
-    PermissionDenied
-        When ``user`` may not act on ``case``.
+    CaseNotFound
+        When ``user`` may not act on ``case`` (the same error as a missing case).
     CaseClosed
         When the case is already classified or referred.
     ValidationError

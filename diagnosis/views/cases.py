@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -19,13 +19,23 @@ from django.views.decorators.http import require_GET, require_http_methods
 from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import DiagnosisCase, DiagnosisStep, TrainedModel
+from ..permissions import CaseNotFound, require_clinician
 from ..services import cases as case_services
 from .common import messages_of, page
+
+
+def _case_or_404(request: HttpRequest, pk: int) -> DiagnosisCase:
+    """The user's own case, or 404: another clinician's case looks exactly like a missing one."""
+    try:
+        return selectors.case_for_user(user=request.user, pk=pk)
+    except CaseNotFound as exc:
+        raise Http404(str(exc)) from exc
 
 
 @require_http_methods(["GET", "POST"])
 def case_new(request: HttpRequest) -> HttpResponse:
     """Start a case with the model in ``?model=<id>`` (GET shows the form, POST starts it)."""
+    require_clinician(request.user)  # before anything else: even the empty form is a clinician's
     model_id = request.GET.get("model") or request.POST.get("model")
     if not model_id or not str(model_id).isdigit():
         return page(
@@ -139,13 +149,8 @@ def _case_context(
 @require_http_methods(["GET", "POST"])
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The clinician's screen; POST ``action`` = result | unavailable | classify | refer."""
-    case = get_object_or_404(
-        DiagnosisCase.objects.select_related(
-            "trained_model", "trained_model__dataset", "clinician"
-        ),
-        pk=pk,
-    )
-    state = selectors.case_state(user=request.user, case=case)  # raises PermissionDenied
+    case = _case_or_404(request, pk)
+    state = selectors.case_state(user=request.user, case=case)
     if request.method == "GET":
         if not state.is_open:
             return redirect("case-summary", pk=case.pk)
@@ -172,6 +177,8 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             case_services.take_step(
                 user=request.user, case=case, action=action, test=entry_name, **fields
             )
+        except CaseNotFound as exc:  # the clinician lost the case's access since the page loaded
+            raise Http404(str(exc)) from exc
         except case_services.CaseClosed:
             messages.error(request, "This case is already closed; nothing was changed.")
             return redirect("case-summary", pk=case.pk)
@@ -202,12 +209,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def case_summary(request: HttpRequest, pk: int) -> HttpResponse:
     """What was decided, by whom and when, every step with its price, and the total cost."""
-    case = get_object_or_404(
-        DiagnosisCase.objects.select_related(
-            "trained_model", "trained_model__dataset", "clinician"
-        ),
-        pk=pk,
-    )
+    case = _case_or_404(request, pk)
     state = selectors.case_state(user=request.user, case=case)
     rows = step_rows(state)
     decision = next(

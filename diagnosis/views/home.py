@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
 from .. import selectors
-from ..models import DiagnosisCase
+from ..permissions import is_clinician
 from ..services import learner_registry
 from .common import page
 
@@ -20,25 +20,15 @@ def home(request: HttpRequest) -> HttpResponse:
     for model in trained:
         spec = learner_registry.LEARNERS.get(model.learner)
         model.learner_label = spec.label if spec else model.learner
-    open_cases = (
-        DiagnosisCase.objects.filter(status=DiagnosisCase.OPEN)
-        .select_related("trained_model", "trained_model__dataset", "clinician")
-        .order_by("-updated_at")
-    )
-    if not user.is_staff:
-        open_cases = open_cases.filter(clinician=user)
-    recent_closed = (
-        DiagnosisCase.objects.exclude(status=DiagnosisCase.OPEN)
-        .filter(clinician=user)
-        .select_related("trained_model", "trained_model__dataset")
-        .order_by("-closed_at")[:10]
-    )
+    # Only the user's own cases, and none for a user who is not a clinician.
+    open_cases = list(selectors.open_cases_for_user(user=user)[:50]) if is_clinician(user) else []
+    recent_closed = list(selectors.closed_cases_for_user(user=user)[:10])
     return page(
         request,
         "diagnosis/home.html",
         {
             "trained_models": trained,
-            "open_cases": list(open_cases[:50]),
-            "recent_closed": list(recent_closed),
+            "open_cases": open_cases,
+            "recent_closed": recent_closed,
         },
     )

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import figures, selectors
 from ..forms import TrainForm
-from ..models import DiagnosisCase, TrainedModel
-from ..permissions import require_model_admin
+from ..models import TrainedModel
+from ..permissions import CaseNotFound, require_model_admin
 from ..services import learner_registry, training
 from .common import messages_of, page
 
@@ -129,7 +129,12 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
     if case_id:
         if not case_id.isdigit():
             return JsonResponse({"error": "case must be a case number."}, status=400)
-        case = get_object_or_404(DiagnosisCase, pk=int(case_id), trained_model=trained)
+        try:  # the user's own case of this model, or 404 (forbidden looks like missing)
+            case = selectors.case_for_user(user=request.user, pk=int(case_id))
+        except CaseNotFound as exc:
+            raise Http404(str(exc)) from exc
+        if case.trained_model_id != trained.pk:
+            raise Http404(f"There is no case {case_id}.")
     layout = selectors.tree_layout(user=request.user, trained_model=trained, case=case)
     if layout is not None:
         labels = {t.name: t.display_label for t in trained.dataset.tests.all()}

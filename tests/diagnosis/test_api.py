@@ -91,12 +91,18 @@ def test_bad_input_is_400_with_message_and_saves_nothing(clinician, case, body, 
     assert case.steps.count() == 0
 
 
-def test_other_clinician_gets_403(other_clinician, case):
-    """Another clinician can neither read nor change the case."""
+def test_other_clinician_gets_the_same_404_as_a_missing_case(other_clinician, case):
+    """Another clinician can neither read nor change the case, and cannot tell it exists."""
     client = logged_in(other_clinician)
-    assert client.get(api(case)).status_code == 403
+    missing = case.pk + 999
+    answer = client.get(api(case))
+    nothing = client.get(reverse("api-case-step", args=[missing]))
+    assert answer.status_code == nothing.status_code == 404
+    # The same words apart from the number asked for: nothing tells the two apart.
+    mine, unknown = answer.json()["error"], nothing.json()["error"]
+    assert mine.replace(str(case.pk), "N") == unknown.replace(str(missing), "N")
     response = post(client, api(case), {"action": "refer"})
-    assert response.status_code == 403
+    assert response.status_code == 404
     assert "error" in response.json()
     assert case.steps.count() == 0
 

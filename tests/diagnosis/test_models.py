@@ -19,12 +19,13 @@ def test_role_groups_exist_after_migrations(db):
 
 
 def test_require_clinician_and_model_admin(clinician, model_admin):
-    """Clinicians may diagnose but not administer; admins (staff) may do both."""
+    """Clinicians may diagnose but not administer; model admins administer but do not diagnose."""
     require_clinician(clinician)
-    require_clinician(model_admin)
     require_model_admin(model_admin)
     with pytest.raises(PermissionDenied):
         require_model_admin(clinician)
+    with pytest.raises(PermissionDenied):
+        require_clinician(model_admin)
     with pytest.raises(PermissionDenied):
         require_clinician(User.objects.create_user("x", password="x-123456789"))
 

@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from diagnosis.models import DiagnosisCase, DiagnosisStep
+from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import case_state, model_cache
 from diagnosis.services import cases
 
@@ -98,16 +99,27 @@ def test_a_result_cannot_be_recorded_twice(case, clinician, trained_model):
 
 
 def test_another_clinician_cannot_see_or_act_on_the_case(case, other_clinician, trained_model):
-    """Only the case's clinician (or staff) may read or change it."""
-    with pytest.raises(PermissionDenied):
+    """Only the case's clinician may read or change it; others are told it does not exist."""
+    with pytest.raises(CaseNotFound, match=f"There is no case {case.pk}"):
         case_state(user=other_clinician, case=case)
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(CaseNotFound):
         cases.record_result(
             user=other_clinician, case=case, test=_test(trained_model, "glucose"), value=100
         )
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(CaseNotFound):
         cases.classify(user=other_clinician, case=case, label=0)
     assert case.steps.count() == 0
+
+
+@pytest.mark.parametrize("flags", [{"is_staff": True}, {"is_staff": True, "is_superuser": True}])
+def test_staff_and_superusers_outside_the_clinicians_get_no_case(case, flags):
+    """Neither is_staff nor is_superuser opens a patient's case: only the clinicians group does."""
+    boss = User.objects.create_user("boss-no-clinician", password="x-123456789", **flags)
+    with pytest.raises(CaseNotFound):
+        case_state(user=boss, case=case)
+    with pytest.raises(CaseNotFound):
+        cases.take_step(user=boss, case=case, action="refer")
+    assert case.steps.count() == 0 and case.is_open
 
 
 def test_user_without_role_cannot_start_a_case(trained_model):
@@ -219,6 +231,6 @@ def test_take_step_is_the_one_entry_for_every_action(case, clinician, trained_mo
 
 def test_take_step_checks_the_clinician(case, other_clinician):
     """Another clinician's step is refused before anything is checked or saved."""
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(CaseNotFound):
         cases.take_step(user=other_clinician, case=case, action="refer")
     assert case.steps.count() == 0

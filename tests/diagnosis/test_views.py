@@ -313,22 +313,29 @@ def test_classify_requires_a_valid_class(client, clinician, trained_model):
     assert case.is_open and case.steps.count() == 0
 
 
-def test_another_clinician_gets_403(client, clinician, other_clinician, trained_model):
-    """A clinician can neither see nor act on another clinician's case."""
+def test_another_clinicians_case_is_answered_like_a_missing_one(
+    client, clinician, other_clinician, trained_model
+):
+    """A clinician can neither see nor act on another clinician's case, nor tell it exists."""
     login(client, clinician)
     case = start(client, trained_model)
     client.logout()
     login(client, other_clinician)
+    missing = case.pk + 999
     response = client.get(reverse("case-detail", args=[case.pk]))
-    assert response.status_code == 403
-    assert "This case belongs to another clinician." in text(
-        response
-    )  # said plainly, in the layout
-    assert client.get(reverse("case-summary", args=[case.pk])).status_code == 403
+    nothing = client.get(reverse("case-detail", args=[missing]))
+    assert response.status_code == nothing.status_code == 404
+
+    # The same page apart from the number asked for (and the per-response CSRF mask).
+    def page(r, pk):
+        return re.sub(r'value="[A-Za-z0-9]{64}"', "", text(r)).replace(str(pk), "N")
+
+    assert page(response, case.pk) == page(nothing, missing)
+    assert client.get(reverse("case-summary", args=[case.pk])).status_code == 404
     response = client.post(reverse("case-detail", args=[case.pk]), {"action": "refer"})
-    assert response.status_code == 403
+    assert response.status_code == 404
     tree = reverse("model-tree", args=[trained_model.pk]) + f"?case={case.pk}"
-    assert client.get(tree).status_code == 403
+    assert client.get(tree).status_code == 404
     case.refresh_from_db()
     assert case.is_open and case.steps.count() == 0
     assert reverse("case-detail", args=[case.pk]) not in text(client.get(reverse("home")))
