@@ -159,7 +159,8 @@ class Supervisor:
         if running:
             self.say("stopping " + ", ".join(p.name for p in self.programs if p.process))
         for process in running:
-            _kill_group(process.pid, signal.SIGTERM)
+            # TERM to the main process only: Celery and gunicorn stop their own pools in order.
+            process.terminate()
         deadline = time.monotonic() + self.grace
         for process in running:
             try:
