@@ -1,0 +1,320 @@
+"""Least privilege, role by role and URL by URL: a generated access table checked against a policy.
+
+Every URL pattern of the project is found by walking the resolver (so a new
+URL without a declared policy fails this test), its parameters are filled with
+real objects (the owner's case, the model, the dataset...), and each role GETs
+it.  The answers must equal ``POLICY``; the table is written to
+``var/access-table.md`` (and printed) so it can be quoted.
+
+Roles: a patient's case is need-to-know.  Only its own clinician opens it;
+anyone else, superusers included, gets the same 404 as for a missing case.
+Model administrators (staff in ``model-admins``, or superusers) manage
+datasets, models and training; ``is_staff`` alone grants nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from diagnosis.models import DiagnosisCase
+from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
+from diagnosis.services import cases as case_services
+
+ROLES = (
+    "anonymous",
+    "clinician (owner)",
+    "other clinician",
+    "model-admin (staff)",
+    "staff, no group",
+    "superuser",
+)
+
+OK = "200"
+LOGIN = "302 → login"  # to the site's or the admin's login page
+REDIRECT = "302"
+FORBIDDEN = "403"
+MISSING = "404"
+NOT_ALLOWED = "405"
+UNAUTHENTICATED = "401"
+
+# One row per URL pattern (as the resolver spells it, with the values filled in by
+# ``_fill``), one column per role, in the order of ROLES.
+CLINICAL_PAGE = (LOGIN, OK, OK, OK, FORBIDDEN, OK)  # clinicians and model admins
+PATIENT_CASE = (LOGIN, OK, MISSING, MISSING, MISSING, MISSING)  # the owner only
+TRAINING = (LOGIN, FORBIDDEN, FORBIDDEN, OK, FORBIDDEN, OK)  # model admins only
+STAFF_ONLY = (LOGIN, LOGIN, LOGIN, OK, OK, OK)
+MODEL_ADMIN_ADMIN = (LOGIN, LOGIN, LOGIN, OK, FORBIDDEN, OK)
+USER_ADMIN = (LOGIN, LOGIN, LOGIN, FORBIDDEN, FORBIDDEN, OK)
+# No staff member outside the clinicians group may read a case in the admin.
+CASE_ADMIN = (LOGIN, LOGIN, LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN)
+PUBLIC = (OK,) * len(ROLES)
+
+
+def _admin_model(app_model: str, *, changelist, change, add, delete, history) -> dict:
+    prefix = f"admin/{app_model}/"
+    return {
+        prefix: changelist,
+        prefix + "add/": add,
+        prefix + "<path:object_id>/": change_redirect(change),
+        prefix + "<path:object_id>/change/": change,
+        prefix + "<path:object_id>/delete/": delete,
+        prefix + "<path:object_id>/history/": history,
+    }
+
+
+def change_redirect(change: tuple) -> tuple:
+    """``<id>/`` redirects to ``<id>/change/`` for whoever passes the admin's staff check."""
+    return tuple(REDIRECT if answer in (OK, FORBIDDEN) else answer for answer in change)
+
+
+NO_ADD = (LOGIN, LOGIN, LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN)
+
+POLICY: dict[str, tuple[str, ...]] = {
+    "": CLINICAL_PAGE,
+    "train/": TRAINING,
+    "models/<int:pk>/": CLINICAL_PAGE,
+    "models/<int:pk>/tree/": CLINICAL_PAGE,
+    "models/<int:pk>/tree/?case=<case>": PATIENT_CASE,
+    "models/<int:pk>/progress.json": CLINICAL_PAGE,
+    "research/": CLINICAL_PAGE,
+    "cases/new/": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),  # "choose a model"
+    "cases/new/?model=<model>": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
+    "cases/<int:pk>/": PATIENT_CASE,
+    "cases/<int:pk>/summary/": PATIENT_CASE,
+    "api/cases/<int:pk>/step": (UNAUTHENTICATED,) + PATIENT_CASE[1:],
+    "admin/": STAFF_ONLY,
+    "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
+    # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
+    "admin/logout/": (LOGIN, REDIRECT, REDIRECT) + (NOT_ALLOWED,) * 3,
+    "admin/password_change/": STAFF_ONLY,
+    "admin/password_change/done/": STAFF_ONLY,
+    "admin/autocomplete/": (LOGIN, LOGIN, LOGIN) + (FORBIDDEN,) * 3,  # no autocomplete fields
+    "admin/jsi18n/": STAFF_ONLY,
+    # The case has no page outside the admin; missing and forbidden look alike.
+    "admin/r/<path:content_type_id>/<path:object_id>/": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
+    "admin/^(?P<app_label>auth|diagnosis)/$": (LOGIN, LOGIN, LOGIN)
+    + (OK, MISSING, OK),  # an app index with nothing the user may see is a 404
+    "admin/(?P<url>.*)$": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
+    "admin/diagnosis/dataset/import/": MODEL_ADMIN_ADMIN,
+    **_admin_model(
+        "auth/group",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,
+        add=USER_ADMIN,
+        delete=USER_ADMIN,
+        history=USER_ADMIN,
+    ),
+    **_admin_model(
+        "auth/user",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,
+        add=USER_ADMIN,
+        delete=USER_ADMIN,
+        history=USER_ADMIN,
+    ),
+    "admin/auth/user/<id>/password/": USER_ADMIN,
+    **_admin_model(
+        "diagnosis/dataset",
+        changelist=MODEL_ADMIN_ADMIN,
+        change=MODEL_ADMIN_ADMIN,
+        add=MODEL_ADMIN_ADMIN,
+        delete=MODEL_ADMIN_ADMIN,
+        history=MODEL_ADMIN_ADMIN,
+    ),
+    **_admin_model(
+        "diagnosis/trainedmodel",
+        changelist=MODEL_ADMIN_ADMIN,
+        change=MODEL_ADMIN_ADMIN,
+        add=NO_ADD,  # trainings start from the Train page
+        delete=MODEL_ADMIN_ADMIN,
+        history=MODEL_ADMIN_ADMIN,
+    ),
+    **_admin_model(
+        "diagnosis/diagnosiscase",
+        changelist=CASE_ADMIN,
+        change=CASE_ADMIN,
+        add=NO_ADD,
+        delete=CASE_ADMIN,
+        # The history of a case the user may not see redirects exactly as for a missing case.
+        history=(LOGIN, LOGIN, LOGIN, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    "accounts/login/": PUBLIC,
+    "accounts/logout/": (LOGIN,) + (NOT_ALLOWED,) * 5,  # logging out takes a POST
+    "accounts/password_change/": (LOGIN,) + (OK,) * 5,
+    "accounts/password_change/done/": (LOGIN,) + (OK,) * 5,
+    "accounts/password_reset/": PUBLIC,
+    "accounts/password_reset/done/": PUBLIC,
+    "accounts/reset/<uidb64>/<token>/": PUBLIC,  # says the link is invalid
+    "accounts/reset/done/": PUBLIC,
+}
+
+# Query strings that open a patient's data on a URL that also works without them.
+VARIANTS = {"models/<int:pk>/tree/": "?case=<case>", "cases/new/": "?model=<model>"}
+
+
+def _patterns(resolver: URLResolver | None = None, prefix: str = ""):
+    """Every URL pattern of the project, as ``(route, pattern)`` with the full route."""
+    for entry in (resolver or get_resolver()).url_patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from _patterns(entry, route)
+        else:
+            assert isinstance(entry, URLPattern)
+            yield route
+
+
+@pytest.fixture
+def world(clinician, other_clinician, trained_model):
+    """The six roles' clients and the real objects the URL parameters name."""
+    case = case_services.start_case(user=clinician, trained_model=trained_model)
+    admins = Group.objects.get(name=MODEL_ADMINS)
+    # The model-admins group holds the app's Django permissions, as the demo data sets it up.
+    admins.permissions.set(Permission.objects.filter(content_type__app_label="diagnosis"))
+    model_admin = User.objects.create_user("model-admin", is_staff=True)
+    model_admin.groups.add(admins)
+    users = {
+        "clinician (owner)": clinician,
+        "other clinician": other_clinician,
+        "model-admin (staff)": model_admin,
+        "staff, no group": User.objects.create_user("staff-only", is_staff=True),
+        "superuser": User.objects.create_superuser("root"),
+    }
+    clients = {"anonymous": Client()}
+    for role, user in users.items():
+        clients[role] = Client()
+        clients[role].force_login(user)
+    ids = {
+        "admin/auth/group/": Group.objects.get(name=CLINICIANS).pk,
+        "admin/auth/user/": clinician.pk,
+        "admin/diagnosis/dataset/": trained_model.dataset_id,
+        "admin/diagnosis/trainedmodel/": trained_model.pk,
+        "admin/diagnosis/diagnosiscase/": case.pk,
+        "admin/r/": f"{ContentType.objects.get_for_model(DiagnosisCase).pk}/{case.pk}",
+        "models/": trained_model.pk,
+        "cases/": case.pk,
+        "api/cases/": case.pk,
+    }
+    return {"clients": clients, "ids": ids, "case": case, "model": trained_model}
+
+
+def _fill(route: str, world, *, ids: dict | None = None) -> str:
+    """The route with each parameter replaced by a real object's id (or a harmless value)."""
+    if "(?P<app_label>" in route:
+        return "/admin/diagnosis/"
+    if "(?P<url>" in route:
+        return "/admin/no-such-page/"
+    ids = ids or world["ids"]
+    owner = next((ids[p] for p in sorted(ids, key=len, reverse=True) if route.startswith(p)), None)
+    fixed = {
+        "uidb64": "MQ",
+        "token": "not-a-token",
+        "case": ids["cases/"],
+        "model": world["model"].pk,
+    }
+
+    def value(match: re.Match) -> str:
+        name = match.group("name")
+        if name in fixed:
+            return str(fixed[name])
+        assert owner is not None, f"no object declared for {name} in {route}"
+        return str(owner)
+
+    path = re.sub(r"<(?:\w+:)?(?P<name>\w+)>", value, route)
+    if route.startswith("admin/r/"):
+        path = "admin/r/" + str(ids["admin/r/"]) + "/"
+    return "/" + path
+
+
+def _answer(response) -> str:
+    if response.status_code == 302:
+        location = response["Location"]
+        if location.startswith((reverse("admin:login"), settings.LOGIN_URL)):
+            return LOGIN
+        return REDIRECT
+    return str(response.status_code)
+
+
+def _table(rows: list[tuple[str, list[str]]]) -> str:
+    head = "| URL | " + " | ".join(ROLES) + " |\n|---" + "|---" * len(ROLES) + "|\n"
+    body = "".join(
+        "| `" + route.replace("|", "\\|") + "` | " + " | ".join(cells) + " |\n"
+        for route, cells in rows
+    )
+    return head + body
+
+
+def test_every_url_answers_every_role_as_the_policy_says(world):
+    """Each role's GET of every URL pattern gets the declared status; the table is saved."""
+    routes = []
+    for route in _patterns():
+        routes.append(route)
+        if route in VARIANTS:
+            routes.append(route + VARIANTS[route])
+    undeclared = [r for r in routes if r not in POLICY]
+    assert not undeclared, f"declare who may open these URLs in POLICY: {undeclared}"
+    stale = sorted(set(POLICY) - set(routes))
+    assert not stale, f"POLICY names URLs the project no longer has: {stale}"
+
+    rows, wrong = [], []
+    for route in routes:
+        url = _fill(route, world)
+        cells = []
+        for role, expected in zip(ROLES, POLICY[route], strict=True):
+            got = _answer(world["clients"][role].get(url))
+            cells.append(got if got == expected else f"**{got}** (policy {expected})")
+            if got != expected:
+                wrong.append(f"{role} GET {url}: {got}, policy {expected}")
+        rows.append((route, cells))
+
+    table = _table(rows)
+    out = Path(settings.BASE_DIR) / "var" / "access-table.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(
+        "# Who may open what: every URL pattern, every role (GET)\n\n"
+        "Generated by `tests/diagnosis/test_access.py`. "
+        "`302 → login`: sent to log in; 404 for a case is the same answer as for a missing one.\n\n"
+        + table,
+        encoding="utf-8",
+    )
+    print("\n" + table)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_role_but_the_owner_reads_a_case_anywhere():
+    """The patient-case rows of the policy itself grant the owner alone (guards the table)."""
+    case_rows = [r for r in POLICY if r.startswith(("cases/<", "api/cases/")) or "case=" in r]
+    assert len(case_rows) == 4
+    for route in case_rows:
+        answers = dict(zip(ROLES, POLICY[route], strict=True))
+        assert answers["clinician (owner)"] == OK
+        assert all(a != OK for role, a in answers.items() if role != "clinician (owner)")
+
+
+def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
+    """Every URL naming a case answers non-owners as it answers a missing id: no enumeration."""
+    case = world["case"]
+    missing = case.pk + 1_000_000
+    content_type = ContentType.objects.get_for_model(DiagnosisCase).pk
+    ids = {**world["ids"], "admin/r/": f"{content_type}/{missing}"}
+    ids["admin/diagnosis/diagnosiscase/"] = ids["cases/"] = ids["api/cases/"] = missing
+    case_routes = [
+        r
+        for r in POLICY
+        if r.startswith(("cases/<", "api/cases/", "admin/diagnosis/diagnosiscase/<", "admin/r/"))
+        or "case=" in r
+    ]
+    assert len(case_routes) == 9
+    for route in case_routes:
+        real, gone = _fill(route, world), _fill(route, world, ids=ids)
+        assert real != gone
+        for role in ROLES[2:]:
+            client = world["clients"][role]
+            assert _answer(client.get(real)) == _answer(client.get(gone)), (role, real, gone)
