@@ -9,3 +9,14 @@ class DiagnosisConfig(AppConfig):
     name = "diagnosis"
     verbose_name = "Cost-aware diagnosis"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        from .roles import grant_role_permissions
+
+        # After the permissions exist (post_migrate), so a fresh database is usable
+        # by model-admins without the demo data.
+        post_migrate.connect(
+            grant_role_permissions, sender=self, dispatch_uid="diagnosis-role-permissions"
+        )

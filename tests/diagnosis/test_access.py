@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Group, User
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -175,9 +175,7 @@ def _patterns(resolver: URLResolver | None = None, prefix: str = ""):
 def world(clinician, other_clinician, trained_model):
     """The six roles' clients and the real objects the URL parameters name."""
     case = case_services.start_case(user=clinician, trained_model=trained_model)
-    admins = Group.objects.get(name=MODEL_ADMINS)
-    # The model-admins group holds the app's Django permissions, as the demo data sets it up.
-    admins.permissions.set(Permission.objects.filter(content_type__app_label="diagnosis"))
+    admins = Group.objects.get(name=MODEL_ADMINS)  # its permissions come from migrate
     model_admin = User.objects.create_user("model-admin", is_staff=True)
     model_admin.groups.add(admins)
     users = {

@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 
 from django.contrib.auth.hashers import check_password
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from diagnosis.management import demo_data
 from diagnosis.models import Dataset, TrainedModel
 from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
+from diagnosis.roles import grant_role_permissions
 from diagnosis.services.datasets import create_dataset
 from diagnosis.services.training import create_training, run_training
 
@@ -61,10 +62,9 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def _users(self) -> User:
-        clinicians, _ = Group.objects.get_or_create(name=CLINICIANS)
-        admins, _ = Group.objects.get_or_create(name=MODEL_ADMINS)
-        # Kept up to date on every run: later migrations may add permissions.
-        admins.permissions.set(Permission.objects.filter(content_type__app_label="diagnosis"))
+        grant_role_permissions()  # as after every migrate; the groups exist from here on
+        clinicians = Group.objects.get(name=CLINICIANS)
+        admins = Group.objects.get(name=MODEL_ADMINS)
         clinician, created = self._user("clinician")
         if created:
             clinician.groups.add(clinicians)
