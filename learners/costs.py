@@ -127,6 +127,32 @@ class CostModel:
             self._cache[key] = price
         return price
 
+    def discount_source(self, test: int, done_in_order: Iterable[int]) -> int | None:
+        """The done test whose group makes ``test`` cheaper now than its full price, or None.
+
+        ``done_in_order`` lists the tests done so far, in the order they were
+        done; the first of them (or of the inputs a derived one brought) that
+        alone already lowers ``test``'s :meth:`marginal_cost` is named.  A test
+        already done (it is free) and a derived test (it costs its missing
+        inputs) have no discount source.
+        """
+        test = self._check_index(test)
+        order = [int(t) for t in done_in_order]
+        done = frozenset(order)
+        full = self.marginal_cost(test, ())
+        if (
+            test in self.derived
+            or test in self.done_closure(done)
+            or self.marginal_cost(test, done) >= full
+        ):
+            return None
+        for done_test in order:
+            brought = sorted(self.done_closure({done_test}) - {done_test})
+            for candidate in (done_test, *brought):
+                if candidate not in self.derived and self.marginal_cost(test, {candidate}) < full:
+                    return candidate
+        return None
+
     def marginal_costs(self, done: Iterable[int] = ()) -> np.ndarray:
         """Marginal price of every test given ``done``, as an array of n_features."""
         done_set = frozenset(int(t) for t in done)

@@ -3,7 +3,6 @@
 from ..services.costs import cost_model_for
 from .cases import (
     CaseState,
-    PriceQuote,
     TestOption,
     action_to_dict,
     case_for_user,
@@ -11,7 +10,6 @@ from .cases import (
     closed_cases_for_user,
     compute_case_state,
     open_cases_for_user,
-    price_quote,
 )
 from .explanations import Explanation, advice_headline, explain
 from .models import model_report, models_for_user
@@ -20,7 +18,6 @@ from .tree import model_has_tree, tree_layout
 __all__ = [
     "CaseState",
     "Explanation",
-    "PriceQuote",
     "TestOption",
     "action_to_dict",
     "advice_headline",
@@ -34,6 +31,5 @@ __all__ = [
     "model_report",
     "models_for_user",
     "open_cases_for_user",
-    "price_quote",
     "tree_layout",
 ]

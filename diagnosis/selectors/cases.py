@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from learners import CostModel
-
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
@@ -23,7 +21,6 @@ from .model_cache import get_estimator
 
 __all__ = [
     "CaseState",
-    "PriceQuote",
     "TestOption",
     "action_to_dict",
     "case_for_user",
@@ -32,54 +29,12 @@ __all__ = [
     "compute_case_state",
     "estimator_for",
     "open_cases_for_user",
-    "price_quote",
 ]
 
 
 def estimator_for(trained: TrainedModel):
     """The fitted model of a ready ``TrainedModel`` (cached); the app's one way to reach it."""
     return get_estimator(trained)
-
-
-@dataclass(frozen=True)
-class PriceQuote:
-    """What a test costs a patient now under the model's prices, and why.
-
-    ``full_price`` is its price with nothing done; ``discount_from`` the index
-    of the done test whose group makes it cheaper now (None: no discount).
-    """
-
-    price: float
-    full_price: float
-    discount_from: int | None = None
-
-    @property
-    def discounted(self) -> bool:
-        return self.discount_from is not None
-
-
-def price_quote(cost_model: CostModel, test: int, done_in_order: Sequence[int]) -> PriceQuote:
-    """The price of ``test`` after ``done_in_order``, and which done test gives its discount.
-
-    Every price is ``cost_model.marginal_cost`` (the learners' one pricing
-    rule): the discount comes from the first done test (derived tests bring
-    their inputs) which alone already makes ``test`` cheaper than its full
-    price.  A done test (free) and a derived test (it costs its missing
-    inputs) get no discount note.
-    """
-    done = frozenset(int(t) for t in done_in_order)
-    price = cost_model.marginal_cost(test, done)
-    full = cost_model.marginal_cost(test, ())
-    if test in cost_model.derived or test in cost_model.done_closure(done) or price >= full:
-        return PriceQuote(price=price, full_price=full)
-    for done_test in done_in_order:
-        brought = sorted(cost_model.done_closure({done_test}) - {done_test})
-        for candidate in [done_test, *brought]:
-            if candidate in cost_model.derived:
-                continue
-            if cost_model.marginal_cost(test, {candidate}) < full:
-                return PriceQuote(price=price, full_price=full, discount_from=int(candidate))
-    return PriceQuote(price=price, full_price=full)
 
 
 @dataclass
@@ -89,20 +44,13 @@ class TestOption:
     __test__ = False
 
     test: DiagnosticTest
-    quote: PriceQuote
+    price_now: float
+    full_price: float  # its price with nothing done
     done: bool
     unavailable: bool
     recommended: bool
     value: float | None = None
     discount_from: str | None = None  # display label of the done test giving the discount
-
-    @property
-    def price_now(self) -> float:
-        return self.quote.price
-
-    @property
-    def full_price(self) -> float:
-        return self.quote.full_price
 
 
 @dataclass
@@ -243,26 +191,27 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
 
     done_order = list(known)  # insertion order = the order the results were saved
     options = []
+    done = frozenset(done_order)
     for index, test in tests.items():
-        quote = price_quote(cost_model, index, done_order)
         options.append(
             TestOption(
                 test=test,
-                quote=quote,
+                price_now=cost_model.marginal_cost(index, done),
+                full_price=cost_model.marginal_cost(index, ()),
                 done=index in known,
                 unavailable=index in unavailable,
                 recommended=index == recommended,
                 value=known.get(index),
-                discount_from=label_of(quote.discount_from),
+                discount_from=label_of(cost_model.discount_source(index, done_order)),
             )
         )
     step_discounts = {}
     done_before: list[int] = []
     for step in steps:
         if step.kind == DiagnosisStep.RESULT and step.test is not None:
-            quote = price_quote(cost_model, step.test.index, done_before)
-            if quote.discounted:
-                step_discounts[step.position] = label_of(quote.discount_from)
+            source = cost_model.discount_source(step.test.index, done_before)
+            if source is not None:
+                step_discounts[step.position] = label_of(source)
             done_before.append(step.test.index)
     return CaseState(
         case=case,

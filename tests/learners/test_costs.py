@@ -51,6 +51,20 @@ def test_derived_input_gets_group_discount():
     assert model.marginal_cost(2, {1}) == pytest.approx(2)
 
 
+def test_discount_source_names_the_done_group_partner(grouped):
+    """B after C then A is discounted by A; nothing done, or only C, names no source."""
+    assert grouped.discount_source(1, [2, 0]) == 0
+    assert grouped.discount_source(1, []) is None
+    assert grouped.discount_source(1, [2]) is None
+
+
+def test_discount_source_follows_the_inputs_a_derived_test_brought(grouped):
+    """E = f(A, C) done brings A, so B is discounted by A; a done or derived test has none."""
+    assert grouped.discount_source(1, [4]) == 0
+    assert grouped.discount_source(0, [1, 0]) is None  # A itself is done: free, not discounted
+    assert grouped.discount_source(4, [1]) is None  # derived: it costs its missing inputs
+
+
 def test_total_cost_applies_discounts_in_index_order(grouped):
     """TC = A 10 + B 5 + C 3 + D 0 + E 0 (its inputs are done) = 18."""
     assert grouped.total_cost() == pytest.approx(18)
