@@ -235,19 +235,15 @@ _TREE_PARAMS = (
 
 def _check_subsets(cost_model, params: Mapping[str, Any]) -> list[str]:
     """The conditioned-loss model trains 2^m classifiers for m priced tests: bound it early."""
-    derived = {int(k) for k in cost_model.derived}
-    priced = [
-        f
-        for f in range(cost_model.n_features)
-        if f not in derived and cost_model.marginal_cost(f, ()) > 0
-    ]
-    needed = 1 << len(priced)
+    from learners.conditioned_loss import ConditionedLossClassifier
+
+    n_priced, needed = ConditionedLossClassifier.states_needed(cost_model)
     bound = int(params["max_subsets"])
     if needed <= bound:
         return []
     return [
-        f"This dataset has {len(priced)} priced tests, so the conditioned-loss model would "
-        f"train 2^{len(priced)} = {needed} classifiers, more than 'Most test subsets' "
+        f"This dataset has {n_priced} priced tests, so the conditioned-loss model would "
+        f"train 2^{n_priced} = {needed} classifiers, more than 'Most test subsets' "
         f"({bound}). Make tests that cost nothing (questionnaire answers) free with price 0, "
         "or derive computed ones from their inputs, or raise the bound."
     ]

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from .. import _document as document
 from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constraints
 from .._validation import check_reject_cost, check_test_costs
+from ..costs import CostModel
 from ..policy import (
     Classify,
     Extract,
@@ -274,6 +275,16 @@ class ConditionedLossClassifier(SerializableMixin, CostSensitiveClassifier):
         return tags
 
     # ------------------------------------------------------------------ fit
+    @staticmethod
+    def states_needed(test_costs: CostModel) -> tuple[int, int]:
+        """``(m, 2^m)``: the priced tests of ``test_costs`` and the state classifiers they need.
+
+        What :meth:`fit` compares with ``max_subsets``; callers (the app's
+        training form) ask here before queueing a fit that would be refused.
+        """
+        roles = FeatureRoles.from_cost_model(test_costs)
+        return len(roles.priced), roles.n_states
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow the 2^m state classifiers and choose each state's window width.
