@@ -40,51 +40,42 @@ def chromium():
         browser.close()
 
 
-@pytest.fixture
-def heart_model(transactional_db):
-    """Demo users and datasets without training, plus an EG2 heart model trained in-process."""
+def _demo_model(dataset_name: str, learner: str, name: str):
+    """Demo users and one demo dataset without training, plus ``learner`` trained in-process."""
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from diagnosis.management.demo_data import HEART
     from diagnosis.models import Dataset, TrainedModel
     from diagnosis.services.training import create_training, run_training
 
-    call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
-    dataset = Dataset.objects.get(name=HEART)
+    call_command(
+        "load_demo_data", "--no-train", "--only", dataset_name, stdout=open(os.devnull, "w")
+    )
+    dataset = Dataset.objects.get(name=dataset_name)
     trained = create_training(
         user=User.objects.get(username=ADMIN[0]),
         dataset=dataset,
-        learner="eg2",
+        learner=learner,
         params={},
         error_matrix=dataset.error_matrices.filter(name="Uniform 100").first(),
-        name="EG2 heart (browser test)",
+        name=name,
     )
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
     return result
+
+
+@pytest.fixture
+def heart_model(transactional_db):
+    """Demo heart data and an EG2 model trained on it."""
+    from diagnosis.management.demo_data import HEART
+
+    return _demo_model(HEART, "eg2", "EG2 heart (browser test)")
 
 
 @pytest.fixture
 def thyroid_risk_model(transactional_db):
     """Demo thyroid data and its conditioned-loss model (advice with the risk of each action)."""
-    from django.contrib.auth.models import User
-    from django.core.management import call_command
-
     from diagnosis.management.demo_data import THYROID
-    from diagnosis.models import Dataset, TrainedModel
-    from diagnosis.services.training import create_training, run_training
 
-    call_command("load_demo_data", "--no-train", "--only", THYROID, stdout=open(os.devnull, "w"))
-    dataset = Dataset.objects.get(name=THYROID)
-    trained = create_training(
-        user=User.objects.get(username=ADMIN[0]),
-        dataset=dataset,
-        learner="conditioned_loss",
-        params={},
-        error_matrix=dataset.error_matrices.filter(name="Uniform 100").first(),
-        name="Conditioned loss thyroid (browser test)",
-    )
-    result = run_training(trained_model_id=trained.pk)
-    assert result.status == TrainedModel.SUCCEEDED, result.error
-    return result
+    return _demo_model(THYROID, "conditioned_loss", "Conditioned loss thyroid (browser test)")
