@@ -35,6 +35,7 @@ from ..policy import (
 from ..serialization import SerializableMixin
 from ._builder import grow_tree, prune_tree
 from ._criteria import Criterion
+from ._formulas import least_cost_class
 from ._structure import TreeStructure, smoothed_proba
 
 __all__ = ["GreedyTreeClassifier", "TreePolicyMixin"]
@@ -501,10 +502,8 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         return self
 
     def _leaf_label(self, class_weight: np.ndarray) -> int:
-        return int(best_class(self._smoothed_row(class_weight), self.cost_matrix_))
-
-    def _smoothed_row(self, class_weight: np.ndarray) -> np.ndarray:
-        return smoothed_proba(class_weight[None, :], _SMOOTHING[self.probability])[0]
+        # the one leaf label, which the compiled engine compiles from the same function
+        return least_cost_class(class_weight, self.cost_matrix_, self.probability == "laplace")
 
 
 def _distinct_codes(codes: np.ndarray) -> np.ndarray:

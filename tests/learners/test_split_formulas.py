@@ -33,9 +33,11 @@ def leaves(draw):
 @settings(max_examples=400, deadline=None)
 @given(leaf=leaves(), laplace=st.booleans())
 def test_leaf_label_is_policy_best_class(leaf, laplace):
-    """Plain and compiled least_cost_class equal policy.best_class on the node's probabilities."""
+    """Node probabilities agree; plain and compiled least_cost_class equal policy.best_class."""
     counts, matrix = leaf
     proba = smoothed_proba(counts, 1.0 if laplace else 0.0)[0]
+    # the vectorised node probabilities and the scalar ones are the same bits
+    assert proba.tolist() == _formulas.smoothed_row(counts, laplace, np.empty(len(counts))).tolist()
     expected = best_class(proba, matrix)
     assert _formulas.least_cost_class(counts, matrix, laplace) == expected
     assert engine.leaf_label(counts, matrix, laplace) == expected
