@@ -70,12 +70,53 @@ class DiagnosisStep(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="diagnosis_steps"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    #: Why the clinician chose something other than the advice (optional; shown in the audit).
+    overrule_reason = models.TextField(blank=True, default="")
+    # A corrected or undone step stays in the record, marked; it no longer counts
+    # towards what is known about the patient (its price stays paid).
+    CORRECTED = "corrected"
+    UNDONE = "undone"
+    CORRECTION_CHOICES = [(CORRECTED, "Value corrected"), (UNDONE, "Undone")]
+    correction = models.CharField(max_length=12, choices=CORRECTION_CHOICES, blank=True, default="")
+    #: The step that replaces this one (a corrected value); empty for an undone step.
+    superseded_by = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
+    )
+    corrected_at = models.DateTimeField(null=True, blank=True)
+    corrected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="corrected_diagnosis_steps",
+    )
+    correction_reason = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["case_id", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["case", "position"], name="unique_step_position")
+            models.UniqueConstraint(fields=["case", "position"], name="unique_step_position"),
+            # A mark says when; only a corrected value names its replacement.
+            models.CheckConstraint(
+                condition=(
+                    models.Q(correction="", corrected_at__isnull=True, superseded_by__isnull=True)
+                    | models.Q(
+                        correction="undone", corrected_at__isnull=False, superseded_by__isnull=True
+                    )
+                    | models.Q(
+                        correction="corrected",
+                        corrected_at__isnull=False,
+                        superseded_by__isnull=False,
+                    )
+                ),
+                name="step_correction_marked",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.case} step {self.position}: {self.kind}"
+
+    @property
+    def is_active(self) -> bool:
+        """Whether the step still counts (not corrected, not undone)."""
+        return not self.correction
