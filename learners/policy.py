@@ -89,6 +89,13 @@ class Evidence:
         the patient over branches.
     risks : tuple of Risk
         The conditioned-loss model: the risk of every action it weighed.
+    waiting : float or None
+        Ensembles: how many member trees wait on the test an ``Extract``
+        orders (weighted by the members' weights where they have them), or
+        on any test for a conclusion (0); None for a single model.
+    members : float or None
+        Ensembles: how many member trees (or their total weight) there are,
+        so ``waiting`` reads "``waiting`` of ``members``"; None otherwise.
     """
 
     proba: tuple[float, ...]
@@ -98,6 +105,8 @@ class Evidence:
     cost_after: float | None = None
     nodes: tuple[tuple[int, float], ...] = ()
     risks: tuple[Risk, ...] = ()
+    waiting: float | None = None
+    members: float | None = None
 
     @property
     def best_class(self) -> int:
@@ -129,6 +138,8 @@ class Evidence:
             "cost_after": None if self.cost_after is None else float(self.cost_after),
             "nodes": [[int(n), float(w)] for n, w in self.nodes],
             "risks": [r.to_dict() for r in self.risks],
+            "waiting": None if self.waiting is None else float(self.waiting),
+            "members": None if self.members is None else float(self.members),
         }
 
 
@@ -264,6 +275,8 @@ def evidence_for(
     cost_after: float | None = None,
     nodes: Iterable[tuple[int, float]] = (),
     risks: Iterable[Risk] = (),
+    waiting: float | None = None,
+    members: float | None = None,
 ) -> Evidence:
     """The :class:`Evidence` of a belief ``proba`` under ``cost_matrix`` (and a reject cost)."""
     p = np.asarray(proba, dtype=float)
@@ -275,6 +288,8 @@ def evidence_for(
         cost_after=None if cost_after is None else float(cost_after),
         nodes=tuple((int(n), float(w)) for n, w in nodes),
         risks=tuple(risks),
+        waiting=None if waiting is None else float(waiting),
+        members=None if members is None else float(members),
     )
 
 
@@ -287,13 +302,16 @@ def decide(
     support: float = 0.0,
     nodes: Iterable[tuple[int, float]] = (),
     risks: Iterable[Risk] = (),
+    waiting: float | None = None,
+    members: float | None = None,
 ) -> Classify | Reject:
     """Minimum-expected-cost conclusion for a belief ``proba`` (C4.5c, paper 004).
 
     Rejects when a reject cost is set and even the best class's expected cost
     is above the expected reject cost.  Ties go to the lowest class position,
-    so results are reproducible.  ``support``, ``nodes`` and ``risks`` are
-    passed through to the action's :class:`Evidence`.
+    so results are reproducible.  ``support``, ``nodes``, ``risks``,
+    ``waiting`` and ``members`` are passed through to the action's
+    :class:`Evidence`.
     """
     evidence = evidence_for(
         proba,
@@ -302,6 +320,8 @@ def decide(
         support=support,
         nodes=nodes,
         risks=risks,
+        waiting=waiting,
+        members=members,
     )
     if evidence.refers_now:
         return Reject(expected_cost=evidence.conclude_cost, proba=evidence.proba, evidence=evidence)

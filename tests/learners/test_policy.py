@@ -49,3 +49,14 @@ def test_per_class_reject_cost():
 def test_expected_costs_orientation():
     """EC_j = sum_i p_i M[actual i, predicted j]."""
     np.testing.assert_allclose(expected_costs([0.25, 0.75], [[0, 2], [4, 0]]), [3.0, 0.5])
+
+
+def test_evidence_carries_how_many_trees_wait_as_numbers():
+    """Ensemble evidence: waiting and members pass through decide into to_dict as floats."""
+    action = decide([0.25, 0.75], classes=[0, 1], cost_matrix=1 - np.eye(2), waiting=0, members=7)
+    document = action.evidence.to_dict()
+    assert document["waiting"] == 0.0 and document["members"] == 7.0
+    assert isinstance(document["waiting"], float) and isinstance(document["members"], float)
+    single = decide([0.25, 0.75], classes=[0, 1], cost_matrix=1 - np.eye(2))
+    assert single.evidence.to_dict()["waiting"] is None
+    assert single.evidence.to_dict()["members"] is None
