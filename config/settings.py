@@ -7,11 +7,16 @@
 ``DJANGO_DEBUG``     debug pages and settings: off unless ``true`` (never on by accident).
 ``DJANGO_SECRET_KEY`` required when debug is off (``bin/run`` keeps one in ``var/secret_key``).
 ``ALLOWED_HOSTS``  comma-separated; default ``127.0.0.1,localhost,testserver``.
+``DJANGO_HTTPS``   served over TLS (directly or behind a proxy setting X-Forwarded-Proto): HSTS,
+                   HTTPS redirect and Secure cookies. On unless ``false``; ``bin/run`` and
+                   ``bin/test`` turn it off because they talk plain HTTP on 127.0.0.1.
+``SESSION_IDLE_MINUTES`` a session ends after this long without a request (default 30).
 """
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -55,6 +60,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
     "diagnosis.apps.DiagnosisConfig",
 ]
 
@@ -69,6 +75,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Patient pages and JSON are never cached; browsers are denied sensors they never need.
+    "diagnosis.middleware.PrivateResponseMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -103,6 +113,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     VAR_DIR.mkdir(parents=True, exist_ok=True)
 
+AUTHENTICATION_BACKENDS = [
+    # First, so a locked-out username is refused before its password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -116,17 +132,23 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# collectstatic (bin/run's setup; the tests' session fixture) fills it; whitenoise serves it.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    # vendor/plotly.min.js from the installed (locked) plotly package, not a copy in git.
+    "config.staticfinders.PlotlyFinder",
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # No manifest: tests and runserver work without collectstatic having run.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Content-hashed names (served "immutable", cached for a year) with gzip and brotli copies.
+    # {% static %} needs the manifest: run collectstatic before serving.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-
-# Before collectstatic has run (tests, first start) whitenoise serves from the finders instead;
-# an existing (empty) STATIC_ROOT keeps it from warning on every request.
-WHITENOISE_USE_FINDERS = True
+# Only the debug server looks in the source folders; otherwise the collected files are served.
+WHITENOISE_USE_FINDERS = DEBUG
 try:
     STATIC_ROOT.mkdir(exist_ok=True)
 except OSError:
@@ -176,3 +198,36 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
     },
 }
+
+# ---------------------------------------------------------------- Defences
+# Wrong passwords: 5 in a row for one username from one address lock that pair out for 15
+# minutes (django-axes answers 429); a right password resets the count.
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind the proxy that bin/run is meant for, the client address is the socket's peer.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
+
+# Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.
+SESSION_COOKIE_AGE = 60 * int(os.environ.get("SESSION_IDLE_MINUTES", "30"))
+SESSION_SAVE_EVERY_REQUEST = True
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+HTTPS = _flag("DJANGO_HTTPS", True)
+if HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    # A TLS-terminating proxy says the original scheme in this header (and strips it from clients).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -43,3 +43,37 @@ def test_local_hosts_are_allowed_by_default(tmp_path):
     env = {"DJANGO_SECRET_KEY": "test-only", "DIAGNOSIS_VAR_DIR": str(tmp_path)}
     result = _settings_in_clean_env(env, "print(' '.join(settings.ALLOWED_HOSTS))")
     assert {"127.0.0.1", "localhost"} <= set(result.stdout.split()), result.stderr
+
+
+def test_production_settings_pass_django_deploy_checks(tmp_path):
+    """With only a strong secret key set, `manage.py check --deploy` reports no warning at all."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DJANGO_SECRET_KEY": "k9-Qz" * 12,  # 60 characters, varied: passes security.W009
+        "DIAGNOSIS_VAR_DIR": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_plain_http_mode_turns_off_https_only_cookies_and_redirect(tmp_path):
+    """DJANGO_HTTPS=false (bin/run on 127.0.0.1) drops the HTTPS redirect and Secure cookies."""
+    env = {"DJANGO_SECRET_KEY": "test-only", "DIAGNOSIS_VAR_DIR": str(tmp_path)}
+    statement = (
+        "print(settings.SECURE_SSL_REDIRECT, settings.SESSION_COOKIE_SECURE,"
+        " settings.CSRF_COOKIE_SECURE)"
+    )
+    default = _settings_in_clean_env(env, statement)
+    plain = _settings_in_clean_env({**env, "DJANGO_HTTPS": "false"}, statement)
+    assert default.stdout.split() == ["True", "True", "True"], default.stderr
+    assert plain.stdout.split() == ["False", "False", "False"], plain.stderr

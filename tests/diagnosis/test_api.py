@@ -7,6 +7,7 @@ import json
 import pytest
 from django.test import Client
 from django.urls import reverse
+from login_helpers import login_request
 
 from diagnosis.models import DiagnosisCase
 
@@ -31,7 +32,7 @@ def post(client, url, body):
 
 def logged_in(user) -> Client:
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    assert client.login(request=login_request(), username=user.username, password=PASSWORD)
     return client
 
 
@@ -118,7 +119,7 @@ def test_anonymous_gets_401_and_unknown_case_404(clinician, case):
 def test_post_needs_csrf_token_from_the_session(clinician, case):
     """With CSRF checks on, a POST needs the X-CSRFToken header taken from the csrftoken cookie."""
     client = Client(enforce_csrf_checks=True)
-    assert client.login(username=clinician.username, password=PASSWORD)
+    assert client.login(request=login_request(), username=clinician.username, password=PASSWORD)
     assert post(client, api(case), {"action": "refer"}).status_code == 403
     client.get(reverse("case-detail", args=[case.pk]))  # any page with a form sets the cookie
     token = client.cookies["csrftoken"].value

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from login_helpers import login_request
 
 from diagnosis.management import demo_data
 
@@ -22,8 +23,8 @@ def test_a_changed_password_survives_a_second_load():
     admin.set_password("changed-by-the-admin-7")
     admin.save()
     _load_users()
-    assert authenticate(username="admin", password="changed-by-the-admin-7")
-    assert not authenticate(username="admin", password="admin-demo")
+    assert authenticate(login_request(), username="admin", password="changed-by-the-admin-7")
+    assert not authenticate(login_request(), username="admin", password="admin-demo")
 
 
 @pytest.mark.django_db

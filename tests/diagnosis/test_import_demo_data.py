@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from login_helpers import login_request
 
 from diagnosis.management import demo_data
 from diagnosis.models import Dataset, TrainedModel
@@ -22,8 +23,8 @@ def loaded_pima(db):
 
 def test_demo_users_have_their_roles_and_passwords(loaded_pima):
     """The clinician and admin exist with the documented passwords and roles."""
-    clinician = authenticate(username="clinician", password="clinician-demo")
-    admin = authenticate(username="admin", password="admin-demo")
+    clinician = authenticate(login_request(), username="clinician", password="clinician-demo")
+    admin = authenticate(login_request(), username="admin", password="admin-demo")
     assert clinician and admin
     assert clinician.groups.filter(name="clinicians").exists() and not clinician.is_staff
     assert (
@@ -35,7 +36,7 @@ def test_demo_passwords_come_from_the_environment(db, monkeypatch):
     """DEMO_CLINICIAN_PASSWORD overrides the default."""
     monkeypatch.setenv("DEMO_CLINICIAN_PASSWORD", "another-secret-1")
     call_command("load_demo_data", "--no-train", "--only", demo_data.PIMA)
-    assert authenticate(username="clinician", password="another-secret-1")
+    assert authenticate(login_request(), username="clinician", password="another-secret-1")
 
 
 def test_pima_has_missing_zeros_prices_and_a_trained_model(loaded_pima):

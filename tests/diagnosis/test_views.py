@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from login_helpers import login_request
 
 from diagnosis.models import DiagnosisCase, DiagnosisStep, TrainedModel
 
@@ -21,7 +22,7 @@ def patient_row(trained_model) -> list:
 
 
 def login(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
+    assert client.login(request=login_request(), username=user.username, password=PASSWORD)
     return client
 
 
