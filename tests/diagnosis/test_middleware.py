@@ -24,7 +24,7 @@ def test_pages_and_json_are_marked_no_store_and_private(client, clinician, train
 
 
 def test_the_sign_in_page_also_denies_unused_browser_features(client):
-    """Every answer, even the anonymous sign-in page, carries a Permissions-Policy denying sensors."""
+    """Every answer, even the anonymous sign-in page, has a Permissions-Policy denying sensors."""
     response = client.get(reverse("login"))
     assert "camera=()" in response["Permissions-Policy"]
     assert "geolocation=()" in response["Permissions-Policy"]
