@@ -88,6 +88,21 @@ class DiagnosticTest(models.Model):
     derived_from = models.JSONField(
         default=list, blank=True, help_text="Names of the tests this one is computed from."
     )
+    formula = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text=(
+            "Derived tests only: how the value follows from the inputs, with test names, "
+            "numbers, + - * / and parentheses, e.g. TT4 / T4U. Empty = typed in with its inputs."
+        ),
+    )
+    formula_tolerance = models.FloatField(
+        default=0.05,
+        help_text=(
+            "A typed value may differ from the formula's by this fraction at most "
+            "(0.05 = 5%); beyond it the value is refused as contradicting its inputs."
+        ),
+    )
 
     class Meta:
         ordering = ["dataset_id", "index"]
