@@ -14,7 +14,15 @@ from django.core.exceptions import ValidationError
 __all__ = ["Column", "Table", "read_csv_table"]
 
 MISSING = {"", "?", "na", "n/a", "nan", "null", "none"}
-MAX_BYTES = 50 * 1024 * 1024
+# What one upload may hold. Beyond these a request would run for minutes and take gigabytes
+# (3,000 classes in 27 KB once took 12 s and 617 MB); an error matrix is K x K cells to edit.
+MAX_BYTES = 20 * 1024 * 1024
+MAX_ROWS = 100_000
+MAX_COLUMNS = 300
+MAX_CLASSES = 50
+MAX_CHOICES = 1_000  # distinct values of one nominal column
+MAX_NAME = 100  # a header becomes a test's name (DiagnosticTest.name)
+MAX_CELL = 1_000  # characters in one cell; csv's own limit is 131,072
 
 
 @dataclass
@@ -48,15 +56,47 @@ def _text_of(file) -> str:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ValidationError(f"The file is not UTF-8 text (byte {exc.start}).") from None
+    if len(data) > MAX_BYTES:
+        raise ValidationError(f"The file is larger than {MAX_BYTES // (1024 * 1024)} MB.")
+    if "\x00" in data:
+        line = data.count("\n", 0, data.index("\x00")) + 1
+        raise ValidationError(f"Line {line} holds a NUL character: the file is not plain text.")
     return data
 
 
-def _number(text: str) -> float | None:
+def _records(text: str) -> list[list[str]]:
+    """The CSV's records; line ends may be \\n, \\r\\n or a lone \\r (Excel for Mac)."""
+    # newline="": the csv module sees the line ends itself, as its documentation asks.
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[list[str]] = []
     try:
-        value = float(text)
+        for record in reader:
+            if len(records) > MAX_ROWS:  # the header plus MAX_ROWS data rows are allowed
+                raise ValidationError(f"The file has more than {MAX_ROWS:,} data rows.")
+            long_cell = next((c for c in record if len(c) > MAX_CELL), None)
+            if long_cell is not None:
+                column = record.index(long_cell) + 1
+                raise ValidationError(
+                    f"Line {reader.line_num}, column {column}: a value is longer than "
+                    f"{MAX_CELL:,} characters."
+                )
+            records.append(record)
+    except csv.Error as exc:
+        if "field limit" in str(exc):  # the csv module's own cap, before our MAX_CELL check
+            limit = csv.field_size_limit()
+            raise ValidationError(
+                f"Line {reader.line_num}: a value is longer than {limit:,} characters."
+            ) from None
+        raise ValidationError(f"Line {reader.line_num}: not readable as CSV ({exc}).") from None
+    return records
+
+
+def _number(text: str) -> float | None:
+    """The number ``text`` spells (``inf`` included), or None when it spells none."""
+    try:
+        return float(text)
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
 
 
 def read_csv_table(file, *, class_column: str, categorical: Sequence[str] = ()) -> Table:
@@ -65,12 +105,20 @@ def read_csv_table(file, *, class_column: str, categorical: Sequence[str] = ()) 
     Raises ValidationError naming the row (data row, 1 = first after the header)
     and column of the first problem.
     """
-    records = list(csv.reader(io.StringIO(_text_of(file))))
+    records = _records(_text_of(file))
     if not records or not any(cell.strip() for cell in records[0]):
         raise ValidationError("The file is empty: a header row is needed.")
     header = [h.strip() for h in records[0]]
+    if len(header) > MAX_COLUMNS:
+        raise ValidationError(f"The header has {len(header)} columns; at most {MAX_COLUMNS}.")
     if any(not h for h in header):
         raise ValidationError(f"Header column {header.index('') + 1} has no name.")
+    too_long = next((i for i, h in enumerate(header) if len(h) > MAX_NAME), None)
+    if too_long is not None:
+        raise ValidationError(
+            f"Header column {too_long + 1} is {len(header[too_long])} characters long; "
+            f"a test name has at most {MAX_NAME}."
+        )
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates:
         raise ValidationError(f"Header names repeat: {', '.join(duplicates)}.")
@@ -99,6 +147,11 @@ def read_csv_table(file, *, class_column: str, categorical: Sequence[str] = ()) 
             )
         class_texts.append(text)
     class_labels = _sorted_values(set(class_texts))
+    if len(class_labels) > MAX_CLASSES:
+        raise ValidationError(
+            f"Column {class_column!r} has {len(class_labels)} different classes; at most "
+            f"{MAX_CLASSES} (is it the right class column?)."
+        )
     if len(class_labels) < 2:
         raise ValidationError(f"Column {class_column!r} has only one class ({class_labels[0]!r}).")
     code_of_class = {label: i for i, label in enumerate(class_labels)}
@@ -127,6 +180,13 @@ def read_csv_table(file, *, class_column: str, categorical: Sequence[str] = ()) 
 def _column(name: str, cells: list[tuple[int, str]], force_nominal: bool):
     present = [(n, text) for n, text in cells if text.lower() not in MISSING]
     numeric = [(n, text) for n, text in present if _number(text) is not None]
+    infinite = next(((n, t) for n, t in numeric if not math.isfinite(_number(t) or 0.0)), None)
+    if not force_nominal and infinite is not None:
+        n, text = infinite
+        raise ValidationError(
+            f"Row {n} (line {n + 1}), column {name!r}: {text!r} is not a finite number. "
+            "Leave the cell empty (or '?') if the value is missing."
+        )
     if not force_nominal and present and len(numeric) == len(present):
         return Column(name, "numeric"), lambda t: None if t.lower() in MISSING else _number(t)
     if not force_nominal and numeric and len(numeric) * 2 >= len(present):
@@ -138,6 +198,11 @@ def _column(name: str, cells: list[tuple[int, str]], force_nominal: bool):
     labels = _sorted_values({text for _, text in present})
     if not labels:
         raise ValidationError(f"Column {name!r} has no values at all.")
+    if len(labels) > MAX_CHOICES:
+        raise ValidationError(
+            f"Column {name!r} has {len(labels):,} different values; a categorical column may "
+            f"have at most {MAX_CHOICES:,}."
+        )
     code = {label: i for i, label in enumerate(labels)}
     choices = [{"code": i, "label": label} for i, label in enumerate(labels)]
     return Column(
