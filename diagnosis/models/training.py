@@ -56,6 +56,12 @@ class TrainedModel(models.Model):
     model_json = models.TextField(blank=True)
     error = models.TextField(blank=True)
     celery_task_id = models.CharField(max_length=100, blank=True)
+    enqueued_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last handed to the task queue; empty = not yet (outbox)."
+    )
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="Times a worker has started this training (a killed one is retried)."
+    )
     stop_requested = models.BooleanField(
         default=False,
         help_text="An anytime training ends at the next check and keeps its best model so far.",
