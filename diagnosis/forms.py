@@ -13,6 +13,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from .models import Dataset, DiagnosticTest, ErrorMatrix
+from .selectors.models import default_error_matrices
 from .services import learner_registry
 from .services.cases import clean_value
 
@@ -118,13 +119,21 @@ def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
 
 
 class MatrixSelect(forms.Select):
-    """A select whose options name their dataset, so the page can hide other datasets' matrices."""
+    """A select whose options name their dataset, so the page can hide other datasets' matrices.
+
+    The dataset's default matrix (``selectors.models.default_error_matrix``)
+    is marked ``data-default``: the page selects it when the dataset changes.
+    """
+
+    default_ids: frozenset[int] = frozenset()
 
     def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
         option = super().create_option(name, value, label, selected, index, subindex, attrs)
         instance = getattr(value, "instance", None)
         if instance is not None:
             option["attrs"]["data-dataset"] = str(instance.dataset_id)
+            if instance.pk in self.default_ids:
+                option["attrs"]["data-default"] = "true"
         return option
 
 
@@ -154,6 +163,15 @@ class TrainForm(forms.Form):
             (key, spec.label) for key, spec in learner_registry.LEARNERS.items()
         ]
         self.fields["error_matrix"].label_from_instance = lambda m: f"{m.dataset.name}: {m.name}"
+        # The default error costs are the chosen dataset's own named matrix, never 0/1 loss.
+        defaults = default_error_matrices()
+        self.fields["error_matrix"].widget.default_ids = frozenset(defaults.values())
+        if not self.is_bound:
+            dataset = self.initial.get("dataset") or self.fields["dataset"].queryset.first()
+            dataset_id = getattr(dataset, "pk", dataset)
+            if dataset_id in defaults and "error_matrix" not in self.initial:
+                self.initial["dataset"] = dataset_id
+                self.initial["error_matrix"] = defaults[dataset_id]
         self.param_groups = []
         for key, spec in learner_registry.LEARNERS.items():
             names = []

@@ -5,13 +5,18 @@ from __future__ import annotations
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from ..models import DiagnosisCase, TrainedModel
+from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
 from ..permissions import is_model_admin, require_clinician
 from ..services import learner_registry
+from ..services.training_data import THIN_SUPPORT
 
 __all__ = [
     "case_outcomes",
+    "default_error_matrices",
+    "default_error_matrix",
+    "model_comparison",
     "model_report",
+    "model_warnings",
     "models_for_user",
     "require_model_access",
     "training_progress",
@@ -162,3 +167,155 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
         "anytime": _anytime_summary(trained_model),
         "case_outcomes": case_outcomes(trained_model),
     }
+
+
+# ------------------------------------------------------------ honest models
+#: A model warns when at least this share of its held-out conclusions rests on
+#: fewer than ``THIN_SUPPORT`` training patients.
+THIN_SHARE = 0.10
+
+_STRATEGIES = (
+    ("model", "This model"),
+    ("order_nothing", "Order nothing"),
+    ("order_everything", "Order every test"),
+)
+
+
+def _class_rows(figures: dict, class_labels: list[str]) -> dict:
+    """Confusion rows and per-class sensitivity/specificity, labelled with the class names."""
+    from learners.baselines import class_rates
+
+    confusion = figures.get("confusion")
+    if not confusion:
+        return {"confusion_rows": [], "rates": []}
+    rates = class_rates(confusion)
+    with_refer = len(confusion[0]) > len(confusion)
+    return {
+        "confusion_rows": [
+            {
+                "label": label,
+                "counts": row[: len(confusion)],
+                "referred": row[-1] if with_refer else None,
+            }
+            for label, row in zip(class_labels, confusion, strict=False)
+        ],
+        "with_refer": with_refer,
+        "rates": [
+            {"label": label, "sensitivity": sens, "specificity": spec}
+            for label, sens, spec in zip(
+                class_labels, rates["sensitivity"], rates["specificity"], strict=False
+            )
+        ],
+    }
+
+
+def model_comparison(*, user, trained_model: TrainedModel) -> dict:
+    """The model against "order nothing" and "order every test" on the same held-out cases.
+
+    Rows whose figures were not measured (models trained before the
+    comparison existed, or a training that has not finished) have
+    ``measured`` False; the page says "not measured".
+    """
+    require_model_access(user, trained_model)
+    metrics = trained_model.metrics or {}
+    baselines = metrics.get("baselines") or {}
+    labels = list(trained_model.dataset.class_labels)
+    rows = []
+    for key, title in _STRATEGIES:
+        figures = metrics if key == "model" else baselines.get(key) or {}
+        measured = figures.get("mean_total_cost") is not None
+        row = {
+            "key": key,
+            "title": title,
+            "measured": measured,
+            "accuracy": figures.get("accuracy"),
+            "mean_test_cost": figures.get("mean_test_cost"),
+            "mean_total_cost": figures.get("mean_total_cost"),
+            "n_test_cases": figures.get("n_test_cases"),
+            **_class_rows(figures, labels),
+        }
+        if key == "order_nothing":
+            row["conclusion"] = _conclusion_words(figures.get("conclusion"), labels)
+        rows.append(row)
+    return {"rows": rows, "measured": bool(baselines), "class_labels": labels}
+
+
+def _conclusion_words(conclusion: dict | None, labels: list[str]) -> str:
+    if not conclusion:
+        return ""
+    if conclusion.get("kind") == "refer":
+        return "refer every patient"
+    label = conclusion.get("label")
+    name = labels[label] if isinstance(label, int) and 0 <= label < len(labels) else str(label)
+    return f"conclude “{name}” for every patient"
+
+
+def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
+    """Why a clinician should not rely on this model, as ``{"code", "text"}`` items.
+
+    * ``no_gain``: its held-out total cost per patient is not below ordering nothing;
+    * ``no_tests``: it ordered no test for any held-out patient;
+    * ``thin_support``: at least ``THIN_SHARE`` of its held-out conclusions rest
+      on fewer than ``THIN_SUPPORT`` training patients.
+
+    Only a model with held-out figures is judged; figures it lacks (an old
+    model) give no warning of that kind.
+    """
+    require_model_access(user, trained_model)
+    metrics = trained_model.metrics or {}
+    if not trained_model.is_ready or metrics.get("mean_total_cost") is None:
+        return []
+    warnings = []
+    labels = list(trained_model.dataset.class_labels)
+    nothing = (metrics.get("baselines") or {}).get("order_nothing") or {}
+    own, plain = metrics.get("mean_total_cost"), nothing.get("mean_total_cost")
+    if plain is not None and own >= plain:
+        how = _conclusion_words(nothing.get("conclusion"), labels) or "order nothing"
+        warnings.append(
+            {
+                "code": "no_gain",
+                "text": (
+                    f"No better than ordering no test: on held-out patients it cost "
+                    f"${own:,.2f} per patient, against ${plain:,.2f} to {how}."
+                ),
+            }
+        )
+    if not metrics.get("test_order_frequency"):
+        warnings.append(
+            {
+                "code": "no_tests",
+                "text": "Orders no test at all: every patient gets the same advice, "
+                "whatever their results.",
+            }
+        )
+    support = metrics.get("support") or {}
+    measured, thin = support.get("n_measured") or 0, support.get("n_thin") or 0
+    if measured and thin / measured >= THIN_SHARE:
+        warnings.append(
+            {
+                "code": "thin_support",
+                "text": (
+                    f"Rests on very few cases: {thin} of {measured} held-out conclusions "
+                    f"({100 * thin / measured:.0f}%) come from fewer than "
+                    f"{support.get('threshold', THIN_SUPPORT)} training patients."
+                ),
+            }
+        )
+    return warnings
+
+
+def default_error_matrix(*, dataset: Dataset) -> ErrorMatrix | None:
+    """The dataset's own named error matrix a training starts from: its first one.
+
+    The first matrix is the one listed first in the dataset's file (or added
+    first by an admin); None when the dataset has none (then only 0/1 loss is left).
+    """
+    return dataset.error_matrices.order_by("pk").first()
+
+
+def default_error_matrices() -> dict[int, int]:
+    """``{dataset id: id of its default_error_matrix}`` for every dataset with a matrix."""
+    defaults: dict[int, int] = {}
+    for dataset_id, pk in ErrorMatrix.objects.order_by("pk").values_list("dataset_id", "pk"):
+        defaults.setdefault(dataset_id, pk)
+    return defaults

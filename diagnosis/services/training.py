@@ -19,7 +19,7 @@ from ..permissions import require_model_admin
 from . import learner_registry
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
-from .training_data import dataset_arrays, split_indices
+from .training_data import baseline_metrics, dataset_arrays, split_indices
 from .training_progress import Heartbeat, ProgressWriter
 from .validation import clean_matrix, clean_reject_cost
 
@@ -184,7 +184,7 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     train, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     if learner_registry.get_spec(trained.learner).anytime:
-        return fit_anytime(
+        result = fit_anytime(
             trained,
             writer,
             X=X,
@@ -195,6 +195,7 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
             categorical=categorical,
             random_state=RANDOM_STATE,
         )
+        return _with_baselines(result, trained, X, y, train, test, cost_model, categorical)
     estimator = learner_registry.build_estimator(
         trained.learner,
         trained.params,
@@ -215,8 +216,27 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     metrics = held_out_report(estimator, X[test], y[test], trained=trained, cost_model=cost_model)
     metrics["n_training_cases"] = int(len(train))
     metrics["fit_seconds"] = fit_seconds
+    writer(0.9, "Comparing with ordering nothing and ordering every test", force=True)
+    result = {"model_json": estimator.to_json(), "metrics": metrics, "fit_seconds": fit_seconds}
+    result = _with_baselines(result, trained, X, y, train, test, cost_model, categorical)
     writer(0.95, "Saving the model", force=True)
-    return {"model_json": estimator.to_json(), "metrics": metrics, "fit_seconds": fit_seconds}
+    return result
+
+
+def _with_baselines(result: dict, trained, X, y, train, test, cost_model, categorical) -> dict:
+    """``result`` with the two simple strategies' figures on the same held-out cases."""
+    result["metrics"]["baselines"] = baseline_metrics(
+        X_train=X[train],
+        y_train=y[train],
+        X_test=X[test],
+        y_test=y[test],
+        cost_model=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        reject_cost=trained.reject_cost_snapshot,
+        categorical=categorical,
+        random_state=RANDOM_STATE,
+    )
+    return result
 
 
 def _finish(trained_model_id: int, *, status: str, **fields) -> None:

@@ -10,7 +10,17 @@ from sklearn.model_selection import train_test_split
 
 from ..models import Dataset, DiagnosticTest
 
-__all__ = ["dataset_arrays", "held_out_metrics", "split_indices"]
+__all__ = [
+    "THIN_SUPPORT",
+    "baseline_metrics",
+    "dataset_arrays",
+    "held_out_metrics",
+    "split_indices",
+]
+
+#: A conclusion resting on fewer training patients than this is "thin" (its
+#: probabilities come from a handful of cases); the model page counts them.
+THIN_SUPPORT = 10
 
 
 def dataset_arrays(dataset: Dataset) -> tuple[np.ndarray, np.ndarray, list[int]]:
@@ -66,6 +76,91 @@ def held_out_metrics(
         delayed="path",
     )
     frequency = np.asarray(report.test_frequency, dtype=float)
+    supports = [
+        case.decision.evidence.support
+        for case in report.cases
+        if case.decision.evidence is not None
+    ]
+    return {
+        **_summary(report),
+        "standard_cost": _number(report.standard_cost),
+        # learners reports a percentage; the report stores the ratio (1.0 = standard cost).
+        "normalized_cost": _number(report.normalized_cost / 100.0),
+        "high_cost_errors": int(report.high_cost_errors),
+        "reject_rate": _number(report.reject_rate),
+        "test_order_frequency": {test_names[t]: float(f) for t, f in enumerate(frequency) if f > 0},
+        # How many held-out conclusions rest on fewer than THIN_SUPPORT training patients.
+        "support": {
+            "threshold": THIN_SUPPORT,
+            "n_measured": len(supports),
+            "n_thin": sum(1 for s in supports if s < THIN_SUPPORT),
+            "min": _number(min(supports)) if supports else None,
+        },
+    }
+
+
+def baseline_metrics(
+    *,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    cost_model,
+    cost_matrix,
+    reject_cost,
+    categorical: Sequence[int],
+    random_state: int,
+) -> dict:
+    """The two simple strategies on the model's own held-out cases, priced by ``evaluate``.
+
+    ``order_nothing``: no test, the class of least expected cost under the
+    training frequencies (``learners.baselines.OrderNothing``).
+    ``order_everything``: every test, then the conclusion of a C4.5 tree
+    (prices ignored) grown on the same training rows
+    (``learners.baselines.OrderEverything``).  Same prices, matrix and
+    referral cost as the model.
+    """
+    from learners import evaluate
+    from learners.baselines import OrderEverything, OrderNothing
+    from learners.tree import C45Classifier
+
+    matrix = np.asarray(cost_matrix, dtype=float)
+    nothing = OrderNothing(test_costs=cost_model, cost_matrix=matrix, reject_cost=reject_cost).fit(
+        X_train, y_train
+    )
+    tree = C45Classifier(
+        test_costs=cost_model,
+        cost_matrix=matrix,
+        reject_cost=reject_cost,
+        categorical_features=list(categorical) or None,
+        random_state=random_state,
+    ).fit(X_train, y_train)
+    figures = {}
+    for key, policy in (("order_nothing", nothing), ("order_everything", OrderEverything(tree))):
+        report = evaluate(
+            policy,
+            X_test,
+            y_test,
+            test_costs=cost_model,
+            cost_matrix=matrix,
+            reject_cost=reject_cost,
+            delayed="path",
+        )
+        figures[key] = _summary(report)
+    conclusion = nothing.next_action({})
+    figures["order_nothing"]["conclusion"] = (
+        {"kind": "refer", "label": None}
+        if conclusion.kind == "reject"
+        else {"kind": "classify", "label": int(conclusion.label)}
+    )
+    return figures
+
+
+def _summary(report) -> dict:
+    """The figures the model and the two strategies are compared on."""
+    from learners.baselines import class_rates
+
+    confusion = np.asarray(report.confusion)
     return {
         "n_test_cases": int(report.n_cases),
         "accuracy": _number(report.accuracy),
@@ -74,13 +169,8 @@ def held_out_metrics(
         "mean_misclassification_cost": _number(report.mean_misclassification_cost),
         "mean_reject_cost": _number(report.mean_reject_cost),
         "mean_total_cost": _number(report.mean_total_cost),
-        "standard_cost": _number(report.standard_cost),
-        # learners reports a percentage; the report stores the ratio (1.0 = standard cost).
-        "normalized_cost": _number(report.normalized_cost / 100.0),
-        "high_cost_errors": int(report.high_cost_errors),
-        "reject_rate": _number(report.reject_rate),
-        "confusion": np.asarray(report.confusion).tolist(),
-        "test_order_frequency": {test_names[t]: float(f) for t, f in enumerate(frequency) if f > 0},
+        "confusion": confusion.tolist(),
+        **class_rates(confusion),
     }
 
 

@@ -108,6 +108,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "elapsed": _elapsed_seconds(trained),
         "has_tree": selectors.model_has_tree(trained),
+        "comparison": selectors.models.model_comparison(user=request.user, trained_model=trained),
     }
     return page(request, "diagnosis/model_detail.html", context)
 

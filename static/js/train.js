@@ -20,15 +20,19 @@
   var dataset = document.getElementById("id_dataset");
   var matrix = document.getElementById("id_error_matrix");
   if (!dataset || !matrix) { return; }
-  function sync() {
+  function sync(changed) {
+    var fallback = null;
     Array.prototype.forEach.call(matrix.options, function (option) {
       var owner = option.getAttribute("data-dataset");
       var hide = owner !== null && owner !== dataset.value;
       option.hidden = hide;
       option.disabled = hide;
       if (hide && option.selected) { matrix.value = ""; }
+      if (!hide && option.hasAttribute("data-default")) { fallback = option.value; }
     });
+    // A new dataset starts from its own named error costs, not 0/1 loss.
+    if (fallback !== null && changed) { matrix.value = fallback; }
   }
-  dataset.addEventListener("change", sync);
-  sync();
+  dataset.addEventListener("change", function () { sync(true); });
+  sync(false);
 })();
