@@ -62,6 +62,8 @@ LEARNERS: dict[str, str] = {
     "LSID3Classifier": "learners.act",
     "ICETClassifier": "learners.act",
     "ConditionedLossClassifier": "learners.conditioned_loss",
+    "BoostingClassifier": "learners.boosting",
+    "BudgetRFClassifier": "learners.forest",
 }
 
 _DOCUMENT_FIELDS = ("format", "version", "learner", "params", "fitted")
@@ -216,6 +218,10 @@ def _load(document):
 def _load_params(cls, stored) -> dict:
     """Decoded constructor parameters; a name the learner does not take is refused."""
     stored = mapping(stored, "params")
+    upgrade = getattr(cls, "_upgrade_params", None)
+    if upgrade is not None:
+        # a learner renames a parameter of older documents to its current name
+        stored = upgrade(stored)
     accepted = set(cls._get_param_names())
     unknown = sorted(str(k) for k in stored if k not in accepted)
     if unknown:

@@ -1,0 +1,332 @@
+"""Compiled (numba) pieces of BudgetRF: growing one GreedyTree, and the forest's acquisition.
+
+- :func:`grow_greedy_tree`: paper 002's GreedyTree (ALGORITHMS.md §6) on
+  weighted cases (bootstrap counts as weights; a case whose value of the split
+  feature is missing goes down both branches with the known cases' shares, as
+  C4.5 does and as :meth:`TreeStructure.reach` walks it).  The impurities are
+  :mod:`._impurity`'s own functions compiled; the price of a test is
+  :func:`learners.act._pricing.marginal_cost`, the compiled copy of
+  ``CostModel.marginal_cost`` tested equal to it.
+- :func:`forest_acquisition`: what the forest's policy buys for each row,
+  given which nodes each row reaches in each tree (from
+  :meth:`TreeStructure.node_mass`, the one walk): the compiled copy of
+  ``BudgetRFClassifier.next_action``'s ordering rule, tested equal to it by
+  running :func:`learners.evaluate`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..act._pricing import marginal_cost, mark_done
+from ._impurity import PAIRS, pairs_impurity, powers_impurity
+
+__all__ = ["forest_acquisition", "grow_greedy_tree", "impurity_jit"]
+
+_pairs = njit(cache=True, nogil=True)(pairs_impurity)
+_powers = njit(cache=True, nogil=True)(powers_impurity)
+
+#: Longest root-to-leaf path GreedyTree grows (a guard; real trees stay far below).
+MAX_DEPTH = 200
+#: Share of a case below which a missing-value copy is dropped (it no longer counts).
+MIN_WEIGHT = 1e-6
+
+
+@njit(cache=True, nogil=True)
+def impurity_jit(counts, kind, alpha, power):
+    """Compiled :func:`._impurity.impurity`."""
+    if kind == PAIRS:
+        return _pairs(counts, alpha)
+    return _powers(counts, power)
+
+
+@njit(cache=True, nogil=True)
+def _n_stumps(size):
+    """Random stumps tried per feature: 80 / 40 / 20 for > 2000 / > 500 / fewer cases."""
+    if size > 2000.0:
+        return 80
+    if size > 500.0:
+        return 40
+    return 20
+
+
+@njit(cache=True, nogil=True)
+def _best_stump(X, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol):
+    """The stump on feature ``f`` with the largest minimax reduction.
+
+    ``k`` thresholds are the values of ``k`` known cases drawn at random; a
+    stump sends ``x <= threshold`` left.  Returns ``(reduction, value,
+    left_share)`` where reduction is ``min over the two outcomes of
+    F(S) - F(S_outcome)`` (0 when no stump separates the known cases).
+    """
+    n = idx.shape[0]
+    known = np.empty(n, dtype=np.int64)
+    n_known = 0
+    for i in range(n):
+        if not np.isnan(X[idx[i], f]):
+            known[n_known] = i
+            n_known += 1
+    if n_known < 2:
+        return 0.0, np.nan, 0.0
+    thresholds = np.empty(k)
+    for s in range(k):
+        thresholds[s] = X[idx[known[np.random.randint(n_known)]], f]
+    thresholds.sort()
+    hist = np.zeros((k + 1, n_classes))
+    hist_n = np.zeros(k + 1, dtype=np.int64)
+    missing = np.zeros(n_classes)
+    known_total = np.zeros(n_classes)
+    for i in range(n):
+        v = X[idx[i], f]
+        c = y[idx[i]]
+        if np.isnan(v):
+            missing[c] += wt[i]
+            continue
+        b = np.searchsorted(thresholds, v)  # v <= thresholds[j] exactly for j >= b
+        hist[b, c] += wt[i]
+        hist_n[b] += 1
+        known_total[c] += wt[i]
+    known_weight = known_total.sum()
+    left = np.zeros(n_classes)
+    left_child = np.empty(n_classes)
+    right_child = np.empty(n_classes)
+    n_left = 0
+    best = 0.0
+    best_value = np.nan
+    best_share = 0.0
+    for j in range(k):
+        left += hist[j]
+        n_left += hist_n[j]
+        if j + 1 < k and thresholds[j + 1] == thresholds[j]:
+            continue  # the same stump: judge it once, with every case it sends left
+        if n_left == 0 or n_left == n_known:
+            continue
+        left_weight = left.sum()
+        if left_weight <= 0.0 or left_weight >= known_weight:
+            continue
+        share = left_weight / known_weight
+        for c in range(n_classes):
+            left_child[c] = left[c] + missing[c] * share
+            right_child[c] = known_total[c] - left[c] + missing[c] * (1.0 - share)
+        reduction = min(
+            F - impurity_jit(left_child, kind, alpha, power),
+            F - impurity_jit(right_child, kind, alpha, power),
+        )
+        if reduction > best + tol:
+            best = reduction
+            best_value = thresholds[j]
+            best_share = share
+    return best, best_value, best_share
+
+
+@njit(cache=True, nogil=True)
+def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed, tol):
+    """GreedyTree on the rows with positive ``weights``; returns flat node arrays.
+
+    At a node with impurity ``F(S) > tol`` every feature ``t`` gets
+    ``R(t) = min_stump max_outcome c(t) / (F(S) - F(S_outcome))``, i.e.
+    ``c(t) / reduction_t`` with ``reduction_t`` the best stump's minimax
+    reduction, ``c(t)`` the marginal price of ``t`` given the tests on the
+    path (a test re-read lower down is free).  The argmin splits; ties (a
+    free test gives 0) go to the larger reduction, then the lower feature
+    index.  A node where no stump reduces ``F`` on both sides is a leaf.
+
+    Returns ``(feature, threshold, left, right, left_share, class_weight)``
+    indexed by node id (root 0, children numbered after their parent).
+    """
+    np.random.seed(seed)
+    n, m = X.shape
+    root_idx = np.flatnonzero(weights > 0.0)
+    root_wt = weights[root_idx].astype(np.float64)
+    feature = [-1]
+    threshold = [np.nan]
+    left_id = [-1]
+    right_id = [-1]
+    left_share = [0.0]
+    class_weight = [np.zeros(n_classes)]
+    stack = [(0, root_idx, root_wt, np.empty(0, dtype=np.int64))]
+    done = np.zeros(m, dtype=np.int64)
+    while len(stack) > 0:
+        node, idx, wt, path = stack.pop()
+        counts = np.zeros(n_classes)
+        for i in range(idx.shape[0]):
+            counts[y[idx[i]]] += wt[i]
+        class_weight[node] = counts
+        F = impurity_jit(counts, kind, alpha, power)
+        if F <= tol or path.shape[0] >= MAX_DEPTH:
+            continue
+        k = _n_stumps(wt.sum())
+        done[:] = 0
+        for p in range(path.shape[0]):
+            mark_done(path[p], done, prices, 1)
+        best_f = -1
+        best_ratio = np.inf
+        best_reduction = 0.0
+        best_value = np.nan
+        best_share = 0.0
+        for f in range(m):
+            reduction, value, share = _best_stump(
+                X, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol
+            )
+            if reduction <= tol:
+                continue
+            ratio = marginal_cost(f, done, prices) / reduction
+            if ratio < best_ratio or (ratio == best_ratio and reduction > best_reduction):
+                best_f = f
+                best_ratio = ratio
+                best_reduction = reduction
+                best_value = value
+                best_share = share
+        if best_f < 0:
+            continue
+        # Store the split halfway to the next larger value in the node (same partition).
+        above = np.inf
+        for i in range(idx.shape[0]):
+            v = X[idx[i], best_f]
+            if v > best_value and v < above:
+                above = v
+        cut = 0.5 * (best_value + above)
+        if not (cut < above) or not np.isfinite(cut):
+            cut = best_value
+        n_left = 0
+        n_right = 0
+        for i in range(idx.shape[0]):
+            v = X[idx[i], best_f]
+            if np.isnan(v):
+                n_left += 1
+                n_right += 1
+            elif v <= cut:
+                n_left += 1
+            else:
+                n_right += 1
+        l_idx = np.empty(n_left, dtype=np.int64)
+        l_wt = np.empty(n_left)
+        r_idx = np.empty(n_right, dtype=np.int64)
+        r_wt = np.empty(n_right)
+        a = 0
+        b = 0
+        for i in range(idx.shape[0]):
+            v = X[idx[i], best_f]
+            if np.isnan(v):
+                if wt[i] * best_share >= MIN_WEIGHT:
+                    l_idx[a] = idx[i]
+                    l_wt[a] = wt[i] * best_share
+                    a += 1
+                if wt[i] * (1.0 - best_share) >= MIN_WEIGHT:
+                    r_idx[b] = idx[i]
+                    r_wt[b] = wt[i] * (1.0 - best_share)
+                    b += 1
+            elif v <= cut:
+                l_idx[a] = idx[i]
+                l_wt[a] = wt[i]
+                a += 1
+            else:
+                r_idx[b] = idx[i]
+                r_wt[b] = wt[i]
+                b += 1
+        child_path = np.empty(path.shape[0] + 1, dtype=np.int64)
+        child_path[: path.shape[0]] = path
+        child_path[path.shape[0]] = best_f
+        first = len(feature)
+        for _ in range(2):
+            feature.append(-1)
+            threshold.append(np.nan)
+            left_id.append(-1)
+            right_id.append(-1)
+            left_share.append(0.0)
+            class_weight.append(np.zeros(n_classes))
+        feature[node] = best_f
+        threshold[node] = cut
+        left_id[node] = first
+        right_id[node] = first + 1
+        left_share[node] = best_share
+        stack.append((first + 1, r_idx[:b].copy(), r_wt[:b].copy(), child_path))
+        stack.append((first, l_idx[:a].copy(), l_wt[:a].copy(), child_path))
+    n_nodes = len(feature)
+    weights_out = np.empty((n_nodes, n_classes))
+    for i in range(n_nodes):
+        weights_out[i] = class_weight[i]
+    return (
+        np.array(feature, dtype=np.int64),
+        np.array(threshold),
+        np.array(left_id, dtype=np.int64),
+        np.array(right_id, dtype=np.int64),
+        np.array(left_share),
+        weights_out,
+    )
+
+
+@njit(cache=True, nogil=True)
+def forest_acquisition(features, edge_starts, n_edges, children, reached, n_trees, prices):
+    """Price and number of tests the forest's policy buys for each row.
+
+    ``features[j]``, ``edge_starts[j]``, ``n_edges[j]``, ``children[j]``:
+    tree ``j``'s :class:`TreeStructure` arrays; ``reached[j][node, row]``:
+    whether ``row`` reaches ``node`` of tree ``j`` with all its values known
+    (``node_mass > 0``).  Only the first ``n_trees`` trees take part.
+
+    The policy (``BudgetRFClassifier.next_action``): while some tree waits on
+    a test not done, buy the test the most trees wait on (ties: the lower
+    marginal price, then the lower index) at its marginal price; a tree
+    waits at the first node on its walk whose test is not done.  Returns
+    ``(cost, n_done)`` per row; ``n_done`` counts the tests done (a derived
+    test's inputs included).
+    """
+    n_rows = reached[0].shape[1] if n_trees > 0 else 0
+    m = prices[0].shape[0]
+    cost = np.zeros(n_rows)
+    n_done = np.zeros(n_rows, dtype=np.int64)
+    done = np.zeros(m, dtype=np.int64)
+    waiting = np.zeros(m, dtype=np.int64)
+    stamp = np.zeros(m, dtype=np.int64)
+    for r in range(n_rows):
+        done[:] = 0
+        stamp[:] = -1
+        for _ in range(m + 1):
+            waiting[:] = 0
+            for j in range(n_trees):
+                feature = features[j]
+                start = edge_starts[j]
+                count = n_edges[j]
+                child = children[j]
+                seen = reached[j]
+                stack = [0]
+                while len(stack) > 0:
+                    node = stack.pop()
+                    f = feature[node]
+                    if f < 0:
+                        continue
+                    if done[f] == 0:
+                        if stamp[f] != j:
+                            stamp[f] = j
+                            waiting[f] += 1
+                        continue
+                    for e in range(start[node], start[node] + count[node]):
+                        c = child[e]
+                        if seen[c, r]:
+                            stack.append(c)
+            best = -1
+            best_price = 0.0
+            for f in range(m):
+                if waiting[f] == 0:
+                    continue
+                price = marginal_cost(f, done, prices)
+                if (
+                    best < 0
+                    or waiting[f] > waiting[best]
+                    or (waiting[f] == waiting[best] and price < best_price)
+                ):
+                    best = f
+                    best_price = price
+            stamp[:] = -1
+            if best < 0:
+                break
+            cost[r] += best_price
+            mark_done(best, done, prices, 1)
+        total = 0
+        for f in range(m):
+            if done[f] > 0:
+                total += 1
+        n_done[r] = total
+    return cost, n_done

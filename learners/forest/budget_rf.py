@@ -1,0 +1,661 @@
+"""BudgetRF: a random forest of low-cost GreedyTrees grown within a test budget (paper 002).
+
+ALGORITHMS.md §6.  Trees are grown by GreedyTree (minimax cost-weighted
+impurity splits, threshold-Pairs or Powers, random stumps) on bootstrap
+samples of the training part, and added while the forest's average
+acquisition cost on a held-out validation part stays within ``budget``; the
+tree that broke the budget is dropped.  A test is paid once per case across
+the whole forest, in the order the forest's own policy orders it, priced by
+``CostModel.marginal_cost`` (group discounts, derived tests).
+
+The policy (ALGORITHMS.md §9): order the test the most trees are waiting on
+(ties: the lower marginal price, then the lower index); when every tree has
+reached a leaf, conclude by :func:`learners.policy.decide` over the summed
+leaf class weights (reject included).  ``predict`` takes the same
+minimum-expected-cost decision over the same sums, so prediction and the
+policy never disagree (the paper predicts by majority vote: see the class
+docstring).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from numbers import Integral, Real
+
+import numpy as np
+from numba import typed
+from sklearn.base import _fit_context
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import _document as document
+from .._estimator import CostSensitiveClassifier, constraints
+from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
+from ..act._encoding import encode_prices
+from ..policy import (
+    Classify,
+    Evidence,
+    Extract,
+    Reject,
+    best_class,
+    conclusion_cost,
+    decide,
+    evidence_for,
+)
+from ..serialization import SerializableMixin
+from ..tree._structure import LEAF, TreeStructure, smoothed_proba
+from ._impurity import PAIRS, POWERS
+from ._kernels import forest_acquisition, grow_greedy_tree
+
+__all__ = ["ALPHA_GRID", "BudgetRFClassifier"]
+
+#: The paper's grid of threshold-Pairs thresholds, searched on validation data.
+ALPHA_GRID = (0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 25.0, 35.0, 45.0)
+#: Impurity below which a node counts as pure (F(S) = 0).
+_TOLERANCE = 1e-9
+_SMOOTHING = {"laplace": 1.0, "frequency": 0.0}
+_IMPURITIES = {"pairs": PAIRS, "powers": POWERS}
+
+
+class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
+    """Feature-budgeted random forest (Nan, Wang & Saligrama, ICML 2015).
+
+    Parameters
+    ----------
+    test_costs : CostModel or sequence of float, optional
+        Prices of the tests (default: every test costs 1).
+    cost_matrix : array-like of shape (K, K), optional
+        ``M[actual, predicted]`` for the conclusions (default 0/1 loss).
+    reject_cost : float or array-like of shape (K,), optional
+        Price of referring; None: the forest never refers.
+    categorical_features : array-like, optional
+        Accepted for the common interface; a category code is split by
+        thresholds like a number (a stump is binary).
+    random_state : int, RandomState, Generator or None
+        Seeds the validation split, the bootstrap samples and the stumps.
+    budget : float or None, default None
+        Most the average case may pay for tests, measured on the validation
+        part.  None: no limit (``max_trees`` trees).  A budget below the
+        cheapest test is refused: no forest could order anything.
+    impurity : {"pairs", "powers"}, default "pairs"
+        threshold-Pairs (``alpha``) or Powers (``power``).
+    alpha : float >= 0 or "auto", default "auto"
+        threshold-Pairs' threshold; "auto" picks it on the validation part
+        from the paper's grid :data:`ALPHA_GRID` (least validation loss, then
+        least acquisition cost, then the smaller alpha).
+    power : float in [2, 10], default 2
+        Powers' exponent ``l``.
+    max_trees : int, default 40
+        Most trees, budget or not (the paper's MiniBooNE runs used 40).
+    validation_fraction : float in (0, 1), default 0.3
+        Share of the training cases held out (stratified) to measure the
+        budget and choose alpha; the trees learn from the rest.
+    probability : {"frequency", "laplace"}, default "frequency"
+        The belief from the summed leaf class weights: their frequency (the
+        paper's confidence) or with Laplace's correction.
+    progress_callback : callable(fraction, message), optional
+        Told after each tree kept or dropped.
+
+    Attributes
+    ----------
+    trees_ : list of TreeStructure
+        The member trees (class weights are bootstrap-weighted counts).
+    alpha_ : float or None
+        The threshold-Pairs alpha used (None for Powers).
+    validation_cost_ : float
+        Average acquisition cost of the forest on the validation part.
+    validation_loss_ : float
+        Average error (or referral) cost of its conclusions there.
+    budget_trace_ : list of float
+        Validation acquisition cost after each kept tree (1, 2, ... trees).
+    search_ : list of dict
+        For every alpha tried: ``alpha``, ``n_trees``, ``cost``, ``loss``.
+
+    Notes
+    -----
+    Where the paper and ALGORITHMS.md leave choices open: the random stumps'
+    thresholds are the values of randomly drawn cases of the node (stored
+    halfway to the next larger value); a missing value goes down both
+    branches with the known cases' shares; a test re-read lower in a tree
+    is free when ranked; the paper predicts by majority vote, this model by
+    least expected cost over the summed leaf class weights (with 0/1 loss,
+    the class with the most summed weight).  When even one tree breaks the
+    budget, the forest is one leaf: it orders nothing and concludes from the
+    training classes.
+    """
+
+    _parameter_constraints = constraints(
+        CostSensitiveClassifier._parameter_constraints,
+        budget=[Interval(Real, 0, None, closed="left"), None],
+        impurity=[StrOptions(set(_IMPURITIES))],
+        alpha=[Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        power=[Interval(Real, 2, 10, closed="both")],
+        max_trees=[Interval(Integral, 1, 1000, closed="both")],
+        validation_fraction=[Interval(Real, 0, 1, closed="neither")],
+        probability=[StrOptions(set(_SMOOTHING))],
+        progress_callback=[callable, None],
+    )
+
+    _fast_test_params = {"max_trees": 5, "alpha": 0.0, "random_state": 0}
+
+    def __init__(
+        self,
+        *,
+        test_costs=None,
+        cost_matrix=None,
+        reject_cost=None,
+        categorical_features=None,
+        random_state=None,
+        budget=None,
+        impurity="pairs",
+        alpha="auto",
+        power=2.0,
+        max_trees=40,
+        validation_fraction=0.3,
+        probability="frequency",
+        progress_callback=None,
+    ):
+        self.test_costs = test_costs
+        self.cost_matrix = cost_matrix
+        self.reject_cost = reject_cost
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.budget = budget
+        self.impurity = impurity
+        self.alpha = alpha
+        self.power = power
+        self.max_trees = max_trees
+        self.validation_fraction = validation_fraction
+        self.probability = probability
+        self.progress_callback = progress_callback
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN: missing, down both branches by share
+        return tags
+
+    # ---------------------------------------------------------------- fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Grow forests on the training part within ``budget``; keep the best on validation.
+
+        Raises
+        ------
+        ValueError
+            On malformed input (shapes, labels, a cost matrix or test costs
+            that do not fit the data, bad parameters) or a budget below the
+            cheapest test.
+        """
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
+        )
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        k = len(self.classes_)
+        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, k)
+        self.reject_cost_ = check_reject_cost(self.reject_cost, k)
+        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        self._check_budget()
+        rng = np.random.default_rng(self._random_seed())
+        train, valid = _split(codes, self.validation_fraction, rng)
+        prices = encode_prices(self.cost_model_)
+        kind = _IMPURITIES[self.impurity]
+        if kind == POWERS:
+            alphas: tuple[float | None, ...] = (None,)
+        elif self.alpha == "auto":
+            alphas = ALPHA_GRID
+        else:
+            alphas = (float(self.alpha),)
+        seeds = rng.integers(0, 2**31 - 1, size=(len(alphas), self.max_trees, 2))
+        best = None
+        self.search_ = []
+        for a, alpha in enumerate(alphas):
+            forest = self._grow_forest(
+                X, codes, train, valid, kind, alpha, prices, seeds[a], (a, len(alphas))
+            )
+            self.search_.append(
+                {
+                    "alpha": alpha,
+                    "n_trees": len(forest["trees"]),
+                    "cost": forest["cost"],
+                    "loss": forest["loss"],
+                }
+            )
+            key = (forest["loss"], forest["cost"])
+            if best is None or key < best[0]:
+                best = (key, alpha, forest)
+        assert best is not None
+        _, alpha, forest = best
+        self.alpha_ = alpha
+        self.trees_ = forest["trees"]
+        self.validation_cost_ = float(forest["cost"])
+        self.validation_loss_ = float(forest["loss"])
+        self.budget_trace_ = [float(c) for c in forest["trace"]]
+        self._refresh_caches()
+        return self
+
+    def _check_budget(self) -> None:
+        if self.budget is None:
+            return
+        cheapest = min(
+            self.cost_model_.marginal_cost(t) for t in range(self.cost_model_.n_features)
+        )
+        if self.budget < cheapest:
+            raise ValueError(
+                f"budget {self.budget:g} is below the cheapest test ({cheapest:g}): "
+                "a forest within it could order no test at all"
+            )
+
+    def _grow_forest(self, X, codes, train, valid, kind, alpha, prices, seeds, position):
+        """Add bootstrap GreedyTrees while the validation acquisition cost stays in budget."""
+        k = len(self.classes_)
+        n_train = train.shape[0]
+        X_valid = X[valid]
+        trees: list[TreeStructure] = []
+        parts = typed.List(), typed.List(), typed.List(), typed.List(), typed.List()
+        counts = np.zeros((valid.shape[0], k))
+        trace: list[float] = []
+        cost = 0.0
+        X_train, y_train = X[train], codes[train]
+        for t in range(self.max_trees):
+            draw = np.random.default_rng(int(seeds[t, 0])).integers(0, n_train, n_train)
+            weights = np.bincount(draw, minlength=n_train).astype(float)
+            tree = _structure(
+                *grow_greedy_tree(
+                    X_train,
+                    y_train,
+                    weights,
+                    k,
+                    kind,
+                    0.0 if alpha is None else float(alpha),
+                    float(self.power),
+                    prices,
+                    int(seeds[t, 1]),
+                    _TOLERANCE,
+                )
+            )
+            mass = tree.node_mass(X_valid)
+            for part, array in zip(
+                parts,
+                (tree.feature, tree.edge_start, tree.n_edges, tree.child, mass > 0.0),
+                strict=True,
+            ):
+                part.append(array)
+            spent = forest_acquisition(*parts, len(parts[0]), prices)[0]
+            mean_cost = float(spent.mean()) if spent.size else 0.0
+            kept = self.budget is None or mean_cost <= self.budget + 1e-9
+            self._report(position, t, kept, mean_cost)
+            if not kept:
+                break  # the tree that broke the budget is left out
+            trees.append(tree)
+            leaves = tree.feature == LEAF
+            counts += mass[leaves].T @ tree.class_weight[leaves]
+            trace.append(mean_cost)
+            cost = mean_cost
+        if not trees:
+            trees = [_single_leaf(codes[train], k)]
+            leaf = trees[0].class_weight
+            counts = np.repeat(leaf, valid.shape[0], axis=0)
+            cost = 0.0
+            trace = [0.0]
+        loss = self._validation_loss(counts, codes[valid])
+        return {"trees": trees, "cost": cost, "loss": loss, "trace": trace}
+
+    def _validation_loss(self, counts: np.ndarray, truth: np.ndarray) -> float:
+        """Mean error or referral cost of :func:`decide` on each validation row's summed counts."""
+        if truth.size == 0:
+            return 0.0
+        proba = smoothed_proba(counts, _SMOOTHING[self.probability])
+        classes = list(range(len(self.classes_)))
+        refer = (
+            None
+            if self.reject_cost_ is None
+            else np.broadcast_to(np.asarray(self.reject_cost_, dtype=float), (len(classes),))
+        )
+        total = 0.0
+        for p, actual in zip(proba, truth.tolist(), strict=True):
+            action = decide(
+                p, classes=classes, cost_matrix=self.cost_matrix_, reject_cost=self.reject_cost_
+            )
+            if isinstance(action, Reject):
+                total += float(refer[actual])  # type: ignore[index]
+            else:
+                total += float(self.cost_matrix_[actual, action.label])
+        return total / truth.size
+
+    def _report(self, position, t: int, kept: bool, cost: float) -> None:
+        if self.progress_callback is None:
+            return
+        a, n_alphas = position
+        fraction = (a + (t + 1) / self.max_trees) / n_alphas
+        budget = "no budget" if self.budget is None else f"budget {self.budget:g}"
+        verb = "kept" if kept else "dropped (over budget)"
+        self.progress_callback(
+            min(fraction if kept else (a + 1) / n_alphas, 1.0),
+            f"tree {t + 1} {verb}: validation test cost {cost:.2f}, {budget}",
+        )
+
+    # --------------------------------------------------------- prediction
+    def predict_proba(self, X) -> np.ndarray:
+        """The summed leaf class weights of every tree, as probabilities (NaN: missing)."""
+        check_is_fitted(self, "trees_")
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        return smoothed_proba(self._summed_counts(X), _SMOOTHING[self.probability])
+
+    def predict(self, X) -> np.ndarray:
+        """The class of least expected cost under ``cost_matrix_`` (the policy's decision)."""
+        proba = self.predict_proba(X)
+        return self.classes_[best_class(proba, self.cost_matrix_)]
+
+    def acquisition(self, X, n_trees: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """What the policy pays per row of ``X``, and how many tests it does.
+
+        Uses the first ``n_trees`` trees (all by default); the same rule as
+        :meth:`next_action`, compiled (``evaluate`` charges the same).
+        """
+        check_is_fitted(self, "trees_")
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        n = len(self.trees_) if n_trees is None else int(n_trees)
+        if not 1 <= n <= len(self.trees_):
+            raise ValueError(f"n_trees must be 1 to {len(self.trees_)}, got {n_trees!r}")
+        parts = typed.List(), typed.List(), typed.List(), typed.List(), typed.List()
+        for tree in self.trees_[:n]:
+            for part, array in zip(
+                parts,
+                (
+                    tree.feature,
+                    tree.edge_start,
+                    tree.n_edges,
+                    tree.child,
+                    tree.node_mass(X) > 0.0,
+                ),
+                strict=True,
+            ):
+                part.append(array)
+        return forest_acquisition(*parts, n, encode_prices(self.cost_model_))
+
+    def _summed_counts(self, X: np.ndarray) -> np.ndarray:
+        counts = np.zeros((X.shape[0], len(self.classes_)))
+        for tree in self.trees_:
+            leaves = tree.feature == LEAF
+            counts += tree.node_mass(X)[leaves].T @ tree.class_weight[leaves]
+        return counts
+
+    # --------------------------------------------------------------- policy
+    def next_action(
+        self, known: Mapping[int, float], unavailable: Iterable[int] = ()
+    ) -> Extract | Classify | Reject:
+        """Next step for one patient (ALGORITHMS.md §9).
+
+        Every tree walks the patient (:meth:`TreeStructure.reach`); a tree
+        waits on a test when its walk stops at a node whose test is neither
+        known nor unavailable.  While some tree waits, order the test the
+        most trees wait on (ties: the lower marginal price, then the lower
+        index), priced by ``CostModel.marginal_cost`` with every done test.
+        When every tree has reached its leaves, conclude by
+        :func:`~learners.policy.decide` over the summed leaf class weights.
+        The evidence counts the trees waiting (``waiting`` of ``members``).
+        """
+        self._ensure_fitted()
+        known, unavailable = self._check_known(known, unavailable)
+        reaches = [tree.reach(known, unavailable) for tree in self.trees_]
+        waiting: dict[int, int] = {}
+        for tree, reach in zip(self.trees_, reaches, strict=True):
+            for f in {int(tree.feature[node]) for node in reach.frontier}:
+                waiting[f] = waiting.get(f, 0) + 1
+        members = len(self.trees_)
+        if not waiting:
+            counts = self._counts_at(reaches, leaves_only=True)
+            return decide(
+                self._belief(counts),
+                classes=self._class_list,
+                cost_matrix=self.cost_matrix_,
+                reject_cost=self.reject_cost_,
+                support=float(counts.sum()) / members,
+                waiting=0,
+                members=members,
+            )
+        done = frozenset(known)
+        price = {f: self.cost_model_.marginal_cost(f, done) for f in waiting}
+        test = min(waiting, key=lambda f: (-waiting[f], price[f], f))
+        return Extract(
+            test=test,
+            cost=price[test],
+            evidence=self._extract_evidence(reaches, test, waiting[test]),
+        )
+
+    def _extract_evidence(self, reaches, test: int, n_waiting: int) -> Evidence:
+        """Belief now (every tree where its walk stopped) and the expected cost after ``test``.
+
+        The result of ``test`` moves each tree waiting on it to one child.
+        The trees' thresholds cut the line into intervals; the chance of each
+        comes from the trees' own left shares at those thresholds (their
+        training estimates of P(x <= threshold), made monotone), and in each
+        interval every waiting tree's child is known.  ``cost_after`` is the
+        chance-weighted cost of the best conclusion over the summed weights.
+        """
+        now = self._counts_at(reaches, leaves_only=False)
+        base = now.copy()
+        cuts, shares, moves = [], [], []
+        for tree, reach in zip(self.trees_, reaches, strict=True):
+            for node, weight in reach.frontier.items():
+                if int(tree.feature[node]) != test:
+                    continue
+                start = int(tree.edge_start[node])
+                left, right = int(tree.child[start]), int(tree.child[start + 1])
+                base -= weight * tree.class_weight[node]
+                cuts.append(float(tree.threshold[node]))
+                shares.append(float(tree.branch_weight[start]))
+                moves.append((weight * tree.class_weight[left], weight * tree.class_weight[right]))
+        order = np.argsort(cuts, kind="stable")
+        cut = np.asarray(cuts)[order]
+        cdf = np.maximum.accumulate(np.asarray(shares)[order])
+        chance = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+        after = 0.0
+        for i, p in enumerate(chance):
+            if p <= 0.0:
+                continue
+            upper = cut[i] if i < cut.size else np.inf  # values in (cut[i-1], cut[i]]
+            counts = base.copy()
+            for c, (to_left, to_right) in zip(cuts, moves, strict=True):
+                counts += to_left if upper <= c else to_right
+            after += p * conclusion_cost(self._belief(counts), self.cost_matrix_, self.reject_cost_)
+        members = len(self.trees_)
+        return evidence_for(
+            self._belief(now),
+            cost_matrix=self.cost_matrix_,
+            reject_cost=self.reject_cost_,
+            support=float(now.sum()) / members,
+            cost_after=after,
+            waiting=n_waiting,
+            members=members,
+        )
+
+    def _counts_at(self, reaches, *, leaves_only: bool) -> np.ndarray:
+        counts = np.zeros(len(self.classes_))
+        for tree, reach in zip(self.trees_, reaches, strict=True):
+            ends = reach.leaves if leaves_only else reach.ends
+            for node, weight in ends.items():
+                counts += weight * tree.class_weight[node]
+        return counts
+
+    def _belief(self, counts: np.ndarray) -> np.ndarray:
+        return smoothed_proba(counts, _SMOOTHING[self.probability])[0]
+
+    def _ensure_fitted(self) -> None:
+        if getattr(self, "trees_", None) is None:
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit first."
+            )
+
+    def _check_known(self, known, unavailable) -> tuple[dict[int, float], frozenset[int]]:
+        """Known values keyed by int (JSON gives strings), None as NaN; checked indices."""
+        values = {}
+        for f, value in known.items():
+            try:
+                values[self._check_feature(f)] = np.nan if value is None else float(value)
+            except TypeError:
+                raise ValueError(f"value of feature {f} must be a number, got {value!r}") from None
+        return values, frozenset(self._check_feature(f) for f in unavailable)
+
+    def _check_feature(self, f) -> int:
+        try:
+            index = int(f)
+        except (TypeError, ValueError):
+            raise ValueError(f"feature index expected, got {f!r}") from None
+        if not 0 <= index < self.n_features_in_:
+            raise ValueError(f"feature {index} is out of range for {self.n_features_in_} features")
+        return index
+
+    def _refresh_caches(self) -> None:
+        """Label list and the trees' walk lists, built once (prediction leaves ``__dict__``)."""
+        self._class_list = [c.item() if isinstance(c, np.generic) else c for c in self.classes_]
+        for tree in self.trees_:
+            tree._lists()
+
+    # ----------------------------------------------------------------- JSON
+    def _fitted_state(self) -> dict:
+        check_is_fitted(self, "trees_")
+        reject = self.reject_cost_
+        return {
+            "trees": [tree.to_dict() for tree in self.trees_],
+            "classes": self.classes_.tolist(),
+            "n_features_in": int(self.n_features_in_),
+            "cost_model": self.cost_model_.to_dict(),
+            "cost_matrix": self.cost_matrix_.tolist(),
+            "reject_cost": reject.tolist() if isinstance(reject, np.ndarray) else reject,
+            "alpha": self.alpha_,
+            "validation_cost": self.validation_cost_,
+            "validation_loss": self.validation_loss_,
+            "budget_trace": list(self.budget_trace_),
+        }
+
+    def _load_fitted_state(self, state: dict) -> None:
+        """Restore the fitted forest from a document's ``fitted`` object, every field checked.
+
+        Raises
+        ------
+        ModelDocumentError
+            Naming the field that is malformed or inconsistent.
+        """
+        where = "fitted"
+        document.no_unknown_fields(state, _STATE_FIELDS, where)
+        n_features = document.read(
+            state, "n_features_in", where, document.integer, low=1, high=document.MAX_FEATURES
+        )
+        classes = document.read(state, "classes", where, document.labels)
+        k = len(classes)
+        stored = document.read(state, "trees", where, document.items)
+        if not 1 <= len(stored) <= _MAX_TREES:
+            raise document.ModelDocumentError(
+                f"{where}.trees: a forest has 1 to {_MAX_TREES} trees, got {len(stored)}"
+            )
+        trees = []
+        for i, data in enumerate(stored):
+            at = f"{where}.trees[{i}]"
+            tree = TreeStructure.from_dict(data, n_features=n_features, where=at)
+            if tree.n_classes != k:
+                raise document.ModelDocumentError(
+                    f"{at}.class_weight counts {tree.n_classes} classes, "
+                    f"but {where}.classes has {k}"
+                )
+            nominal = np.flatnonzero((tree.n_edges > 0) & np.isnan(tree.threshold))
+            if nominal.size:
+                raise document.ModelDocumentError(
+                    f"{at}: node {int(nominal[0])} has no threshold (a forest's stumps are numeric)"
+                )
+            trees.append(tree)
+        cost_model = document.read(
+            state, "cost_model", where, document.cost_model, n_features=n_features
+        )
+        matrix = document.read(
+            state, "cost_matrix", where, document.table, rows=k, columns=k, low=0.0
+        )
+        with document.reading(f"{where}.cost_matrix"):
+            matrix = check_cost_matrix(matrix, k)
+        reject = document.read(state, "reject_cost", where, document.reject_cost, n_classes=k)
+        alpha = document.field(state, "alpha", where)
+        alpha = None if alpha is None else document.number(alpha, f"{where}.alpha", low=0.0)
+        validation_cost = document.read(state, "validation_cost", where, document.number, low=0.0)
+        validation_loss = document.read(state, "validation_loss", where, document.number, low=0.0)
+        trace = document.read(state, "budget_trace", where, document.numbers, low=0.0)
+        self.trees_ = trees
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.cost_model_ = cost_model
+        self.cost_matrix_ = matrix
+        self.reject_cost_ = reject
+        self.alpha_ = alpha
+        self.validation_cost_ = validation_cost
+        self.validation_loss_ = validation_loss
+        self.budget_trace_ = trace.tolist()
+        self._refresh_caches()
+
+
+_STATE_FIELDS = (
+    "trees",
+    "classes",
+    "n_features_in",
+    "cost_model",
+    "cost_matrix",
+    "reject_cost",
+    "alpha",
+    "validation_cost",
+    "validation_loss",
+    "budget_trace",
+)
+#: Most trees a document may hold.
+_MAX_TREES = 1000
+
+
+def _split(codes: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Training and validation row indices: stratified by class, ``fraction`` held out.
+
+    A class with a single case stays in training; with fewer than two rows to
+    spare, the training rows are also the validation rows.
+    """
+    train, valid = [], []
+    for c in np.unique(codes):
+        rows = rng.permutation(np.flatnonzero(codes == c))
+        n_valid = int(round(fraction * rows.size))
+        n_valid = min(max(n_valid, 1 if rows.size > 1 else 0), rows.size - 1)
+        valid.append(rows[:n_valid])
+        train.append(rows[n_valid:])
+    train_rows = np.sort(np.concatenate(train))
+    valid_rows = np.sort(np.concatenate(valid))
+    if valid_rows.size == 0:
+        valid_rows = train_rows
+    return train_rows, valid_rows
+
+
+def _structure(feature, threshold, left, right, left_share, class_weight) -> TreeStructure:
+    """A :class:`TreeStructure` from the compiled builder's per-node arrays."""
+    inner = feature != LEAF
+    n_edges = np.where(inner, 2, 0)
+    edge_start = np.concatenate([[0], np.cumsum(n_edges)[:-1]])
+    child = np.column_stack([left[inner], right[inner]]).ravel()
+    share = np.column_stack([left_share[inner], 1.0 - left_share[inner]]).ravel()
+    return TreeStructure(
+        feature=feature,
+        threshold=np.where(inner, threshold, np.nan),
+        edge_start=edge_start,
+        n_edges=n_edges,
+        class_weight=class_weight,
+        child=child,
+        branch_value=np.full(child.shape[0], np.nan),
+        branch_weight=share,
+    )
+
+
+def _single_leaf(codes: np.ndarray, k: int) -> TreeStructure:
+    """A one-leaf tree holding the training class counts (orders nothing)."""
+    return _structure(
+        np.array([LEAF]),
+        np.array([np.nan]),
+        np.array([-1]),
+        np.array([-1]),
+        np.array([0.0]),
+        np.bincount(codes, minlength=k).astype(float)[None, :],
+    )
