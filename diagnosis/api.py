@@ -10,6 +10,17 @@ models that weigh them), the steps and every test priced for this patient now.
     {"action": "unavailable", "test": "thal"}
     {"action": "classify", "label": 1}            # class index, or its name: "label": "sick"
     {"action": "refer"}
+    {"action": "refer", "reason": "family history", "seen": 4}   # an overrule's reason
+    {"action": "correct", "position": 0, "value": 240, "reason": "typed 24"}
+    {"action": "undo", "reason": "wrong patient's sample"}
+
+``seen`` (optional) is the case ``version`` the client last read: when the
+case changed since (another tab, another program, a repeated request), the step
+is refused with 409 and a message saying what changed, by whom and when.
+``correct`` replaces a recorded value (``position`` as in ``steps``, 0-based);
+``undo`` marks the last step that still counts as undone.  Both keep the
+original step in ``steps`` with its ``correction``, who, when and why; an undone
+test's price stays paid, a corrected value costs nothing extra.
 
 Authentication is the Django session (log in at ``/accounts/login/`` first);
 POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
@@ -17,7 +28,7 @@ POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
 ``{"error": "..."}``: 400 for bad input, 401 when not logged in, 404 for a case
 that does not exist *or* is not yours (the same answer, word for word, so case
 ids cannot be enumerated: only the case's own clinician may read or step it),
-409 for a closed case.
+409 for a closed case or a stale ``seen``.
 """
 
 from __future__ import annotations
@@ -32,6 +43,8 @@ from django.views.decorators.http import require_http_methods
 
 from . import selectors
 from .permissions import CaseNotFound
+from .selectors import case_audit
+from .services import case_actions
 from .services import cases as case_services
 
 __all__ = ["case_step", "state_to_dict"]
@@ -56,6 +69,7 @@ def state_to_dict(state) -> dict[str, Any]:
             if case.final_label is not None and case.final_label < len(labels)
             else None
         ),
+        "version": case_audit.case_version(case),
         "accumulated_cost": state.accumulated_cost,
         "advice": state.advice,
         "explanation": state.explanation.to_dict() if state.explanation else None,
@@ -70,7 +84,18 @@ def state_to_dict(state) -> dict[str, Any]:
                 "discount_from": state.step_discounts.get(s.position),
                 "label": labels[s.label] if s.label is not None and s.label < len(labels) else None,
                 "followed_advice": s.followed_advice,
+                "overrule_reason": s.overrule_reason,
+                "created_by": s.created_by.get_username(),
                 "created_at": s.created_at.isoformat(),
+                "correction": s.correction or None,
+                "corrected_by": s.corrected_by.get_username() if s.corrected_by_id else None,
+                "corrected_at": s.corrected_at.isoformat() if s.corrected_at else None,
+                "correction_reason": s.correction_reason,
+                "replaced_by": (
+                    next((r.position for r in state.steps if r.pk == s.superseded_by_id), None)
+                    if s.superseded_by_id
+                    else None
+                ),
             }
             for s in state.steps
         ],
@@ -114,19 +139,27 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             return _error(f"The body is not valid JSON: {exc}.", 400)
         if not isinstance(body, dict):
             return _error('The body must be a JSON object like {"action": "refer"}.', 400)
-        case_services.take_step(
+        action = body.get("action")
+        fields = (
+            {"position": body.get("position"), "value": body.get("value")}
+            if action == "correct"
+            else {}
+            if action == "undo"
+            else {"test": body.get("test"), "value": body.get("value"), "label": body.get("label")}
+        )
+        case_actions.take_action(
             user=request.user,
             case=case,
-            action=body.get("action"),
-            test=body.get("test"),
-            value=body.get("value"),
-            label=body.get("label"),
+            action=action,
+            seen=body.get("seen"),
+            reason=body.get("reason") or "",
+            **fields,
         )
         case.refresh_from_db()
         return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
     except CaseNotFound as exc:  # access lost between the two checks: still the same answer
         return _error(str(exc), 404)
-    except case_services.CaseClosed as exc:
+    except (case_services.CaseClosed, case_actions.StaleCase) as exc:
         return _error(" ".join(exc.messages), 409)
     except ValidationError as exc:
         return _error(" ".join(exc.messages), 400)

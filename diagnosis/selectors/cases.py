@@ -151,6 +151,8 @@ def _known_and_unavailable(steps) -> tuple[dict[int, float], set[int]]:
     known: dict[int, float] = {}
     unavailable: set[int] = set()
     for step in steps:
+        if not step.is_active:  # corrected or undone: kept in the record, no longer counted
+            continue
         if step.kind == DiagnosisStep.RESULT:
             known[step.test.index] = step.value
             unavailable.discard(step.test.index)
@@ -207,12 +209,17 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
         )
     step_discounts = {}
     done_before: list[int] = []
+    replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
     for step in steps:
         if step.kind == DiagnosisStep.RESULT and step.test is not None:
-            source = cost_model.discount_source(step.test.index, done_before)
-            if source is not None:
-                step_discounts[step.position] = label_of(source)
-            done_before.append(step.test.index)
+            if step.pk not in replacements:  # a corrected value is charged nothing: already paid
+                source = cost_model.discount_source(step.test.index, done_before)
+                if source is not None:
+                    step_discounts[step.position] = label_of(source)
+                done_before.append(step.test.index)
+            if step.correction == DiagnosisStep.UNDONE and step.test.index in done_before:
+                # only the last step can be undone: every later step was taken without it
+                done_before.remove(step.test.index)
     return CaseState(
         case=case,
         steps=steps,

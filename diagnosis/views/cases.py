@@ -20,6 +20,8 @@ from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import DiagnosisCase, DiagnosisStep, TrainedModel
 from ..permissions import CaseNotFound, require_clinician
+from ..selectors import case_audit
+from ..services import case_actions
 from ..services import cases as case_services
 from .common import messages_of, page
 
@@ -76,10 +78,12 @@ def _value_display(step) -> str:
 def step_rows(state) -> list[dict[str, Any]]:
     """The steps of a case, ready to show: value, price, discount, advice followed."""
     rows = []
+    audit = case_audit.step_audit(state.steps)
     for step in state.steps:
         rows.append(
             {
                 "step": step,
+                "audit": audit.get(step.position, {}),
                 "value": _value_display(step),
                 "discount_partner": state.step_discounts.get(step.position),
                 "label": (
@@ -102,6 +106,7 @@ def _case_context(
     classify_form: ClassifyForm | None = None,
     errors: list[str] | None = None,
     entry_name: str | None = None,
+    correction: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     advice = state.advice
     explanation = state.explanation
@@ -122,7 +127,11 @@ def _case_context(
             initial["label"] = str(advice["label_index"])
         classify_form = ClassifyForm(class_labels=list(state.class_labels), initial=initial)
     risks = explanation.risks if explanation else []
+    audit = _audit_context(request, case, state, correction)
+    if audit["correct_form"] is not None and result_form is not None:
+        result_form.fields["value"].widget.attrs.pop("autofocus", None)
     return {
+        **audit,
         "case": case,
         "state": state,
         "trained": case.trained_model,
@@ -160,6 +169,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     entry_name = request.POST.get("test") or None
     result_form = classify_form = None
     fields: dict[str, Any] = {}
+    correction: dict[str, Any] | None = None
     # The forms only turn the posted text into typed values; the service checks everything.
     if action == "result":
         entry = next((o.test for o in state.test_options if o.test.name == entry_name), None)
@@ -169,31 +179,64 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     elif action == "classify":
         classify_form = ClassifyForm(request.POST, class_labels=list(state.class_labels))
         fields["label"] = request.POST.get("label")
+    elif action in ("correct", "undo"):
+        correction = {
+            "action": action,
+            "position": request.POST.get("position"),
+            "value": request.POST.get("correct-value", request.POST.get("value")),
+            "reason": request.POST.get("reason", ""),
+        }
+        if action == "correct":
+            fields.update(position=correction["position"], value=correction["value"])
+    if action not in ("correct", "undo"):
+        fields["test"] = entry_name
+    if action in ("classify", "refer") and request.POST.get("confirm") != "yes":
+        # A closing action asks first: a real page, so it works without JavaScript.
+        confirm = _confirmation(request, case, state, action, classify_form)
+        if confirm is not None:
+            return page(request, "diagnosis/case_confirm.html", confirm)
     errors: list[str] = []
+    stale = False
     if (result_form is None or result_form.is_valid()) and (
         classify_form is None or classify_form.is_valid()
     ):
         try:
-            case_services.take_step(
-                user=request.user, case=case, action=action, test=entry_name, **fields
+            case_actions.take_action(
+                user=request.user,
+                case=case,
+                action=action,
+                seen=request.POST.get("seen"),
+                reason=request.POST.get("reason", ""),
+                **fields,
             )
         except CaseNotFound as exc:  # the clinician lost the case's access since the page loaded
             raise Http404(str(exc)) from exc
         except case_services.CaseClosed:
-            messages.error(request, "This case is already closed; nothing was changed.")
+            messages.error(request, _closed_message(request, case))
             return redirect("case-summary", pk=case.pk)
+        except case_actions.StaleCase as exc:
+            errors, stale = messages_of(exc), True
         except ValidationError as exc:
             errors = messages_of(exc)
-            if result_form is not None:
+            if correction is not None:
+                correction["errors"], errors = errors, []
+            elif result_form is not None:
                 # The service's message is about the value entered: show it next to the input.
                 for message in errors:
                     result_form.add_error("value", message)
                 errors = []
         else:
             case.refresh_from_db()
+            if action == "correct":
+                messages.success(request, "Value corrected; the advice below uses it.")
+            elif action == "undo":
+                messages.success(request, "Step undone; the advice below is recomputed without it.")
             return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
     case.refresh_from_db()
     state = selectors.case_state(user=request.user, case=case)
+    if not state.is_open:
+        messages.error(request, _closed_message(request, case))
+        return redirect("case-summary", pk=case.pk)
     context = _case_context(
         request,
         case,
@@ -202,8 +245,103 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         classify_form=classify_form,
         errors=errors,
         entry_name=entry_name,
+        correction=correction,
     )
-    return page(request, "diagnosis/case_detail.html", context, status=400)
+    return page(request, "diagnosis/case_detail.html", context, status=409 if stale else 400)
+
+
+def _closed_message(request: HttpRequest, case: DiagnosisCase) -> str:
+    """Why nothing was saved on a closed case: who closed it and when."""
+    closing = (
+        case.steps.filter(kind__in=(DiagnosisStep.CLASSIFY, DiagnosisStep.REFER))
+        .select_related("created_by")
+        .order_by("-position")
+        .first()
+    )
+    if closing is None:
+        return "This case is already closed; nothing was changed."
+    who = closing.created_by.get_username()
+    if closing.created_by_id == request.user.pk:
+        who = f"you ({who})"
+    return (
+        f"This case was already closed ({case.get_status_display().lower()}) by {who} at "
+        f"{closing.created_at:%Y-%m-%d %H:%M:%S} UTC; nothing was changed."
+    )
+
+
+def _confirmation(
+    request: HttpRequest, case: DiagnosisCase, state, action: str, classify_form
+) -> dict[str, Any] | None:
+    """The confirmation page's context, or None when the posted class is not valid."""
+    label = None
+    if action == "classify":
+        if classify_form is None or not classify_form.is_valid():
+            return None  # the service's message about the class is shown on the case screen
+        index = classify_form.cleaned_data["label"]
+        label = state.class_labels[index]
+    advice = state.advice or {}
+    follows = (action == "refer" and advice.get("kind") == "reject") or (
+        action == "classify"
+        and advice.get("kind") == "classify"
+        and advice.get("label_index") == classify_form.cleaned_data["label"]
+    )
+    return {
+        "case": case,
+        "state": state,
+        "trained": case.trained_model,
+        "action": action,
+        "label": label,
+        "label_index": classify_form.cleaned_data["label"] if label is not None else None,
+        "follows": follows,
+        "advice_text": selectors.advice_headline(state.advice),
+        "seen": request.POST.get("seen", ""),
+        "reason": request.POST.get("reason", ""),
+    }
+
+
+def _audit_context(
+    request: HttpRequest, case: DiagnosisCase, state, correction: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What the case screen needs for corrections, the audit and the patient's history."""
+    correction = dict(correction or {})
+    if not correction and request.GET.get("correct", "").isdigit():
+        correction = {"action": "correct", "position": request.GET["correct"]}
+    target = None
+    if correction.get("action") == "correct" and str(correction.get("position", "")).isdigit():
+        position = int(correction["position"])
+        target = next(
+            (
+                s
+                for s in state.steps
+                if s.position == position and s.kind == DiagnosisStep.RESULT and s.is_active
+            ),
+            None,
+        )
+    correct_form = None
+    if target is not None:
+        data = {"correct-value": correction["value"]} if "value" in correction else None
+        correct_form = ResultForm(data, test=target.test, prefix="correct")
+        correct_form.fields["value"].label = f"Correct value of {target.test.display_label}"
+        if data is not None:
+            correct_form.is_valid()  # only to show the value typed back; the service checks it
+            correct_form.errors.clear()
+        for message in correction.get("errors", []):
+            correct_form.add_error("value", message)
+    undo_step = next((s for s in reversed(state.steps) if s.is_active), None)
+    return {
+        "seen": case_audit.case_version(case),
+        "correct_step": target,
+        "correct_value": case_audit.step_value_text(target) if target else "",
+        "correct_form": correct_form,
+        "correction": correction,
+        "undo_step": undo_step,
+        "undo_errors": correction.get("errors", []) if correction.get("action") == "undo" else [],
+        "others": [
+            case_audit.describe_event(e, viewer=request.user)
+            for e in case_audit.events_by_others(case)
+        ],
+        "history": case_audit.earlier_cases_of_patient(user=request.user, case=case),
+    }
 
 
 @require_GET

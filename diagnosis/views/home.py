@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 
 from .. import selectors
 from ..permissions import is_clinician
+from ..selectors import case_audit
 from ..services import learner_registry
 from .common import page
 
@@ -21,8 +22,17 @@ def home(request: HttpRequest) -> HttpResponse:
         spec = learner_registry.LEARNERS.get(model.learner)
         model.learner_label = spec.label if spec else model.learner
     # Only the user's own cases, and none for a user who is not a clinician.
-    open_cases = list(selectors.open_cases_for_user(user=user)[:50]) if is_clinician(user) else []
-    recent_closed = list(selectors.closed_cases_for_user(user=user)[:10])
+    open_cases = (
+        list(case_audit.with_others_acted(selectors.open_cases_for_user(user=user))[:50])
+        if is_clinician(user)
+        else []
+    )
+    recent_closed = list(
+        case_audit.with_others_acted(selectors.closed_cases_for_user(user=user))[:10]
+    )
+    # Patient history: the user's own cases only, searched by patient reference.
+    patient_query = request.GET.get("patient", "").strip()[:200]
+    patient_cases = case_audit.cases_for_patient(user=user, reference=patient_query)
     return page(
         request,
         "diagnosis/home.html",
@@ -30,5 +40,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "trained_models": trained,
             "open_cases": open_cases,
             "recent_closed": recent_closed,
+            "patient_query": patient_query,
+            "patient_cases": patient_cases,
         },
     )

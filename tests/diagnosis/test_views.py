@@ -118,9 +118,17 @@ def test_case_flow_follows_advice_to_a_conclusion(client, clinician, trained_mod
     assert prices_shown, "the model should order at least one test"
     page = text(client.get(reverse("case-detail", args=[case.pk])))
     assert f"Accept: classify as {advice['label']}" in page
+    # Closing asks first: the confirmation page saves nothing.
     response = client.post(
         reverse("case-detail", args=[case.pk]),
         {"action": "classify", "label": advice["label_index"]},
+    )
+    assert response.status_code == 200
+    assert f"Yes, classify as {advice['label']} and close the case" in text(response)
+    assert DiagnosisCase.objects.get(pk=case.pk).is_open
+    response = client.post(
+        reverse("case-detail", args=[case.pk]),
+        {"action": "classify", "label": advice["label_index"], "confirm": "yes"},
     )
     assert response.status_code == 302
     assert response["Location"] == reverse("case-summary", args=[case.pk])
@@ -286,7 +294,10 @@ def test_overrule_and_refer_are_recorded_as_not_followed(client, clinician, trai
     case = start(client, trained_model, ref="a")
     advice = advice_of(client, case)
     assert advice["kind"] == "extract"
-    client.post(reverse("case-detail", args=[case.pk]), {"action": "classify", "label": "1"})
+    client.post(
+        reverse("case-detail", args=[case.pk]),
+        {"action": "classify", "label": "1", "confirm": "yes"},
+    )
     case.refresh_from_db()
     assert case.status == "classified" and case.final_label == 1
     assert case.steps.get().followed_advice is False
@@ -294,7 +305,7 @@ def test_overrule_and_refer_are_recorded_as_not_followed(client, clinician, trai
     assert "overruled the model" in summary
 
     other = start(client, trained_model, ref="b")
-    client.post(reverse("case-detail", args=[other.pk]), {"action": "refer"})
+    client.post(reverse("case-detail", args=[other.pk]), {"action": "refer", "confirm": "yes"})
     other.refresh_from_db()
     assert other.status == "referred"
     assert "Referred" in text(client.get(reverse("case-summary", args=[other.pk])))

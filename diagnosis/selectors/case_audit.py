@@ -1,0 +1,217 @@
+"""A case's record as events (who did what, when), its version, and a patient's earlier cases.
+
+Every write to a case is one event: a step recorded, a value corrected (the
+original step marked and its replacement recorded together), or a step undone.
+The number of events is the case's *version*: a form carries the version it was
+made from, so a step posted from a stale tab (or posted twice) is refused with
+the events it missed, by whom and when, instead of being silently applied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from ..models import DiagnosisCase, DiagnosisStep
+from ..permissions import is_clinician, require_case_access
+
+__all__ = [
+    "CaseEvent",
+    "case_events",
+    "case_version",
+    "cases_for_patient",
+    "describe_event",
+    "earlier_cases_of_patient",
+    "events_by_others",
+    "outcome_text",
+    "step_audit",
+    "step_value_text",
+    "with_others_acted",
+]
+
+
+@dataclass(frozen=True)
+class CaseEvent:
+    """One write to a case: ``kind`` is ``recorded``, ``corrected`` or ``undone``."""
+
+    kind: str
+    step: DiagnosisStep
+    user: object
+    at: datetime
+    replacement: DiagnosisStep | None = None  # the corrected value's new step
+
+
+def _steps(case: DiagnosisCase) -> list[DiagnosisStep]:
+    return list(
+        case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
+    )
+
+
+def case_events(case: DiagnosisCase) -> list[CaseEvent]:
+    """Every write to ``case`` in the order it happened (no permission check; callers check)."""
+    steps = _steps(case)
+    by_pk = {s.pk: s for s in steps}
+    replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
+    events = []
+    for step in steps:
+        if step.pk not in replacements:  # a replacement is part of its correction event
+            events.append(CaseEvent("recorded", step, step.created_by, step.created_at))
+        if step.correction:
+            events.append(
+                CaseEvent(
+                    step.correction,
+                    step,
+                    step.corrected_by,
+                    step.corrected_at,
+                    replacement=by_pk.get(step.superseded_by_id),
+                )
+            )
+    events.sort(key=lambda e: (e.at, e.step.position))
+    return events
+
+
+def case_version(case: DiagnosisCase) -> int:
+    """How many writes ``case`` has had; a form made from version *n* may only apply to *n*."""
+    steps = case.steps.all()
+    recorded = steps.exclude(
+        pk__in=steps.filter(superseded_by__isnull=False).values("superseded_by")
+    )
+    return recorded.count() + steps.exclude(correction="").count()
+
+
+def step_value_text(step: DiagnosisStep) -> str:
+    """The recorded value as the clinician entered it: a choice's label, or a number and unit."""
+    if step.value is None or step.test is None:
+        return ""
+    if step.test.is_nominal:
+        return step.test.choice_label(step.value)
+    unit = f" {step.test.unit}" if step.test.unit else ""
+    return f"{step.value:g}{unit}"
+
+
+def _step_text(step: DiagnosisStep, class_labels: list[str]) -> str:
+    if step.kind == DiagnosisStep.RESULT:
+        return f"{step.test.display_label} = {step_value_text(step)}"
+    if step.kind == DiagnosisStep.UNAVAILABLE:
+        return f"{step.test.display_label} marked not available"
+    if step.kind == DiagnosisStep.CLASSIFY:
+        label = step.label
+        name = (
+            class_labels[label] if label is not None and 0 <= label < len(class_labels) else label
+        )
+        return f"classified as {name}"
+    return "referred"
+
+
+def _who(user, viewer) -> str:
+    name = user.get_username() if user is not None else "someone"
+    return f"you ({name})" if viewer is not None and user == viewer else name
+
+
+def describe_event(event: CaseEvent, *, viewer=None) -> str:
+    """One line: what changed, by whom, when (UTC), and why for a correction."""
+    labels = list(event.step.case.trained_model.dataset.class_labels)
+    when = f"{event.at:%Y-%m-%d %H:%M:%S} UTC"
+    who = _who(event.user, viewer)
+    number = event.step.position + 1
+    if event.kind == "recorded":
+        what = f"step {number} ({_step_text(event.step, labels)}) was recorded"
+    elif event.kind == DiagnosisStep.CORRECTED and event.replacement is not None:
+        what = (
+            f"step {number} ({event.step.test.display_label}) was corrected from "
+            f"{step_value_text(event.step)} to {step_value_text(event.replacement)}"
+        )
+    else:
+        what = f"step {number} ({_step_text(event.step, labels)}) was undone"
+    reason = f" (reason: {event.step.correction_reason})" if event.kind != "recorded" else ""
+    return f"{what} by {who} at {when}{reason}"
+
+
+def events_by_others(case: DiagnosisCase) -> list[CaseEvent]:
+    """What anyone but the case's own clinician did on it (shown to the owner)."""
+    return [e for e in case_events(case) if e.user is not None and e.user.pk != case.clinician_id]
+
+
+def with_others_acted(cases: QuerySet[DiagnosisCase]) -> QuerySet[DiagnosisCase]:
+    """``cases`` annotated with ``others_acted``: someone else recorded or corrected a step."""
+    others = DiagnosisStep.objects.filter(case=OuterRef("pk")).filter(
+        ~Q(created_by=OuterRef("clinician"))
+        | Q(corrected_by__isnull=False) & ~Q(corrected_by=OuterRef("clinician"))
+    )
+    return cases.annotate(others_acted=Exists(others))
+
+
+def outcome_text(case: DiagnosisCase) -> str:
+    """How the case ended: "Classified as <class>", "Referred", or "Open"."""
+    if case.status == DiagnosisCase.CLASSIFIED:
+        labels = list(case.trained_model.dataset.class_labels)
+        label = case.final_label
+        name = labels[label] if label is not None and 0 <= label < len(labels) else label
+        return f"Classified as {name}"
+    return case.get_status_display()
+
+
+def _with_outcome(cases) -> list[DiagnosisCase]:
+    found = list(cases)
+    for case in found:
+        case.outcome = outcome_text(case)
+    return found
+
+
+def cases_for_patient(*, user, reference: str, limit: int = 50) -> list[DiagnosisCase]:
+    """The user's own cases whose patient reference contains ``reference`` (least privilege)."""
+    reference = (reference or "").strip()
+    if not is_clinician(user) or not reference:
+        return []
+    return _with_outcome(
+        with_others_acted(
+            DiagnosisCase.objects.filter(clinician=user, patient_reference__icontains=reference)
+            .select_related("trained_model", "trained_model__dataset")
+            .order_by("-created_at", "-id")
+        )[:limit]
+    )
+
+
+def earlier_cases_of_patient(*, user, case: DiagnosisCase) -> list[DiagnosisCase]:
+    """The user's earlier cases with exactly this case's patient reference, latest first."""
+    require_case_access(user, case)
+    if not case.patient_reference:
+        return []
+    return _with_outcome(
+        DiagnosisCase.objects.filter(
+            clinician=user, patient_reference__iexact=case.patient_reference
+        )
+        .filter(Q(created_at__lt=case.created_at) | Q(created_at=case.created_at, pk__lt=case.pk))
+        .select_related("trained_model", "trained_model__dataset")
+        .order_by("-created_at", "-id")[:20]
+    )
+
+
+def step_audit(steps: list[DiagnosisStep], *, viewer=None) -> dict[int, dict]:
+    """Per step position: the audit lines to show next to it (its correction, what it replaces).
+
+    ``mark`` words a corrected or undone step (to what, by whom, when, why);
+    ``replaces`` is the 1-based number of the step a corrected value replaced;
+    ``by_other`` says who recorded it when that was not the case's clinician.
+    """
+    replaced = {s.superseded_by_id: s for s in steps if s.superseded_by_id}
+    by_pk = {s.pk: s for s in steps}
+    notes: dict[int, dict] = {}
+    for step in steps:
+        note: dict = {"mark": "", "replaces": None, "by_other": ""}
+        when = f"{step.corrected_at:%Y-%m-%d %H:%M} UTC" if step.corrected_at else ""
+        who = _who(step.corrected_by, viewer) if step.corrected_by_id else ""
+        if step.correction == DiagnosisStep.CORRECTED:
+            new = by_pk.get(step.superseded_by_id)
+            to = f" to {step_value_text(new)} (step {new.position + 1})" if new else ""
+            note["mark"] = f"Corrected{to} by {who}, {when}"
+        elif step.correction == DiagnosisStep.UNDONE:
+            note["mark"] = f"Undone by {who}, {when}"
+        if step.pk in replaced:
+            note["replaces"] = replaced[step.pk].position + 1
+        if step.created_by_id != step.case.clinician_id:
+            note["by_other"] = step.created_by.get_username()
+        notes[step.position] = note
+    return notes

@@ -1,0 +1,267 @@
+"""Guarded steps and corrections: what the screen and the JSON API post go through here.
+
+:func:`take_action` is the one entry point of both.  Under the same row lock as
+:func:`~diagnosis.services.cases.take_step` it
+
+* refuses a form made from an older version of the case (a stale tab, or the
+  second press of a double submit) with :class:`StaleCase`, whose message says
+  what changed since, by whom and when (nothing is saved);
+* takes a step through ``take_step`` and stores an overrule's optional reason
+  with it;
+* corrects a recorded value (:func:`correct_result`) or undoes the last step
+  (:func:`undo_last_step`).
+
+Corrections keep the audit: the original step stays in the record, marked
+``corrected`` (with the step that replaces it) or ``undone``, with who, when and
+why.  The advice after a correction is recomputed from the corrected state,
+like after any step.
+
+Money: a test that was drawn has been paid.  An undone result keeps its price
+in the running cost (no refund), and ordering that test again charges it again;
+a corrected value is a typing fix and costs nothing extra (its replacement step
+is priced 0).  Undoing a free step (a test marked unavailable) changes no cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import DiagnosisCase, DiagnosisStep
+from ..selectors.case_audit import case_events, describe_event
+from ..selectors.cases import compute_case_state
+from . import cases as case_steps
+
+__all__ = [
+    "ACTIONS",
+    "REASON_MAX",
+    "StaleCase",
+    "check_seen",
+    "correct_result",
+    "take_action",
+    "undo_last_step",
+]
+
+#: Every action a clinician or a program can post on an open case.
+ACTIONS = (*case_steps.ACTIONS, "correct", "undo")
+REASON_MAX = 1000
+
+
+class StaleCase(ValidationError):
+    """The form was made from an older version of the case; nothing was saved."""
+
+
+def _seen(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            f"seen must be the case version as a whole number, not {value!r}."
+        ) from None
+    if number < 0:
+        raise ValidationError("seen must not be negative.")
+    return number
+
+
+def check_seen(*, user, case: DiagnosisCase, seen: int | None) -> None:
+    """Raise :class:`StaleCase` unless ``case`` (locked by the caller) is at version ``seen``."""
+    if seen is None:
+        return
+    events = case_events(case)
+    if len(events) == seen:
+        return
+    if len(events) < seen:
+        raise StaleCase(
+            f"This page claims version {seen} of the case, which has only {len(events)} "
+            "changes. Nothing was saved; reload the case."
+        )
+    missed = "; ".join(describe_event(e, viewer=user) for e in events[seen:])
+    raise StaleCase(
+        f"This page was out of date: since it was opened, {missed}. Nothing from your form "
+        "was saved (if you pressed twice, the first press was saved). Check the case as it "
+        "is now and enter it again if it is still needed."
+    )
+
+
+def _reason(reason: Any, *, what: str, required: bool) -> str:
+    text = "" if reason is None else str(reason).strip()
+    if required and not text:
+        raise ValidationError(f"Say why the {what} (the reason is kept in the case's record).")
+    if len(text) > REASON_MAX:
+        raise ValidationError(f"Keep the reason under {REASON_MAX} characters ({len(text)} given).")
+    return text
+
+
+def _position(value: Any) -> int:
+    """The ``position`` of the step to correct (0-based, as stored and as the API returns it)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValidationError("Choose the step to correct (position is required).") from None
+
+
+def _touch(case: DiagnosisCase) -> None:
+    DiagnosisCase.objects.filter(pk=case.pk).update(updated_at=timezone.now())
+
+
+@transaction.atomic
+def correct_result(
+    *, user, case: DiagnosisCase, position: int, value: Any, reason: str, seen: int | None = None
+) -> DiagnosisStep:
+    """Replace the value of result step ``position`` (0-based); the original stays, marked.
+
+    The replacement is a new step (price 0: the test was already paid) recorded
+    with the advice on screen before the correction; the advice afterwards is
+    recomputed from the corrected values.
+    """
+    locked = case_steps._lock_open_case(user, case)
+    check_seen(user=user, case=locked, seen=seen)
+    original = (
+        locked.steps.select_for_update(of=("self",))
+        .select_related("test")
+        .filter(position=position)
+        .first()
+    )
+    if original is None:
+        raise ValidationError(f"This case has no step {position + 1}.")
+    if original.kind != DiagnosisStep.RESULT:
+        raise ValidationError(
+            f"Step {position + 1} is not a test result; only a recorded value can be corrected "
+            "(undo the last step instead)."
+        )
+    if not original.is_active:
+        raise ValidationError(
+            f"Step {position + 1} was already {original.get_correction_display().lower()}; "
+            "correct the step that replaced it."
+        )
+    case_steps._check_test(locked, original.test)
+    number = case_steps.clean_value(original.test, value)
+    if number == original.value:
+        raise ValidationError(
+            f"{original.test.display_label} is already recorded as that value; nothing to correct."
+        )
+    why = _reason(reason, what="value is corrected", required=True)
+    state = compute_case_state(locked)
+    replacement = case_steps._add_step(
+        locked,
+        user,
+        state,
+        kind=DiagnosisStep.RESULT,
+        test=original.test,
+        value=number,
+        price=0.0,
+        followed_advice=False,
+    )
+    original.correction = DiagnosisStep.CORRECTED
+    original.superseded_by = replacement
+    original.corrected_at = replacement.created_at
+    original.corrected_by = user
+    original.correction_reason = why
+    original.save(
+        update_fields=[
+            "correction",
+            "superseded_by",
+            "corrected_at",
+            "corrected_by",
+            "correction_reason",
+        ]
+    )
+    case.refresh_from_db()
+    return replacement
+
+
+@transaction.atomic
+def undo_last_step(
+    *, user, case: DiagnosisCase, reason: str, seen: int | None = None
+) -> DiagnosisStep:
+    """Mark the last step that still counts as undone (kept in the record); returns it.
+
+    An undone result's price stays paid (the test was drawn); the test can be
+    ordered again, at its price then.  A closed case cannot be undone.
+    """
+    locked = case_steps._lock_open_case(user, case)
+    check_seen(user=user, case=locked, seen=seen)
+    last = (
+        locked.steps.select_for_update(of=("self",))
+        .select_related("test")
+        .filter(correction="")
+        .order_by("-position")
+        .first()
+    )
+    if last is None:
+        raise ValidationError("There is no step to undo on this case.")
+    why = _reason(reason, what="step is undone", required=True)
+    last.correction = DiagnosisStep.UNDONE
+    last.corrected_at = timezone.now()
+    last.corrected_by = user
+    last.correction_reason = why
+    last.save(update_fields=["correction", "corrected_at", "corrected_by", "correction_reason"])
+    _touch(locked)
+    case.refresh_from_db()
+    return last
+
+
+@transaction.atomic
+def take_action(
+    *,
+    user,
+    case: DiagnosisCase,
+    action: str,
+    seen: Any = None,
+    reason: str = "",
+    position: Any = None,
+    **step: Any,
+) -> DiagnosisStep:
+    """Take ``action`` on an open case if the poster saw its current version.
+
+    Parameters
+    ----------
+    action : one of :data:`ACTIONS`
+        ``result``/``unavailable``/``classify``/``refer`` go to
+        :func:`~diagnosis.services.cases.take_step` (with ``step``'s ``test``,
+        ``value``, ``label``); ``reason`` is then an overrule's optional reason,
+        stored when the step does not follow the advice.  ``correct`` needs
+        ``position`` (0-based), ``value`` and ``reason``; ``undo`` needs ``reason``.
+    seen : int, optional
+        The case version the form was made from (``case_version``); ``None``
+        skips the check (a program that does not track versions).
+
+    Raises
+    ------
+    StaleCase
+        The case changed since version ``seen``; the message says how, by whom, when.
+    CaseClosed, CaseNotFound, ValidationError
+        As :func:`~diagnosis.services.cases.take_step`.
+    """
+    if action not in ACTIONS:
+        raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
+    seen = _seen(seen)
+    if action == "correct":
+        return correct_result(
+            user=user,
+            case=case,
+            position=_position(position),
+            value=step.get("value"),
+            reason=reason,
+            seen=seen,
+        )
+    if action == "undo":
+        return undo_last_step(user=user, case=case, reason=reason, seen=seen)
+    locked = case_steps._lock_open_case(user, case)
+    check_seen(user=user, case=locked, seen=seen)
+    why = _reason(reason, what="advice is overruled", required=False)
+    taken = case_steps.take_step(user=user, case=case, action=action, **step)
+    if why and taken.followed_advice:
+        raise ValidationError(
+            "This step follows the advice; a reason is only recorded when you overrule it."
+        )
+    if why:
+        taken.overrule_reason = why
+        taken.save(update_fields=["overrule_reason"])
+    case.refresh_from_db()
+    return taken
