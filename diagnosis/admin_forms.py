@@ -9,6 +9,7 @@ from django.forms.models import BaseInlineFormSet
 from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .services.validation import (
     clean_choices,
+    clean_formula,
     clean_matrix,
     clean_price_pair,
     clean_range,
@@ -59,6 +60,8 @@ class DiagnosticTestForm(forms.ModelForm):
             "group",
             "delayed",
             "derived_from",
+            "formula",
+            "formula_tolerance",
         ]
 
     def clean(self):
@@ -85,6 +88,20 @@ class DiagnosticTestForm(forms.ModelForm):
             self.add_error(
                 "derived_from", 'Derived from must be a list of test names, e.g. ["TT4", "T4U"].'
             )
+        elif data.get("formula") or "formula_tolerance" in self.changed_data:
+            try:
+                formula = clean_formula(
+                    data.get("formula"),
+                    data.get("formula_tolerance"),
+                    derived_from=derived,
+                    name=name,
+                )
+            except ValidationError as exc:
+                field = "formula" if data.get("formula") else "formula_tolerance"
+                self.add_error(field, exc)
+            else:
+                if formula is not None:
+                    data["formula"] = formula.text
         return data
 
 

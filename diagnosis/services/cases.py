@@ -18,7 +18,7 @@ from django.utils import timezone
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import require_case_access, require_clinician
 from ..selectors.cases import CaseState, compute_case_state
-from .costs import cost_model_from_snapshot
+from .costs import cost_model_from_snapshot, formulas_from_snapshot
 
 __all__ = [
     "ACTIONS",
@@ -27,6 +27,7 @@ __all__ = [
     "clean_value",
     "mark_unavailable",
     "record_result",
+    "record_results",
     "refer",
     "start_case",
     "take_step",
@@ -163,9 +164,12 @@ def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any
         raise ValidationError(f"{test.display_label} already has a result for this patient.")
     number = clean_value(test, value)
     cost_model = cost_model_from_snapshot(case.trained_model.cost_snapshot)
+    problem = _derived_problem(case, cost_model, test, number, state.known, state.unavailable)
+    if problem:
+        raise ValidationError(problem)
     price = cost_model.marginal_cost(test.index, frozenset(state.known))
     advice = state.advice or {}
-    return _add_step(
+    step = _add_step(
         case,
         user,
         state,
@@ -175,6 +179,9 @@ def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any
         price=price,
         followed_advice=advice.get("kind") == "extract" and advice.get("test_index") == test.index,
     )
+    if any(test.index in sources for sources in cost_model.derived.values()):
+        _record_computed(case, user, cost_model)
+    return step
 
 
 @transaction.atomic
@@ -198,6 +205,188 @@ def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> Diag
         price=0.0,
         followed_advice=False,
     )
+
+
+# ------------------------------------------------------------------ derived tests
+def _labels(case: DiagnosisCase, indices) -> str:
+    tests = {t.index: t.display_label for t in case.trained_model.dataset.tests.all()}
+    names = case.trained_model.cost_snapshot.get("names", [])
+    return " and ".join(tests.get(i) or names[i] for i in indices)
+
+
+def _derived_problem(
+    case: DiagnosisCase,
+    cost_model,
+    test: DiagnosticTest,
+    number: float,
+    known: dict[int, float],
+    unavailable,
+) -> str | None:
+    """Why a typed value of derived ``test`` cannot be recorded now, or None when it can.
+
+    A derived test (thyroid FTI from TT4 and T4U) is never a separate paid step:
+    it is recorded only once its inputs are (in the same form or before).  When
+    the model's snapshot has its formula, the typed value must agree with the
+    inputs within the formula's tolerance (``DerivedFormula.agrees``).
+    """
+    sources = cost_model.derived.get(test.index)
+    if not sources:
+        return None
+    label = test.display_label
+    formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
+    formula = formulas.get(test.index)
+    gone = [s for s in sources if s not in known and s in unavailable]
+    missing = [s for s in sources if s not in known]
+    if gone:
+        return (
+            f"{label} is derived from {_labels(case, sources)}, and {_labels(case, gone)} "
+            f"is marked unavailable; mark {label} unavailable too."
+        )
+    if missing:
+        how = (
+            f"enter {_labels(case, missing)} and {label} is computed for you"
+            if formula is not None
+            else f"enter it together with {_labels(case, missing)}"
+        )
+        return f"{label} is derived from {_labels(case, sources)}, not a test of its own: {how}."
+    if formula is None:
+        return None
+    names = case.trained_model.cost_snapshot["names"]
+    try:
+        computed = formula.evaluate({names[s]: known[s] for s in sources})
+    except ValueError as exc:
+        return f"{label} cannot be computed ({exc}); mark it unavailable."
+    if not formula.agrees(number, computed):
+        return (
+            f"{label} {number:g} contradicts {_labels(case, sources)}: {formula.text} = "
+            f"{computed:.4g}, and a typed value may differ by {formula.tolerance:.0%} at most. "
+            "Check the values."
+        )
+    return None
+
+
+def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisStep]:
+    """Record every derived test that has a formula and whose inputs are now all known.
+
+    Each is its own step (priced by the snapshot's ``marginal_cost``: nothing,
+    its inputs are done), with the advice on screen before it.  A value the
+    formula cannot give (a division by zero) or outside the test's range is
+    left for the clinician, who may mark the test unavailable.
+    """
+    formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
+    names = case.trained_model.cost_snapshot.get("names", [])
+    tests = {t.index: t for t in case.trained_model.dataset.tests.filter(index__in=list(formulas))}
+    recorded: list[DiagnosisStep] = []
+    failed: set[int] = set()
+    while True:
+        state = compute_case_state(case)
+        ready = [
+            index
+            for index, sources in sorted(cost_model.derived.items())
+            if index in formulas
+            and index in tests
+            and index not in failed
+            and index not in state.known
+            and index not in state.unavailable
+            and all(s in state.known for s in sources)
+        ]
+        if not ready:
+            return recorded
+        index = ready[0]
+        sources = cost_model.derived[index]
+        try:
+            value = formulas[index].evaluate({names[s]: state.known[s] for s in sources})
+            number = clean_value(tests[index], value)
+        except (ValueError, ValidationError):
+            failed.add(index)
+            continue
+        advice = state.advice or {}
+        recorded.append(
+            _add_step(
+                case,
+                user,
+                state,
+                kind=DiagnosisStep.RESULT,
+                test=tests[index],
+                value=number,
+                price=cost_model.marginal_cost(index, frozenset(state.known)),
+                followed_advice=advice.get("kind") == "extract"
+                and advice.get("test_index") == index,
+            )
+        )
+
+
+# ------------------------------------------------------------- several at once
+def _derived_depth(cost_model, index: int) -> int:
+    sources = cost_model.derived.get(index)
+    return 0 if not sources else 1 + max(_derived_depth(cost_model, s) for s in sources)
+
+
+@transaction.atomic
+def record_results(*, user, case: DiagnosisCase, results: Any) -> list[DiagnosisStep]:
+    """Record several tests from one form, each as its own step, all or nothing.
+
+    ``results`` maps a test (object or name) to its value, or to ``None`` for
+    "unknown / not available" (recorded as :func:`mark_unavailable`).  Every
+    value is checked first by :func:`clean_value` and the derived-test rules,
+    exactly as for one step; when anything is wrong nothing is saved and the
+    :class:`ValidationError` maps each test name to its messages.  Then each is
+    recorded, in the order given (a derived test after its inputs), through
+    :func:`record_result` / :func:`mark_unavailable`, so every step has its own
+    price (``CostModel.marginal_cost`` at that moment) and the advice the screen
+    would have shown before it.  A derived test with a formula is computed when
+    its inputs are recorded; a typed value for it only has to agree.
+    """
+    locked = _lock_open_case(user, case)
+    if not isinstance(results, dict) or not results:
+        raise ValidationError(
+            'Give the results as an object of test names and values, e.g. {"age": 54}.'
+        )
+    state = compute_case_state(locked)
+    cost_model = cost_model_from_snapshot(locked.trained_model.cost_snapshot)
+    errors: dict[str, list[str]] = {}
+    chosen: list[tuple[DiagnosticTest, float | None]] = []
+    for key, value in results.items():
+        field = key.name if isinstance(key, DiagnosticTest) else str(key)
+        try:
+            test = _model_test(locked, key)
+            if any(test.index == t.index for t, _ in chosen):
+                raise ValidationError(f"{test.display_label} is given twice.")
+            if test.index in state.known:
+                raise ValidationError(
+                    f"{test.display_label} already has a result for this patient."
+                )
+            if value is None and test.index in state.unavailable:
+                raise ValidationError(f"{test.display_label} is already marked unavailable.")
+            number = None if value is None else clean_value(test, value)
+        except ValidationError as exc:
+            errors.setdefault(field, []).extend(exc.messages)
+            continue
+        chosen.append((test, number))
+    if not errors:
+        given = {t.index: n for t, n in chosen if n is not None}
+        known = {**state.known, **given}
+        unknown = set(state.unavailable) | {t.index for t, n in chosen if n is None}
+        for test, number in chosen:
+            if number is None:
+                continue
+            problem = _derived_problem(locked, cost_model, test, number, known, unknown)
+            if problem:
+                errors.setdefault(test.name, []).append(problem)
+    if errors:
+        raise ValidationError(errors)
+    before = locked.steps.aggregate(last=Max("position"))["last"]
+    ordered = sorted(chosen, key=lambda item: _derived_depth(cost_model, item[0].index))
+    for test, number in ordered:
+        if number is None:
+            mark_unavailable(user=user, case=locked, test=test)
+        elif test.index in cost_model.derived and test.index in compute_case_state(locked).known:
+            continue  # computed from its inputs a moment ago; the typed value agreed
+        else:
+            record_result(user=user, case=locked, test=test, value=number)
+    case.refresh_from_db()
+    new_steps = locked.steps.select_related("test").order_by("position")
+    return list(new_steps if before is None else new_steps.filter(position__gt=before))
 
 
 def _class_index(label: int | str, labels: list[str]) -> int:

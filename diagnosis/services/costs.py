@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from learners import CostModel
+from learners.derived import DerivedFormula
 
-__all__ = ["cost_model_for", "cost_model_from_snapshot", "cost_snapshot"]
+__all__ = ["cost_model_for", "cost_model_from_snapshot", "cost_snapshot", "formulas_from_snapshot"]
 
 
 def cost_snapshot(dataset) -> dict:
@@ -43,12 +44,40 @@ def cost_snapshot(dataset) -> dict:
         raise ValidationError(f"Dataset {dataset.name!r}: {exc}") from None
     snapshot = model.to_dict()
     snapshot["names"] = [t.name for t in tests]
+    # How derived values follow from their inputs, kept with the prices a model is trained with.
+    snapshot["formulas"] = {
+        t.name: {"formula": t.formula, "tolerance": t.formula_tolerance}
+        for t in tests
+        if t.derived_from and t.formula
+    }
     return snapshot
 
 
 def cost_model_from_snapshot(snapshot: dict) -> CostModel:
-    """The CostModel a trained model was trained with (``names`` is ignored)."""
-    return CostModel.from_dict({k: v for k, v in snapshot.items() if k != "names"})
+    """The CostModel a trained model was trained with (``names`` and ``formulas`` are ignored)."""
+    return CostModel.from_dict(
+        {k: v for k, v in snapshot.items() if k not in ("names", "formulas")}
+    )
+
+
+def formulas_from_snapshot(snapshot: dict) -> dict[int, DerivedFormula]:
+    """Derived test index -> its formula, as snapshotted with a model's prices.
+
+    A model trained before formulas existed (no ``formulas`` key), or a derived
+    test without one, has none: its value is then typed in with its inputs.
+    """
+    names = list(snapshot.get("names") or [])
+    derived = {int(k): [names[i] for i in v] for k, v in (snapshot.get("derived") or {}).items()}
+    result = {}
+    for name, spec in (snapshot.get("formulas") or {}).items():
+        if name not in names or names.index(name) not in derived:
+            continue
+        index = names.index(name)
+        try:
+            result[index] = DerivedFormula.from_dict(spec, allowed=derived[index])
+        except ValueError as exc:
+            raise ValidationError(f"The stored formula of {name} is invalid: {exc}.") from None
+    return result
 
 
 def cost_model_for(dataset) -> CostModel:

@@ -10,11 +10,14 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from learners.derived import DEFAULT_TOLERANCE
+
 from ..models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from ..permissions import require_model_admin
 from .csv_table import read_csv_table
 from .validation import (
     clean_choices,
+    clean_formula,
     clean_matrix,
     clean_price_pair,
     clean_range,
@@ -36,6 +39,8 @@ _TEST_FIELDS = {
     "group",
     "delayed",
     "derived_from",
+    "formula",
+    "formula_tolerance",
 }
 
 
@@ -55,7 +60,8 @@ def create_dataset(
 
     ``tests`` are dicts with keys among ``name, label, unit, kind, min_value,
     max_value, choices, price, discounted_price, group (name), delayed,
-    derived_from (names)``.  Nothing is saved when anything is invalid.
+    derived_from (names), formula, formula_tolerance``.  Nothing is saved when
+    anything is invalid.
     """
     name = (name or "").strip()
     if not name:
@@ -136,6 +142,13 @@ def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: 
         group = groups.get(group_name)
         if group is None:
             group = groups[group_name] = TestGroup.objects.create(dataset=dataset, name=group_name)
+    derived_from = [str(n) for n in spec.get("derived_from") or []]
+    formula = clean_formula(
+        spec.get("formula"),
+        spec.get("formula_tolerance"),
+        derived_from=derived_from,
+        name=test_name,
+    )
     DiagnosticTest.objects.create(
         dataset=dataset,
         index=index,
@@ -150,7 +163,9 @@ def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: 
         discounted_price=discounted,
         group=group,
         delayed=bool(spec.get("delayed", False)),
-        derived_from=list(spec.get("derived_from") or []),
+        derived_from=derived_from,
+        formula=formula.text if formula else "",
+        formula_tolerance=formula.tolerance if formula else DEFAULT_TOLERANCE,
     )
 
 

@@ -8,7 +8,16 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-__all__ = ["clean_choices", "clean_matrix", "clean_price_pair", "clean_range", "clean_reject_cost"]
+from learners.derived import DEFAULT_TOLERANCE, DerivedFormula
+
+__all__ = [
+    "clean_choices",
+    "clean_formula",
+    "clean_matrix",
+    "clean_price_pair",
+    "clean_range",
+    "clean_reject_cost",
+]
 
 
 def _number(value: Any, where: str) -> float:
@@ -107,3 +116,39 @@ def clean_choices(choices: Any, *, name: str = "test") -> list[dict]:
         labels.add(label)
         cleaned.append({"code": int(code), "label": label})
     return cleaned
+
+
+def clean_formula(
+    formula: Any,
+    tolerance: Any = DEFAULT_TOLERANCE,
+    *,
+    derived_from: Sequence[str] = (),
+    name: str = "test",
+) -> DerivedFormula | None:
+    """A derived test's formula checked by ``learners.derived`` (None when there is none).
+
+    The formula may only use the test's inputs (``derived_from``), and must use
+    every one of them: an input it ignores would still be charged.
+    """
+    text = "" if formula is None else str(formula).strip()
+    if not text:
+        return None
+    if not derived_from:
+        raise ValidationError(
+            f"{name} has a formula but no inputs: list the tests it is derived from first."
+        )
+    try:
+        parsed = DerivedFormula.parse(
+            text,
+            allowed=derived_from,
+            tolerance=DEFAULT_TOLERANCE if tolerance in (None, "") else tolerance,
+        )
+    except ValueError as exc:
+        raise ValidationError(f"Formula of {name}: {exc}.") from None
+    unused = [n for n in derived_from if n not in parsed.inputs]
+    if unused:
+        raise ValidationError(
+            f"Formula of {name} does not use {', '.join(unused)}; "
+            "use every input or remove it from 'derived from'."
+        )
+    return parsed

@@ -58,6 +58,8 @@ def _form_data(dataset: Dataset) -> dict:
             "discounted_price": t.discounted_price,
             "group": t.group_id or "",
             "derived_from": json.dumps(t.derived_from),
+            "formula": t.formula,
+            "formula_tolerance": t.formula_tolerance,
         }
         if t.delayed:
             row["delayed"] = "on"
