@@ -102,6 +102,23 @@ class EvaluationReport:
     confusion : ndarray of shape (K, K + 1)
         Counts; rows true class, columns predicted class then "rejected".
     cases : tuple of CaseResult
+    mse : float
+        Paper 001's normalized mean squared error of the final beliefs:
+        the mean over cases of ``1/2 sum_c (f(c) - p(c))^2``, ``f`` the true
+        class's indicator (scikit-learn's ``brier_score_loss`` with
+        ``scale_by_half=True``); in [0, 1].  NaN when some final action
+        carries no belief.
+    log_loss : float
+        Mean ``-sum_c f(c) log2 p(c)`` in bits (scikit-learn's ``log_loss``,
+        which clips a zero probability to the float epsilon, so a case whose
+        true class got probability 0 counts 52 bits, not infinity).  NaN when
+        some final action carries no belief.
+    roc_fpr, roc_tpr : tuple of float
+        Binary problems: the ROC curve of the belief in the second class
+        (``classes[1]``) as the score, scikit-learn's ``roc_curve``; empty
+        otherwise, or when the cases hold only one class.
+    auc : float
+        Area under that ROC curve (``roc_auc_score``); NaN when there is no curve.
     """
 
     classes: tuple
@@ -119,6 +136,11 @@ class EvaluationReport:
     test_frequency: np.ndarray
     confusion: np.ndarray
     cases: tuple[CaseResult, ...]
+    mse: float = float("nan")
+    log_loss: float = float("nan")
+    roc_fpr: tuple[float, ...] = ()
+    roc_tpr: tuple[float, ...] = ()
+    auc: float = float("nan")
 
     def to_dict(self, *, include_cases: bool = True) -> dict:
         """Plain JSON (lists, numbers, strings; NaN written as None)."""
@@ -137,6 +159,10 @@ class EvaluationReport:
             "n_cases": int(self.n_cases),
             "test_frequency": [_number(v) for v in self.test_frequency.tolist()],
             "confusion": self.confusion.astype(int).tolist(),
+            "mse": _number(self.mse),
+            "log_loss": _number(self.log_loss),
+            "roc": {"fpr": list(self.roc_fpr), "tpr": list(self.roc_tpr)},
+            "auc": _number(self.auc),
         }
         if include_cases:
             result["cases"] = [case.to_dict() for case in self.cases]
@@ -183,6 +209,7 @@ def build_report(
     mean = (lambda total: total / n) if n else (lambda total: float("nan"))
     total = mean(test_cost) + mean(error_cost) + mean(refer_cost)
     standard = cost_model.standard_cost(class_frequencies, matrix)
+    beliefs = probability_scores(cases, index, n_classes)
     return EvaluationReport(
         classes=classes,
         accuracy=mean(float(correct)),
@@ -199,7 +226,36 @@ def build_report(
         test_frequency=frequency / n if n else frequency,
         confusion=confusion,
         cases=tuple(cases),
+        **beliefs,
     )
+
+
+def probability_scores(cases: Sequence[CaseResult], index: dict, n_classes: int) -> dict:
+    """Paper 001's probability figures of the cases' final beliefs (see
+    :class:`EvaluationReport`): ``mse``, ``log_loss``, ``roc_fpr``/``roc_tpr``, ``auc``."""
+    from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score, roc_curve
+
+    nan = float("nan")
+    scores: dict = {"mse": nan, "log_loss": nan, "roc_fpr": (), "roc_tpr": (), "auc": nan}
+    if not cases or any(case.decision.proba is None for case in cases):
+        return scores
+    proba = np.array([case.decision.proba for case in cases], dtype=float)
+    if proba.shape[1] != n_classes:
+        return scores
+    truth = np.array([index[case.true_label] for case in cases], dtype=np.int64)
+    if n_classes == 1:
+        scores["mse"] = 0.0
+        scores["log_loss"] = 0.0
+        return scores
+    labels = np.arange(n_classes)
+    scores["mse"] = float(brier_score_loss(truth, proba, labels=labels, scale_by_half=True))
+    scores["log_loss"] = float(log_loss(truth, proba, labels=labels)) / np.log(2.0)
+    if n_classes == 2 and np.unique(truth).size == 2:
+        fpr, tpr, _ = roc_curve(truth, proba[:, 1], pos_label=1)
+        scores["roc_fpr"] = tuple(float(v) for v in fpr)
+        scores["roc_tpr"] = tuple(float(v) for v in tpr)
+        scores["auc"] = float(roc_auc_score(truth, proba[:, 1]))
+    return scores
 
 
 def _cheapest_error(matrix: np.ndarray) -> float:

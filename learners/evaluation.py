@@ -25,6 +25,7 @@ __all__ = [
     "CrossValidationReport",
     "EvaluationReport",
     "cross_validate",
+    "decides_any_matrix",
     "evaluate",
     "run_case",
 ]
@@ -58,7 +59,10 @@ def evaluate(
         Prices to charge; defaults to ``model.cost_model_``.
     cost_matrix : array-like of shape (K, K), optional
         ``M[actual, predicted]`` in ``classes_`` order; defaults to
-        ``model.cost_matrix_``.
+        ``model.cost_matrix_``.  A model whose ``next_action`` takes a
+        ``cost_matrix`` keyword (plain Boosting: one model for any matrix)
+        also decides with it; any other model decides with its own matrix
+        and is only priced with this one.
     reject_cost : float or array-like of shape (K,), optional
         Price of a referral (per true class if a vector); defaults to
         ``model.reject_cost_``.
@@ -73,6 +77,8 @@ def evaluate(
     Returns
     -------
     EvaluationReport
+        With paper 001's probability figures of the final beliefs (normalized
+        MSE, log-loss in bits, and for two classes the ROC curve and its AUC).
 
     Raises
     ------
@@ -94,6 +100,7 @@ def evaluate(
     )
     if delayed not in _DELAYED_MODES:
         raise ValueError(f"delayed must be one of {_DELAYED_MODES}, got {delayed!r}")
+    decide_with = matrix if cost_matrix is not None and decides_any_matrix(model) else None
     cases = tuple(
         run_case(
             model,
@@ -104,6 +111,7 @@ def evaluate(
             cost_matrix=matrix,
             reject_cost=refer,
             delayed=delayed,
+            decide_with=decide_with,
         )
         for i in range(X.shape[0])
     )
@@ -128,8 +136,13 @@ def run_case(
     cost_matrix: np.ndarray,
     reject_cost=None,
     delayed: str = "path",
+    decide_with: np.ndarray | None = None,
 ) -> CaseResult:
-    """Follow ``model``'s policy on one case ``x`` whose true class index is ``true_class``."""
+    """Follow ``model``'s policy on one case ``x`` whose true class index is ``true_class``.
+
+    ``decide_with``: a cost matrix passed to ``next_action(..., cost_matrix=)``
+    (only for a model that takes one, see :func:`decides_any_matrix`).
+    """
     known: dict[int, float] = {}  # NaN: done, paid, no result
     unavailable: frozenset[int] = frozenset()  # nothing is unavailable in a held-out row
     bought: list[int] = []
@@ -156,8 +169,9 @@ def run_case(
             known[t] = float(x[t])
         return price
 
+    extra = {} if decide_with is None else {"cost_matrix": decide_with}
     for _ in range(n_features + 1):
-        action = model.next_action(dict(known), unavailable)
+        action = model.next_action(dict(known), unavailable, **extra)
         if isinstance(action, Extract):
             test = _check_test(action.test, n_features)
             if test in done:
@@ -348,6 +362,16 @@ def make_folds(y, *, n_splits: int = 10, random_state=0) -> list[tuple[np.ndarra
 
 
 # ----------------------------------------------------------------- helpers
+def decides_any_matrix(model) -> bool:
+    """Whether ``model.next_action`` takes a ``cost_matrix`` keyword (it can decide
+    under a matrix chosen after training, as plain Boosting can)."""
+    try:
+        parameters = inspect.signature(model.next_action).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return "cost_matrix" in parameters
+
+
 def _delayed_order(model, known, test: int, unavailable) -> list[int]:
     """The model's Turney order; passes ``unavailable`` when the model takes it.
 

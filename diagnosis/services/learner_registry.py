@@ -229,7 +229,25 @@ _TREE_PARAMS = (
         "Minimum cases per branch",
         help="A split needs two branches with at least this many training cases.",
     ),
-    FormParam("prune", "Prune the tree", help="C4.5 error-based pruning."),
+    FormParam(
+        "pruning",
+        "Pruning",
+        choice_labels={
+            "error": "C4.5 error-based",
+            "none": "none (keep the grown tree)",
+            "laplace": "Laplace-based, with the error costs",
+            "cost_complexity": "cost-complexity with the error costs (20% holdout)",
+            "kl": "KL distance (keeps trees whose leaves differ)",
+        },
+        help="How the grown tree is cut back (Bradford et al. 1998); all but C4.5's use the "
+        "error matrix or the leaf distributions.",
+    ),
+    FormParam(
+        "probability",
+        "Leaf probabilities",
+        choice_labels={"laplace": "Laplace-corrected", "frequency": "frequency"},
+        help="Laplace (n_c + 1)/(n + K) keeps leaves from claiming certainty.",
+    ),
 )
 
 
@@ -416,6 +434,13 @@ def clean_params(key: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """Validated parameters for learner ``key`` (defaults filled in; unknown names rejected)."""
     spec = get_spec(key)
     params = dict(params or {})
+    upgrade = getattr(spec.estimator_class(), "_upgrade_params", None)
+    if upgrade is not None:
+        # a parameter the learner renamed, as stored by an older training (prune -> pruning)
+        try:
+            params = upgrade(params)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
     known = {p.name for p in spec.params}
     unknown = sorted(set(params) - known)
     if unknown:

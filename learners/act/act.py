@@ -129,7 +129,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
             categorical_features=self.categorical_features,
             min_samples_leaf=self.min_samples_leaf,
             cf=self.cf_,
-            prune=True,
+            pruning="error",
             probability=self.probability,
             w=self.w_ if not self._by_size else 0.0,
         )

@@ -151,7 +151,7 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier
             categorical_features=self.categorical_features,
             min_samples_leaf=self.min_samples_leaf,
             cf=self.cf_,
-            prune=True,
+            pruning="error",
             probability=self.probability,
             w=self.w_,
         ).fit(X, y)

@@ -33,18 +33,122 @@ from ..policy import (
     evidence_for,
 )
 from ..serialization import SerializableMixin
-from ._builder import grow_tree, prune_tree
+from . import pruning as _pruning
+from ._builder import GrowingTree, grow_tree
 from ._criteria import Criterion
 from ._formulas import least_cost_class
 from ._structure import TreeStructure, smoothed_proba
 
-__all__ = ["GreedyTreeClassifier", "TreePolicyMixin"]
+__all__ = ["CaseInputMixin", "GreedyTreeClassifier", "TreePolicyMixin"]
 
 #: The node probability estimates: Laplace's correction (paper 001) or the frequency.
 _SMOOTHING = {"laplace": 1.0, "frequency": 0.0}
 
 
-class TreePolicyMixin:
+class CaseInputMixin:
+    """Checks of the cases a fitted model is given, shared by the trees and the ensembles.
+
+    Known results for the policy (feature indices, numbers), category codes
+    of nominal features, and the training input (``X``, ``y`` and the cost
+    parameters, setting ``classes_``, ``n_features_in_``, ``cost_matrix_``,
+    ``reject_cost_``, ``cost_model_`` and ``categories_``).
+    """
+
+    # Parameters the learner's ``__init__`` sets and attributes ``fit`` sets (declared for
+    # the type checker only).
+    test_costs: Any
+    cost_matrix: Any
+    reject_cost: Any
+    categorical_features: Any
+    n_features_in_: int
+
+    def _check_feature(self, f) -> int:
+        try:
+            index = int(f)
+        except (TypeError, ValueError):
+            raise ValueError(f"feature index expected, got {f!r}") from None
+        if not 0 <= index < self.n_features_in_:
+            raise ValueError(f"feature {index} is out of range for {self.n_features_in_} features")
+        return index
+
+    def _check_known(self, known, unavailable) -> tuple[dict[int, float], frozenset[int]]:
+        """Known values keyed by int (JSON gives strings), None as NaN; checked indices."""
+        values = {}
+        for f, value in known.items():
+            try:
+                values[self._check_feature(f)] = np.nan if value is None else float(value)
+            except TypeError:
+                raise ValueError(f"value of feature {f} must be a number, got {value!r}") from None
+        return values, frozenset(self._check_feature(f) for f in unavailable)
+
+    def _check_categories(self, X: np.ndarray) -> None:
+        for f, codes in self.categories_.items():
+            column = X[:, f]
+            known = column[~np.isnan(column)]
+            unseen = known[~np.isin(known, codes)]
+            if unseen.size:
+                raise ValueError(
+                    f"feature {f} has category code {unseen[0]:g}, not seen in training "
+                    f"(known codes: {codes.tolist()})"
+                )
+
+    def __sklearn_tags__(self):
+        # The learners put this mixin before scikit-learn's BaseEstimator in their bases,
+        # which the type checker cannot see from the mixin alone.
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
+        return tags
+
+    def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """Check ``X``/``y`` and the cost parameters; set the fitted cost attributes.
+
+        Sets ``classes_``, ``n_features_in_``, ``cost_matrix_``, ``reject_cost_``,
+        ``cost_model_`` and ``categories_``; returns ``X`` as floats and the
+        class codes of ``y``.
+        """
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
+        )
+        check_classification_targets(y)
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
+        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
+        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        self.categories_ = self._categories(X)
+        return X, y_codes
+
+    def _categories(self, X: np.ndarray) -> dict[int, np.ndarray]:
+        if self.categorical_features is None:
+            return {}
+        features = np.asarray(self.categorical_features).ravel()
+        if features.dtype == bool:
+            if features.shape[0] != X.shape[1]:
+                raise ValueError(
+                    f"categorical_features mask has {features.shape[0]} entries, "
+                    f"expected {X.shape[1]}"
+                )
+            features = np.flatnonzero(features)
+        result = {}
+        for f in features.tolist():
+            if not isinstance(f, Integral) or not 0 <= int(f) < X.shape[1]:
+                raise ValueError(f"categorical_features entry {f!r} is not a feature index")
+            column = X[:, f]
+            known = column[~np.isnan(column)]
+            fractional = known[known != np.round(known)]
+            if fractional.size:
+                raise ValueError(
+                    f"categorical feature {f} has non-integer code {fractional[0]:g}; "
+                    "category codes must be whole numbers"
+                )
+            codes = _distinct_codes(known)
+            if codes.size == 0:
+                codes = np.array([0.0])
+            result[int(f)] = codes
+        return result
+
+
+class TreePolicyMixin(CaseInputMixin):
     """Prediction, the step-by-step policy and JSON state for a fitted ``tree_``.
 
     Expects the fitted attributes ``tree_``, ``classes_``, ``n_features_in_``,
@@ -227,26 +331,8 @@ class TreePolicyMixin:
         with document.reading(f"{where}.cost_matrix"):
             matrix = check_cost_matrix(matrix, k)
         reject = document.read(state, "reject_cost", where, document.reject_cost, n_classes=k)
-        stored = document.read(state, "categories", where, document.mapping)
-        categories = {}
-        for key, codes in stored.items():
-            at = f"{where}.categories[{key!r}]"
-            feature = document.feature_key(key, at, n_features=n_features)
-            codes = document.numbers(codes, at)
-            if codes.size == 0 or np.any(codes != np.round(codes)):
-                raise document.ModelDocumentError(f"{at}: expected whole-number category codes")
-            categories[feature] = codes
-        for node in np.flatnonzero((tree.n_edges > 0) & np.isnan(tree.threshold)).tolist():
-            # A nominal split has one edge per category code of its feature (the
-            # builders make it so); otherwise a valid case could match no edge.
-            f = int(tree.feature[node])
-            codes = tree.branch_value[tree.edges(node)]
-            if f not in categories or set(codes.tolist()) != set(categories[f].tolist()):
-                raise document.ModelDocumentError(
-                    f"{where}.tree: node {node} splits feature {f} on the codes "
-                    f"{codes.tolist()}, but {where}.categories gives it "
-                    f"{categories[f].tolist() if f in categories else 'none'}"
-                )
+        categories = read_categories(state, where, n_features=n_features)
+        check_nominal_splits(tree, categories, f"{where}.tree", f"{where}.categories")
         self.tree_ = tree
         self.classes_ = classes
         self.n_features_in_ = n_features
@@ -280,25 +366,6 @@ class TreePolicyMixin:
             cached = (key, self._smoothed(self.tree_))
             self._proba_cache = cached
         return cached[1]
-
-    def _check_feature(self, f) -> int:
-        try:
-            index = int(f)
-        except (TypeError, ValueError):
-            raise ValueError(f"feature index expected, got {f!r}") from None
-        if not 0 <= index < self.n_features_in_:
-            raise ValueError(f"feature {index} is out of range for {self.n_features_in_} features")
-        return index
-
-    def _check_known(self, known, unavailable) -> tuple[dict[int, float], frozenset[int]]:
-        """Known values keyed by int (JSON gives strings), None as NaN; checked indices."""
-        values = {}
-        for f, value in known.items():
-            try:
-                values[self._check_feature(f)] = np.nan if value is None else float(value)
-            except TypeError:
-                raise ValueError(f"value of feature {f} must be a number, got {value!r}") from None
-        return values, frozenset(self._check_feature(f) for f in unavailable)
 
     def _mixture(self, shares: Mapping[int, float]) -> tuple[np.ndarray, float]:
         """Posterior and training support of a patient spread over ``shares`` (node -> weight)."""
@@ -366,73 +433,6 @@ class TreePolicyMixin:
                 f"This {type(self).__name__} instance is not fitted yet; call fit first."
             )
 
-    def _check_categories(self, X: np.ndarray) -> None:
-        for f, codes in self.categories_.items():
-            column = X[:, f]
-            known = column[~np.isnan(column)]
-            unseen = known[~np.isin(known, codes)]
-            if unseen.size:
-                raise ValueError(
-                    f"feature {f} has category code {unseen[0]:g}, not seen in training "
-                    f"(known codes: {codes.tolist()})"
-                )
-
-    # ------------------------------------------------------------- fitting
-    def __sklearn_tags__(self):
-        # The learners put this mixin before scikit-learn's BaseEstimator in their bases,
-        # which the type checker cannot see from the mixin alone.
-        tags = super().__sklearn_tags__()  # type: ignore[misc]
-        tags.input_tags.allow_nan = True  # NaN means "missing": fractional cases
-        return tags
-
-    def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
-        """Check ``X``/``y`` and the cost parameters; set the fitted cost attributes.
-
-        Sets ``classes_``, ``n_features_in_``, ``cost_matrix_``, ``reject_cost_``,
-        ``cost_model_`` and ``categories_``; returns ``X`` as floats and the
-        class codes of ``y``.
-        """
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
-        )
-        check_classification_targets(y)
-        self.classes_, y_codes = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
-        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
-        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
-        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
-        self.categories_ = self._categories(X)
-        return X, y_codes
-
-    def _categories(self, X: np.ndarray) -> dict[int, np.ndarray]:
-        if self.categorical_features is None:
-            return {}
-        features = np.asarray(self.categorical_features).ravel()
-        if features.dtype == bool:
-            if features.shape[0] != X.shape[1]:
-                raise ValueError(
-                    f"categorical_features mask has {features.shape[0]} entries, "
-                    f"expected {X.shape[1]}"
-                )
-            features = np.flatnonzero(features)
-        result = {}
-        for f in features.tolist():
-            if not isinstance(f, Integral) or not 0 <= int(f) < X.shape[1]:
-                raise ValueError(f"categorical_features entry {f!r} is not a feature index")
-            column = X[:, f]
-            known = column[~np.isnan(column)]
-            fractional = known[known != np.round(known)]
-            if fractional.size:
-                raise ValueError(
-                    f"categorical feature {f} has non-integer code {fractional[0]:g}; "
-                    "category codes must be whole numbers"
-                )
-            codes = _distinct_codes(known)
-            if codes.size == 0:
-                codes = np.array([0.0])
-            result[int(f)] = codes
-        return result
-
 
 class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier):
     """Base of the greedy cost-aware trees; subclasses supply :meth:`_criterion`.
@@ -444,7 +444,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         CostSensitiveClassifier._parameter_constraints,
         min_samples_leaf=[Interval(Real, 1, None, closed="left")],
         cf=[Interval(Real, 0, 1, closed="neither")],
-        prune=["boolean"],
+        pruning=[StrOptions(set(_pruning.PRUNING_METHODS))],
         probability=[StrOptions({"laplace", "frequency"})],
     )
 
@@ -458,7 +458,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         random_state=None,
         min_samples_leaf=2,
         cf=0.25,
-        prune=True,
+        pruning="error",
         probability="laplace",
     ):
         self.test_costs = test_costs
@@ -468,7 +468,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         self.random_state = random_state
         self.min_samples_leaf = min_samples_leaf
         self.cf = cf
-        self.prune = prune
+        self.pruning = pruning
         self.probability = probability
 
     def _criterion(self) -> Criterion:  # pragma: no cover - abstract
@@ -476,16 +476,68 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Grow (and, if ``prune``, prune) the tree on ``X`` (NaN = missing) and ``y``.
+        """Grow the tree on ``X`` (NaN = missing) and ``y``, then prune it by ``pruning``.
+
+        ``pruning="cost_complexity"`` first grows a tree on 80% of the cases
+        (stratified, drawn with ``random_state``) to choose ``alpha`` on the
+        other 20% (:func:`~learners.tree.pruning.holdout_alpha`); the tree
+        grown on all the cases is then pruned with it (``ccp_alpha_``).
 
         Raises
         ------
         ValueError
             On malformed input: shapes, NaN in ``y``, a bad cost matrix or
-            test costs, a non-integer category code, bad parameters.
+            test costs, a non-integer category code, bad parameters (an
+            unknown ``pruning`` name among them).
         """
         X, y_codes = self._validate_fit_input(X, y)
-        grown = grow_tree(
+        alpha = 0.0
+        if self.pruning == "cost_complexity":
+            alpha = self._holdout_alpha(X, y_codes)
+        grown = self._grow(X, y_codes)
+        _pruning.prune(
+            grown,
+            self.pruning,
+            leaf_label=self._leaf_label,
+            cost_matrix=self.cost_matrix_,
+            cf=float(self.cf),
+            alpha=alpha,
+        )
+        self.ccp_alpha_ = alpha if self.pruning == "cost_complexity" else None
+        self.tree_ = grown.to_structure()
+        self._refresh_caches()
+        return self
+
+    def _fitted_state(self) -> dict:
+        state = super()._fitted_state()
+        alpha = getattr(self, "ccp_alpha_", None)
+        if alpha is not None:
+            state["ccp_alpha"] = float(alpha)
+        return state
+
+    def _load_fitted_state(self, state: dict) -> None:
+        super()._load_fitted_state(state)
+        self.ccp_alpha_ = (
+            document.read(state, "ccp_alpha", "fitted", document.number, low=0.0)
+            if "ccp_alpha" in state
+            else None
+        )
+
+    @classmethod
+    def _upgrade_params(cls, params: dict) -> dict:
+        """Documents written before ``pruning`` replaced ``prune`` (a boolean) still load."""
+        if "prune" in params and "pruning" not in params:
+            params = dict(params)
+            prune = params.pop("prune")
+            if not isinstance(prune, bool):
+                raise document.ModelDocumentError(
+                    f"params.prune: expected true or false, got {prune!r}"
+                )
+            params["pruning"] = "error" if prune else "none"
+        return params
+
+    def _grow(self, X: np.ndarray, y_codes: np.ndarray) -> GrowingTree:
+        return grow_tree(
             X,
             y_codes,
             len(self.classes_),
@@ -495,15 +547,84 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
             categories=self.categories_,
             min_leaf=float(self.min_samples_leaf),
         )
-        if self.prune:
-            prune_tree(grown, self._leaf_label, float(self.cf))
-        self.tree_ = grown.to_structure()
-        self._refresh_caches()
-        return self
+
+    def _holdout_alpha(self, X: np.ndarray, y_codes: np.ndarray) -> float:
+        """Cost-complexity's alpha: grow on 80% of the cases, choose on the other 20%."""
+        from sklearn.model_selection import train_test_split
+
+        n = X.shape[0]
+        n_hold = int(round(_pruning.HOLDOUT_FRACTION * n))
+        if n_hold < 1 or n - n_hold < 2:
+            return 0.0
+        counts = np.bincount(y_codes)
+        stratify = y_codes if counts[counts > 0].min() >= 2 else None
+        try:
+            train, hold = train_test_split(
+                np.arange(n), test_size=n_hold, random_state=self._random_seed(), stratify=stratify
+            )
+        except ValueError:  # too few cases of a class for a stratified split
+            train, hold = train_test_split(
+                np.arange(n), test_size=n_hold, random_state=self._random_seed()
+            )
+        grown = self._grow(X[train], y_codes[train])
+        alpha, _ = _pruning.holdout_alpha(
+            grown,
+            X[hold],
+            y_codes[hold],
+            leaf_label=self._leaf_label,
+            cost_matrix=self.cost_matrix_,
+            node_proba=self._smoothed_weights,
+        )
+        return alpha
+
+    def _smoothed_weights(self, class_weight: np.ndarray) -> np.ndarray:
+        return smoothed_proba(class_weight, _SMOOTHING[self.probability])
 
     def _leaf_label(self, class_weight: np.ndarray) -> int:
         # the one leaf label, which the compiled engine compiles from the same function
         return least_cost_class(class_weight, self.cost_matrix_, self.probability == "laplace")
+
+
+def read_categories(state, where: str, *, n_features: int) -> dict[int, np.ndarray]:
+    """The ``categories`` field of a document's fitted state: feature -> whole-number codes.
+
+    Raises
+    ------
+    ModelDocumentError
+        Naming the malformed entry.
+    """
+    stored = document.read(state, "categories", where, document.mapping)
+    categories = {}
+    for key, codes in stored.items():
+        at = f"{where}.categories[{key!r}]"
+        feature = document.feature_key(key, at, n_features=n_features)
+        codes = document.numbers(codes, at)
+        if codes.size == 0 or np.any(codes != np.round(codes)):
+            raise document.ModelDocumentError(f"{at}: expected whole-number category codes")
+        categories[feature] = codes
+    return categories
+
+
+def check_nominal_splits(
+    tree: TreeStructure, categories: Mapping[int, np.ndarray], where: str, categories_at: str
+) -> None:
+    """Every nominal split of ``tree`` has one edge per category code of its feature (the
+    builders make it so); otherwise a valid case could match no edge.
+
+    Raises
+    ------
+    ModelDocumentError
+        Naming the node and the codes.
+    """
+    for node in np.flatnonzero((tree.n_edges > 0) & np.isnan(tree.threshold)).tolist():
+        f = int(tree.feature[node])
+        codes = tree.branch_value[tree.edges(node)]
+        if f not in categories or set(codes.tolist()) != set(categories[f].tolist()):
+            raise document.ModelDocumentError(
+                f"{where}: node {node} splits feature {f} on the codes "
+                f"{codes.tolist()}, but {categories_at} gives it "
+                f"{categories[f].tolist() if f in categories else 'none'}"
+            )
 
 
 def _distinct_codes(codes: np.ndarray) -> np.ndarray:

@@ -52,14 +52,26 @@ class GrowingTree:
         self.empty.append(empty)
         return len(self.feature) - 1
 
-    def to_structure(self) -> TreeStructure:
-        """Flatten the nodes reachable from the root, numbered in preorder."""
+    def preorder(self) -> list[int]:
+        """Ids of the nodes reachable from the root, in the order :meth:`to_structure`
+        numbers them (its node ``i`` is ``preorder()[i]``)."""
         order: list[int] = []
         stack = [0]
         while stack:
             node = stack.pop()
             order.append(node)
             stack.extend(child for child, _, _ in reversed(self.edges[node]))
+        return order
+
+    def collapse(self, node: int) -> None:
+        """Make ``node`` a leaf (its subtree becomes unreachable)."""
+        self.feature[node] = LEAF
+        self.threshold[node] = np.nan
+        self.edges[node] = []
+
+    def to_structure(self) -> TreeStructure:
+        """Flatten the nodes reachable from the root, numbered in preorder."""
+        order = self.preorder()
         new_id = {old: new for new, old in enumerate(order)}
         feature: list[int] = []
         threshold: list[float] = []
@@ -101,6 +113,7 @@ def grow_tree(
     categories: Mapping[int, np.ndarray],
     min_leaf: float = 2.0,
     max_depth: int | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> GrowingTree:
     """Grow a tree greedily on ``X`` (float, NaN = missing) and class codes ``y``.
 
@@ -114,6 +127,10 @@ def grow_tree(
         ``M[actual, predicted]``; used by the cost-based criterion (DTMC).
     categories : mapping feature -> sorted category codes
         The nominal features; every other feature is numeric.
+    sample_weight : (n_samples,) array, optional
+        Case weights (boosting); None gives every case weight 1.  ``min_leaf``
+        and the class weights are in the same units, so weights that sum to
+        the number of cases keep C4.5's MINOBJS meaning.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.int64)
@@ -132,7 +149,14 @@ def grow_tree(
     n_branches = np.array([len(categories[f]) for f in nominal], dtype=np.int64)
 
     tree = GrowingTree(n_classes)
-    root_weights = np.ones(n_samples)
+    if sample_weight is None:
+        root_weights = np.ones(n_samples)
+    else:
+        root_weights = np.array(sample_weight, dtype=np.float64)
+        if root_weights.shape != (n_samples,):
+            raise ValueError(f"sample_weight must have one weight per case ({n_samples})")
+        if not np.isfinite(root_weights).all() or (root_weights < 0).any():
+            raise ValueError("sample_weight must be finite and non-negative")
     root = tree.add(np.bincount(y, weights=root_weights, minlength=n_classes).astype(float))
     # a path is the tuple of its split features (a numeric one may repeat)
     # (node, cases, case weights, per-feature case order, path, depth)
@@ -238,9 +262,7 @@ def prune_tree(
             continue
         as_subtree = sum(estimate[child] for child, _, _ in tree.edges[node])
         if as_leaf <= as_subtree + 1e-9:
-            tree.feature[node] = LEAF
-            tree.threshold[node] = np.nan
-            tree.edges[node] = []
+            tree.collapse(node)
             estimate[node] = as_leaf
         else:
             estimate[node] = as_subtree

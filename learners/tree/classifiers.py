@@ -39,16 +39,22 @@ _COMMON_PARAMETERS = """
         and split in two at a threshold midway between adjacent distinct
         values.
     random_state : int, RandomState or None
-        Unused (the learner is deterministic); kept for a uniform signature.
+        Draws cost-complexity pruning's 20% holdout; otherwise unused (the
+        learner is deterministic).
     min_samples_leaf : float, default 2
         C4.5's MINOBJS: a split needs two branches with at least this much
         known training weight.
     cf : float, default 0.25
         Confidence of the error-based pruning (``U_CF``, exact binomial limit).
-    prune : bool
-        Apply C4.5 error-based pruning (no subtree raising).
+    pruning : {"none", "error", "laplace", "cost_complexity", "kl"}, default "error"
+        How the grown tree is pruned (paper 001, :mod:`learners.tree.pruning`):
+        not at all; C4.5's error-based pruning (no subtree raising);
+        Laplace-based pruning with the cost matrix; cost-complexity pruning
+        with loss (alpha chosen on a 20% holdout); KL pruning (threshold
+        0.01).
     probability : {"laplace", "frequency"}, default "laplace"
-        Leaf probabilities ``(n_c + 1)/(n + K)`` or ``n_c / n``.
+        Leaf probabilities ``(n_c + 1)/(n + K)`` (Laplace) or ``n_c / n``
+        (frequency); paper 001's leaf estimates.
 
     Attributes
     ----------
@@ -59,6 +65,9 @@ _COMMON_PARAMETERS = """
     cost_matrix_ : ndarray of shape (K, K)
     reject_cost_ : float, ndarray or None
     categories_ : dict int -> ndarray of category codes
+    ccp_alpha_ : float or None
+        The cost-complexity penalty the tree was pruned with (None for the
+        other pruning methods).
 """
 
 
@@ -105,7 +114,7 @@ class EG2Classifier(GreedyTreeClassifier):
         random_state=None,
         min_samples_leaf=2,
         cf=0.25,
-        prune=True,
+        pruning="error",
         probability="laplace",
         w=1.0,
     ):
@@ -117,7 +126,7 @@ class EG2Classifier(GreedyTreeClassifier):
             random_state=random_state,
             min_samples_leaf=min_samples_leaf,
             cf=cf,
-            prune=prune,
+            pruning=pruning,
             probability=probability,
         )
         self.w = w
@@ -149,7 +158,7 @@ class DTMCClassifier(GreedyTreeClassifier):
 
     Node cost ``mc(S) = min_j sum_i n_i M[i, j]``; a split costs
     ``sum_k mc(S_k) + n c``; growth stops when no split reduces the cost
-    (pre-pruning), so ``prune`` defaults to False.  Numeric thresholds are
+    (pre-pruning), so ``pruning`` defaults to ``"none"``.  Numeric thresholds are
     chosen by the same reduction.
     """
 
@@ -171,7 +180,7 @@ class DTMCClassifier(GreedyTreeClassifier):
         random_state=None,
         min_samples_leaf=2,
         cf=0.25,
-        prune=False,
+        pruning="none",
         probability="laplace",
     ):
         super().__init__(
@@ -182,7 +191,7 @@ class DTMCClassifier(GreedyTreeClassifier):
             random_state=random_state,
             min_samples_leaf=min_samples_leaf,
             cf=cf,
-            prune=prune,
+            pruning=pruning,
             probability=probability,
         )
 

@@ -25,7 +25,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 #: missing here is fitted with its defaults (and its own _fast_test_params).
 FAST_PARAMS = {
     # Unpruned, so the corruption tests have a tree of several levels with a nominal split.
-    "C45Classifier": {"prune": False},
+    "C45Classifier": {"pruning": "none"},
     "ACTClassifier": {"r": 1},
     "LSID3Classifier": {"r": 1},
     "ICETClassifier": {"population": 4, "generations": 1},

@@ -86,7 +86,7 @@ def test_idx_does_not_sliver_a_numeric_test_on_the_path():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    model = IDXClassifier(test_costs=CostModel([1.0, 1.0]), prune=False).fit(X, y)
+    model = IDXClassifier(test_costs=CostModel([1.0, 1.0]), pruning="none").fit(X, y)
     used = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
     assert used == {0, 1}
     assert model.score(X, y) > 0.9

@@ -75,7 +75,7 @@ def test_gain_with_a_missing_value():
 def test_fractional_cases_follow_known_shares():
     """The case with unknown outlook goes down every branch: sunny gets 5 + 5/13 cases."""
     X, y = _golf(missing_outlook=True)
-    model = C45Classifier(categorical_features=[0], prune=False).fit(X, y)
+    model = C45Classifier(categorical_features=[0], pruning="none").fit(X, y)
     tree = model.tree_
     assert tree.feature[0] == 0
     np.testing.assert_allclose(tree.branch_weight[list(tree.edges(0))], [5 / 13, 3 / 13, 5 / 13])
@@ -87,7 +87,7 @@ def test_fractional_cases_follow_known_shares():
 def test_predict_proba_averages_over_branches_for_missing():
     """A NaN at the root test gives the branch-weighted average of the children's answers."""
     X, y = _golf()
-    model = C45Classifier(categorical_features=[0], prune=False).fit(X, y)
+    model = C45Classifier(categorical_features=[0], pruning="none").fit(X, y)
     row = X[:1].copy()
     shares = model.tree_.branch_weight[list(model.tree_.edges(0))]
     per_branch = []
@@ -174,6 +174,6 @@ def test_c45c_leaf_label_is_least_expected_cost():
 def test_golf_tree_classifies_training_data():
     """Unpruned C4.5 on golf splits on outlook first and fits the table."""
     X, y = _golf()
-    model = C45Classifier(categorical_features=[0], prune=False, min_samples_leaf=1).fit(X, y)
+    model = C45Classifier(categorical_features=[0], pruning="none", min_samples_leaf=1).fit(X, y)
     assert model.tree_.feature[0] == 0
     assert (model.predict(X) == y).all()

@@ -16,7 +16,7 @@ def _root_feature(model):
 
 
 def _fit(cls, X, y, costs, **kwargs):
-    return cls(test_costs=costs, prune=False, min_samples_leaf=1, **kwargs).fit(X, y)
+    return cls(test_costs=costs, pruning="none", min_samples_leaf=1, **kwargs).fit(X, y)
 
 
 def test_icf_formulas():

@@ -47,6 +47,6 @@ def test_numeric_threshold_chosen_by_cost_reduction():
     assert model.tree_.threshold[0] == pytest.approx(4.5)
 
 
-def test_prune_defaults_to_false():
+def test_pruning_defaults_to_none():
     """DTMC pre-prunes only; error-based pruning is off unless asked for."""
-    assert DTMCClassifier().prune is False
+    assert DTMCClassifier().pruning == "none"

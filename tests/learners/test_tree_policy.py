@@ -13,7 +13,7 @@ from learners.tree import C45Classifier, EG2Classifier
 @pytest.fixture
 def model(noisy_table):
     X, y = noisy_table
-    return C45Classifier(categorical_features=[4], prune=False).fit(X, y)
+    return C45Classifier(categorical_features=[4], pruning="none").fit(X, y)
 
 
 def _walk(model, row, unavailable=()):
@@ -57,7 +57,7 @@ def test_extract_cost_is_marginal_given_known():
     X = rng.normal(size=(200, 2))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     costs = CostModel([5.0, 4.0], discounted=[1.0, 1.0], groups=["g", "g"])
-    model = EG2Classifier(test_costs=costs, prune=False).fit(X, y)
+    model = EG2Classifier(test_costs=costs, pruning="none").fit(X, y)
     first = model.next_action({})
     assert first.cost == costs.costs[first.test]
     later = [s for row in X[:50] for s in _walk(model, row)[1][1:] if s.kind == "extract"]
