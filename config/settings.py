@@ -181,9 +181,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "diagnosis")
 
-# Seconds a training may run, and after which a silent "running" model is failed.
+# Seconds a training may run. A running training beats every 10 s; after TRAINING_STALE_SECONDS
+# of silence its worker is taken for dead and the training is queued again, at most
+# TRAINING_MAX_ATTEMPTS starts in all. A queued training the broker has not handed to a worker
+# within TRAINING_RESEND_SECONDS (or could not take at all) is sent again.
 TRAINING_TIME_LIMIT = int(os.environ.get("TRAINING_TIME_LIMIT", "3600"))
-TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "600"))
+TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "120"))
+TRAINING_MAX_ATTEMPTS = int(os.environ.get("TRAINING_MAX_ATTEMPTS", "3"))
+TRAINING_RESEND_SECONDS = int(os.environ.get("TRAINING_RESEND_SECONDS", "900"))
 
 LOGGING = {
     "version": 1,
@@ -193,8 +198,8 @@ LOGGING = {
 }
 
 CELERY_BEAT_SCHEDULE = {
-    "fail-stale-trainings": {
-        "task": "diagnosis.tasks.fail_stale_trainings",
+    "recover-trainings": {
+        "task": "diagnosis.tasks.recover_trainings",
         "schedule": 60.0,
     },
 }

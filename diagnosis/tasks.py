@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from .services import training
+from .services import training, training_queue
 
-__all__ = ["fail_stale_trainings", "train_model"]
+__all__ = ["recover_trainings", "train_model"]
 
 
 @shared_task(
@@ -26,7 +27,18 @@ def train_model(self, trained_model_id: int) -> None:
     training.run_training(trained_model_id=trained_model_id, task_id=self.request.id or "")
 
 
-@shared_task
-def fail_stale_trainings() -> int:
-    """Mark trainings whose heartbeat stopped as failed; returns how many."""
-    return training.fail_stale_trainings(older_than_seconds=settings.TRAINING_STALE_SECONDS)
+@shared_task(ignore_result=True, time_limit=120)
+def recover_trainings() -> dict[str, int]:
+    """Re-queue trainings whose worker died and re-send those the queue never took."""
+    recovered = training_queue.recover_trainings(
+        stale_seconds=settings.TRAINING_STALE_SECONDS,
+        resend_after_seconds=settings.TRAINING_RESEND_SECONDS,
+        max_attempts=settings.TRAINING_MAX_ATTEMPTS,
+    )
+    return vars(recovered)
+
+
+@worker_ready.connect
+def recover_when_a_worker_starts(sender=None, **_kwargs) -> None:
+    """A (re)started worker sweeps at once, so recovery never waits for beat."""
+    recover_trainings.delay()

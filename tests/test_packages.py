@@ -45,7 +45,7 @@ def test_config_exposes_the_celery_app_with_the_app_tasks():
         "import os\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings')\n"
         "import django\ndjango.setup()\n"
         "import config\nconfig.celery_app.loader.import_default_modules()\n"
-        "assert 'diagnosis.tasks.fail_stale_trainings' in config.celery_app.tasks, "
+        "assert 'diagnosis.tasks.recover_trainings' in config.celery_app.tasks, "
         "sorted(config.celery_app.tasks)"
     )
     assert {"celery", "config", "diagnosis"} <= loaded

@@ -1,4 +1,4 @@
-"""Training models: request (web), run (Celery worker), cancel or stop, failing stalled runs."""
+"""Training models: request (web), run (Celery worker), cancel or stop."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
-from . import learner_registry
+from . import learner_registry, training_queue
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
@@ -26,7 +26,6 @@ from .validation import clean_matrix, clean_reject_cost
 __all__ = [
     "cancel_training",
     "create_training",
-    "fail_stale_trainings",
     "request_stop",
     "request_training",
     "run_training",
@@ -57,8 +56,7 @@ def request_training(
         error_matrix=error_matrix,
         name=name,
     )
-    task_id = trained.celery_task_id
-    transaction.on_commit(lambda: _enqueue(trained.pk, task_id))
+    transaction.on_commit(lambda: training_queue.send(trained.pk))
     return trained
 
 
@@ -119,20 +117,6 @@ def create_training(
     return trained
 
 
-def _enqueue(trained_model_id: int, task_id: str) -> None:
-    from ..tasks import train_model
-
-    try:
-        train_model.apply_async(args=[trained_model_id], task_id=task_id)
-    except Exception as exc:  # the broker is down: say so rather than stay queued forever
-        log.exception("could not queue training %s", trained_model_id)
-        TrainedModel.objects.filter(pk=trained_model_id, status=TrainedModel.QUEUED).update(
-            status=TrainedModel.FAILED,
-            error=f"Could not queue the training (is the Celery broker running?): {exc}",
-            finished_at=timezone.now(),
-        )
-
-
 def run_training(
     *,
     trained_model_id: int,
@@ -144,19 +128,13 @@ def run_training(
     The stored model is the one fitted on the 70% split, so the held-out
     figures in ``metrics`` describe exactly the model clinicians use.
     """
-    now = timezone.now()
-    claimed = TrainedModel.objects.filter(
-        pk=trained_model_id, status__in=[TrainedModel.QUEUED, TrainedModel.RUNNING]
-    ).update(
-        status=TrainedModel.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        progress=0.0,
-        progress_message="Starting",
-        error="",
+    attempt = training_queue.claim(
+        trained_model_id=trained_model_id,
+        stale_seconds=settings.TRAINING_STALE_SECONDS,
+        max_attempts=settings.TRAINING_MAX_ATTEMPTS,
     )
-    if not claimed:
-        log.warning("training %s is missing or already finished; nothing to do", trained_model_id)
+    if attempt is None:
+        log.warning("training %s is missing, running elsewhere or finished", trained_model_id)
         return TrainedModel.objects.filter(pk=trained_model_id).first()
     trained = TrainedModel.objects.select_related("dataset").get(pk=trained_model_id)
     if task_id and trained.celery_task_id != task_id:
@@ -166,15 +144,17 @@ def run_training(
         with Heartbeat(trained.pk):
             result = _fit_and_evaluate(trained, writer)
     except AnytimeStopped as exc:
-        _finish(trained.pk, status=TrainedModel.CANCELLED, progress_message=str(exc)[:300])
+        _finish(trained.pk, attempt, status=TrainedModel.CANCELLED, progress_message=str(exc)[:300])
         return TrainedModel.objects.get(pk=trained.pk)
     except Exception as exc:  # any failure is reported on the model page
         log.exception("training %s failed", trained.pk)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        _finish(trained.pk, status=TrainedModel.FAILED, error=detail, progress_message="Failed")
+        _finish(
+            trained.pk, attempt, status=TrainedModel.FAILED, error=detail, progress_message="Failed"
+        )
         return TrainedModel.objects.get(pk=trained.pk)
     result.setdefault("progress_message", "Done")
-    _finish(trained.pk, status=TrainedModel.SUCCEEDED, progress=1.0, **result)
+    _finish(trained.pk, attempt, status=TrainedModel.SUCCEEDED, progress=1.0, **result)
     return TrainedModel.objects.get(pk=trained.pk)
 
 
@@ -239,12 +219,12 @@ def _with_baselines(result: dict, trained, X, y, train, test, cost_model, catego
     return result
 
 
-def _finish(trained_model_id: int, *, status: str, **fields) -> None:
-    """Store the outcome unless the training was cancelled meanwhile."""
+def _finish(trained_model_id: int, attempt: int, *, status: str, **fields) -> None:
+    """Store the outcome unless the training was cancelled, or re-run elsewhere, meanwhile."""
     now = timezone.now()
-    TrainedModel.objects.filter(pk=trained_model_id, status=TrainedModel.RUNNING).update(
-        status=status, finished_at=now, heartbeat_at=now, **fields
-    )
+    TrainedModel.objects.filter(
+        pk=trained_model_id, status=TrainedModel.RUNNING, attempts=attempt
+    ).update(status=status, finished_at=now, heartbeat_at=now, **fields)
 
 
 @transaction.atomic
@@ -292,35 +272,3 @@ def cancel_training(*, user, trained_model: TrainedModel) -> TrainedModel:
     locked.progress_message = f"Cancelled by {user.get_username()}"
     locked.save(update_fields=["status", "finished_at", "progress_message"])
     return locked
-
-
-def fail_stale_trainings(*, older_than_seconds: float) -> int:
-    """Fail running trainings whose heartbeat is older than the limit; returns how many."""
-    if older_than_seconds <= 0:
-        raise ValidationError("older_than_seconds must be positive.")
-    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    stale = TrainedModel.objects.filter(status=TrainedModel.RUNNING, heartbeat_at__lt=cutoff)
-    why = (
-        f"The worker stopped reporting for more than {older_than_seconds:g} seconds "
-        "(it was probably restarted or killed)"
-    )
-    # An anytime training stores its best model as it goes: that model is kept.
-    anytime = [key for key, spec in learner_registry.LEARNERS.items() if spec.anytime]
-    kept = (
-        stale.filter(learner__in=anytime)
-        .exclude(model_json="")
-        .update(
-            status=TrainedModel.SUCCEEDED,
-            progress=1.0,
-            finished_at=timezone.now(),
-            error=f"{why}; the best model so far is kept.",
-            progress_message="Interrupted; using the best model so far",
-        )
-    )
-    failed = stale.update(
-        status=TrainedModel.FAILED,
-        finished_at=timezone.now(),
-        error=f"{why}; start the training again.",
-        progress_message="Failed",
-    )
-    return kept + failed
