@@ -127,8 +127,9 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
     At a node with impurity ``F(S) > tol`` every feature ``t`` gets
     ``R(t) = min_stump max_outcome c(t) / (F(S) - F(S_outcome))``, i.e.
     ``c(t) / reduction_t`` with ``reduction_t`` the best stump's minimax
-    reduction, ``c(t)`` the marginal price of ``t`` given the tests on the
-    path (a test re-read lower down is free).  The argmin splits; ties (a
+    reduction and ``c(t)`` the marginal price of ``t`` given the tests on the
+    path; a test already done on the path ranks at its own price with
+    nothing done (the paper's fixed ``c(t)``).  The argmin splits; ties (a
     free test gives 0) go to the larger reduction, then the lower feature
     index.  A node where no stump reduces ``F`` on both sides is a leaf.
 
@@ -147,6 +148,7 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
     class_weight = [np.zeros(n_classes)]
     stack = [(0, root_idx, root_wt, np.empty(0, dtype=np.int64))]
     done = np.zeros(m, dtype=np.int64)
+    nothing = np.zeros(m, dtype=np.int64)
     while len(stack) > 0:
         node, idx, wt, path = stack.pop()
         counts = np.zeros(n_classes)
@@ -171,7 +173,14 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
             )
             if reduction <= tol:
                 continue
-            ratio = marginal_cost(f, done, prices) / reduction
+            if done[f] > 0:
+                # A re-read ranks at the test's own price, the paper's fixed c(t): at its
+                # marginal price, 0, every split would re-cut the first test bought and
+                # never buy a second (and a shared price / k still shrinks towards 0).
+                price = marginal_cost(f, nothing, prices)
+            else:
+                price = marginal_cost(f, done, prices)
+            ratio = price / reduction
             if ratio < best_ratio or (ratio == best_ratio and reduction > best_reduction):
                 best_f = f
                 best_ratio = ratio

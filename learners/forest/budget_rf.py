@@ -118,10 +118,14 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
     Where the paper and ALGORITHMS.md leave choices open: the random stumps'
     thresholds are the values of randomly drawn cases of the node (stored
     halfway to the next larger value); a missing value goes down both
-    branches with the known cases' shares; a test re-read lower in a tree
-    is free when ranked; the paper predicts by majority vote, this model by
-    least expected cost over the summed leaf class weights (with 0/1 loss,
-    the class with the most summed weight).  When even one tree breaks the
+    branches with the known cases' shares; the price ``c(t)`` a split is
+    ranked with is the test's marginal price on the path (group discounts,
+    derived tests), and a test re-read lower in a tree ranks at its own price
+    with nothing done, the paper's fixed ``c(t)`` (at its marginal price, 0,
+    trees re-cut the first test bought and never buy a second); the paper
+    predicts by majority vote, this model by least expected cost over the
+    summed leaf class weights (with 0/1 loss, the class with the most summed
+    weight).  When even one tree breaks the
     budget, the forest is one leaf: it orders nothing and concludes from the
     training classes.
     """
