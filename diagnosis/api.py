@@ -33,7 +33,6 @@ ids cannot be enumerated: only the case's own clinician may read or step it),
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
@@ -46,6 +45,7 @@ from .permissions import CaseNotFound
 from .selectors import case_audit
 from .services import case_actions
 from .services import cases as case_services
+from .services.validation import clean_step_body, parse_json_object
 
 __all__ = ["case_step", "state_to_dict"]
 
@@ -133,26 +133,21 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         if request.method == "GET":
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
-        try:
-            body = json.loads(request.body.decode("utf-8") or "null")
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return _error(f"The body is not valid JSON: {exc}.", 400)
-        if not isinstance(body, dict):
-            return _error('The body must be a JSON object like {"action": "refer"}.', 400)
-        action = body.get("action")
+        body = clean_step_body(parse_json_object(request.body))
+        action = body["action"]
         fields = (
-            {"position": body.get("position"), "value": body.get("value")}
+            {"position": body["position"], "value": body["value"]}
             if action == "correct"
             else {}
             if action == "undo"
-            else {"test": body.get("test"), "value": body.get("value"), "label": body.get("label")}
+            else {"test": body["test"], "value": body["value"], "label": body["label"]}
         )
         case_actions.take_action(
             user=request.user,
             case=case,
             action=action,
-            seen=body.get("seen"),
-            reason=body.get("reason") or "",
+            seen=body["seen"],
+            reason=body["reason"] or "",
             **fields,
         )
         case.refresh_from_db()

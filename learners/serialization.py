@@ -142,46 +142,38 @@ def model_from_json(text: str | bytes | dict):
         raise ModelDocumentError(f"malformed model document ({type(exc).__name__}: {exc})") from exc
 
 
-def parse_document(text: str | bytes | bytearray) -> Any:
+def parse_document(text: str | bytes | bytearray, what: str = "model document") -> Any:
     """Strict JSON: no NaN or Infinity tokens, no number that overflows a float,
-    no integer literal longer than :data:`~learners._document.MAX_INT_DIGITS` digits."""
+    no integer literal longer than :data:`~learners._document.MAX_INT_DIGITS` digits,
+    no nesting deeper than Python's recursion limit. ``what`` names the text in errors."""
+
+    def refuse_constant(token: str):
+        raise ModelDocumentError(f"{what} holds {token}, which is not JSON (no NaN or infinity)")
+
+    def finite_float(token: str) -> float:
+        value = float(token)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ModelDocumentError(f"{what} holds the number {token[:40]}, too large for a float")
+        return value
+
+    def bounded_int(token: str) -> int:
+        digits = len(token.lstrip("-"))
+        if digits > MAX_INT_DIGITS:
+            raise ModelDocumentError(
+                f"{what} holds an integer of {digits} digits (at most {MAX_INT_DIGITS})"
+            )
+        return int(token)
+
     try:
         return json.loads(
-            text,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-            parse_int=_bounded_int,
+            text, parse_constant=refuse_constant, parse_float=finite_float, parse_int=bounded_int
         )
     except ModelDocumentError:
         raise
     except RecursionError as exc:
-        raise ModelDocumentError("model document is nested too deeply") from exc
+        raise ModelDocumentError(f"{what} is nested too deeply") from exc
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ModelDocumentError(f"model document is not valid JSON: {exc}") from exc
-
-
-def _refuse_constant(token: str):
-    raise ModelDocumentError(
-        f"model document holds {token}, which is not JSON (no NaN or infinity)"
-    )
-
-
-def _finite_float(token: str) -> float:
-    value = float(token)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ModelDocumentError(
-            f"model document holds the number {token[:40]}, too large for a float"
-        )
-    return value
-
-
-def _bounded_int(token: str) -> int:
-    if len(token.lstrip("-")) > MAX_INT_DIGITS:
-        raise ModelDocumentError(
-            f"model document holds an integer of {len(token.lstrip('-'))} digits "
-            f"(at most {MAX_INT_DIGITS})"
-        )
-    return int(token)
+        raise ModelDocumentError(f"{what} is not valid JSON: {exc}") from exc
 
 
 def _load(document):

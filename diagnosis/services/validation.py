@@ -8,7 +8,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from learners import ModelDocumentError
 from learners.derived import DEFAULT_TOLERANCE, DerivedFormula
+from learners.serialization import parse_document
 
 __all__ = [
     "clean_choices",
@@ -17,6 +19,8 @@ __all__ = [
     "clean_price_pair",
     "clean_range",
     "clean_reject_cost",
+    "clean_step_body",
+    "parse_json_object",
 ]
 
 
@@ -152,3 +156,63 @@ def clean_formula(
             "use every input or remove it from 'derived from'."
         )
     return parsed
+
+
+# ------------------------------------------------------------- JSON request bodies
+MAX_BODY_BYTES = 64 * 1024
+MAX_TEXT = 1_000  # characters in a reason, a name or a typed value
+
+# What each field of a step request may be: (allowed types, what to tell the sender).
+_STEP_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "action": ((str,), "a string"),
+    "test": ((str,), "a test's name (a string)"),
+    "value": ((int, float, str), "a number, or a choice's label or code"),
+    "label": ((int, str), "a class's index or name"),
+    "position": ((int,), "a step's position (an integer)"),
+    "seen": ((int,), "the case version you last read (an integer)"),
+    "reason": ((str,), "text"),
+}
+
+
+def parse_json_object(raw: bytes, *, what: str = "The body") -> dict[str, Any]:
+    """A request body as a JSON object, parsed strictly (no NaN or Infinity, no 1e999, no
+    5,000-digit numbers, no deep nesting) by the same parser that reads model files."""
+    if len(raw) > MAX_BODY_BYTES:
+        raise ValidationError(f"{what} is larger than {MAX_BODY_BYTES // 1024} KB.")
+    try:
+        body = parse_document(bytes(raw) or b"null", what=what)
+    except ModelDocumentError as exc:
+        raise ValidationError(f"{exc}.") from None
+    if not isinstance(body, dict):
+        raise ValidationError(f'{what} must be a JSON object like {{"action": "refer"}}.')
+    return body
+
+
+def clean_step_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The step fields of a parsed body, each of the JSON type it must have (or None)."""
+    unknown = sorted(set(body) - set(_STEP_FIELDS))
+    if unknown:
+        raise ValidationError(
+            f"Unknown field(s) {', '.join(map(repr, unknown))}; the fields are "
+            + ", ".join(_STEP_FIELDS)
+            + "."
+        )
+    cleaned: dict[str, Any] = {}
+    for name, (types, description) in _STEP_FIELDS.items():
+        value = body.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            raise ValidationError(f'"{name}" must be {description}, not {_json_kind(value)}.')
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            raise ValidationError(f'"{name}" is longer than {MAX_TEXT:,} characters.')
+        cleaned[name] = value
+    return cleaned
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
