@@ -301,40 +301,88 @@ def tree_figure(layout: Mapping[str, Any], *, class_labels: Sequence[str] | None
 
 
 # --------------------------------------------------------------------- bar charts
+#: A risk more than this many times the next largest one is cut off (broken axis), so
+#: one huge risk (a referral at $9,994) does not squash the bars worth comparing.
+RISK_AXIS_BREAK = 4.0
+RISK_ADVISED_COLOUR = "#1f7a4d"
+RISK_OTHER_COLOUR = "#8aa4c8"
+
+
+def _signed_money(value: float) -> str:
+    return f"−${-value:,.2f}" if value < 0 and round(value, 2) != 0 else f"${abs(value):,.2f}"
+
+
 def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
-    """Horizontal bars: the model's risk (expected loss) of each possible action now.
+    """Horizontal bars: the model's risk (expected loss, in dollars) of each possible action now.
 
     ``risks`` are the rows of ``selectors.explain(...).risks``: ``action``,
-    ``risk`` and ``lowest`` (the advised action, drawn green and labelled, so
-    it is found even when its bar is too short to see).
+    ``risk`` and ``lowest`` (the advised action, drawn green).  The exact
+    values are printed in a column right of the plot, never over a bar or an
+    action's name, with "◀ advised" on the lowest.  When one risk is more
+    than :data:`RISK_AXIS_BREAK` times every other, the axis is cut just
+    past the others (a broken axis): the long bar runs off the scale, is
+    marked "off scale" and its value is still printed.  ``x`` holds the
+    risks themselves.
     """
     rows = [(str(r["action"]), float(r["risk"]), bool(r.get("lowest"))) for r in risks]
     if not rows:
         raise ValueError("no risks to draw")
+    values = [r for _, r, _ in rows]
+    sizes = sorted((abs(v) for v in values), reverse=True)
+    limit = None
+    if len(sizes) > 1 and sizes[1] > 0 and sizes[0] > RISK_AXIS_BREAK * sizes[1]:
+        limit = 1.5 * sizes[1]  # the axis ends here; only the outlier passes it
+    low = min(0.0, *values) if limit is None else max(min(0.0, *values), -limit)
+    high = max(0.0, *values) if limit is None else min(max(0.0, *values), limit)
+    pad = 0.06 * ((high - low) or 1.0)
+    off = [limit is not None and abs(v) > limit for v in values]
     fig = go.Figure(
         go.Bar(
-            x=[r for _, r, _ in rows],
+            x=values,
             y=[a for a, _, _ in rows],
             orientation="h",
-            marker_color=["#1f7a4d" if low else "#8aa4c8" for _, _, low in rows],
-            text=[f"{r:,.2f}" + ("  ◀ advised" if low else "") for _, r, low in rows],
-            textposition="outside",
-            cliponaxis=False,
-            hovertemplate="%{y}: risk %{x:,.2f}<extra></extra>",
+            marker_color=[RISK_ADVISED_COLOUR if low_ else RISK_OTHER_COLOUR for *_, low_ in rows],
+            text=[
+                _signed_money(v) + ("  ◀ advised" if low_ else "") + ("  (off scale)" if o else "")
+                for (_, v, low_), o in zip(rows, off, strict=True)
+            ],
+            textposition="none",  # printed as the value column instead (annotations below)
+            hovertemplate="%{y}: risk %{text}<extra></extra>",
         )
     )
-    widest = max(r for _, r, _ in rows)
+    for (action, value, lowest), o in zip(rows, off, strict=True):
+        fig.add_annotation(
+            xref="paper",
+            x=1.0,
+            xanchor="left",
+            xshift=10,
+            yref="y",
+            y=action,
+            showarrow=False,
+            align="left",
+            text=(f"<b>{_signed_money(value)}  ◀ advised</b>" if lowest else _signed_money(value))
+            + ("  ⫽ off scale" if o else ""),
+            font=dict(color=RISK_ADVISED_COLOUR if lowest else "#1d2733"),
+        )
+    title = "Risk in $: expected loss, lower is better"
+    if limit is not None:
+        title += f" (axis cut at {_signed_money(high + pad)})"
     fig.update_layout(
         font=FONT,
-        margin=dict(l=10, r=30, t=10, b=60),
-        height=100 + 34 * len(rows),
+        margin=dict(l=10, r=190 if any(off) else 150, t=10, b=60),
+        height=100 + 36 * len(rows),
         plot_bgcolor="#ffffff",
         paper_bgcolor="#ffffff",
-        # Room on the right for the value printed after the longest bar.
+        showlegend=False,
         xaxis=dict(
-            title="Risk (expected loss)",
+            title=title,
             gridcolor="#e3e8ef",
-            range=[min(0.0, min(r for _, r, _ in rows)) * 1.1, widest * 1.3 if widest > 0 else 1.0],
+            zeroline=True,
+            zerolinecolor="#5b6675",
+            zerolinewidth=1,
+            tickprefix="$",
+            tickformat=",.0f",
+            range=[low - (pad if low < 0 else 0.0), high + pad],
         ),
         yaxis=dict(autorange="reversed", automargin=True),
     )

@@ -8,14 +8,17 @@ with (its ``cost_snapshot``), never from today's prices in the database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
+from learners.tree import TreeStructure
+
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
+from .advice_context import branch_rows, decision_costs
 from .explanations import Explanation, explain
 from .model_cache import get_estimator
 
@@ -85,6 +88,8 @@ def action_to_dict(
     *,
     dataset,
     classes: Sequence[int] | None = None,
+    estimator=None,
+    known: Mapping[int, float] | None = None,
 ) -> dict:
     """The advice to store and show: ``action.to_dict()`` plus the names it needs.
 
@@ -99,6 +104,12 @@ def action_to_dict(
     An ``Extract`` also gets ``conclusion_now``: what the model concludes from
     its evidence if the patient stopped now (``Evidence.refers_now`` and
     ``best_class``, worded as ``kind``, ``label_index``, ``label``).
+
+    With the fitted ``estimator`` (and the patient's ``known`` results) the
+    advice also keeps ``costs``, the error costs the model decides with
+    (:func:`~diagnosis.selectors.advice_context.decision_costs`), and
+    ``branches``, where a patient split by an unavailable test went
+    (:func:`~diagnosis.selectors.advice_context.branch_rows`).
     """
     labels = list(dataset.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
@@ -137,7 +148,16 @@ def action_to_dict(
                 if 0 <= code < len(labels)
                 else str(code),
             }
-    elif action.kind == "classify":
+    if estimator is not None:
+        result["costs"] = decision_costs(estimator, result["class_labels"])
+        tree = getattr(estimator, "tree_", None)
+        evidence = action.evidence
+        if isinstance(tree, TreeStructure) and evidence is not None and len(evidence.nodes) > 1:
+            split = {t.index: t for t in dataset.tests.all()}
+            result["branches"] = branch_rows(
+                tree, evidence.nodes, known or {}, split, result["class_labels"]
+            )
+    if action.kind == "classify":
         index = int(action.label)
         result.update(
             label_index=index,
@@ -176,6 +196,8 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
             action,
             dataset=dataset,
             classes=estimator.classes_.tolist(),
+            estimator=estimator,
+            known=known,
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])

@@ -3,11 +3,23 @@
 The one place the app turns an action and its :class:`learners.policy.Evidence`
 into sentences.  It reads the advice dictionary stored with every step
 (``action.to_dict()`` plus the names of the classes and tests it mentions,
-see :func:`diagnosis.selectors.cases.action_to_dict`), so an old step reads
-the same tomorrow as it did when it was taken.  Nothing here decides or
-prices anything: every number (expected costs, the best class, the cost once
-a result is known, the risks) was computed by the model; this module only
-words it.
+the costs the model decides with and where a split patient went, see
+:func:`diagnosis.selectors.cases.action_to_dict`), so an old step reads the
+same tomorrow as it did when it was taken.  Nothing here decides or prices
+anything: every number (expected costs, the best class, the cost once a
+result is known, the risks) was computed by the model; this module only
+words it, and subtracts two of them to say what a test is expected to save.
+
+Every advice says, in dollars and whole numbers of past patients:
+
+1. what the advice is and what it costs this patient now;
+2. what concluding now would cost (expected error cost, or for the
+   conditioned-loss model its risk) and what the test is expected to save;
+3. how sure the model is, and on how many past patients;
+4. how unavailable tests were handled (each branch's share of the patient);
+
+and a conclusion against the more likely class names the error costs that
+make it the cheaper one.
 """
 
 from __future__ import annotations
@@ -16,7 +28,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Explanation", "advice_headline", "explain", "money"]
+__all__ = [
+    "Explanation",
+    "advice_headline",
+    "explain",
+    "money",
+    "patients",
+    "percent",
+    "signed_money",
+]
 
 
 def money(value: float | None) -> str:
@@ -24,12 +44,43 @@ def money(value: float | None) -> str:
     return "–" if value is None else f"${float(value):,.2f}"
 
 
-def _cases(support: float) -> str:
-    """A training-case count in words; fractional under C4.5's missing-value shares."""
-    if float(support).is_integer():
-        n = int(support)
-        return f"{n} training case{'' if n == 1 else 's'}"
-    return f"about {support:.1f} training cases"
+def signed_money(value: float | None) -> str:
+    """Money that may be negative (a risk can be a gain): ``−$87.92``, ``$4,142.00``."""
+    if value is None:
+        return "–"
+    value = float(value)
+    if value < 0 and round(value, 2) != 0:
+        return f"−${-value:,.2f}"
+    return money(abs(value) if round(value, 2) == 0 else value)
+
+
+def patients(support: float) -> str:
+    """How many past patients stand behind an estimate, in whole numbers.
+
+    C4.5's missing-value handling and a patient split over branches give
+    fractional counts; they are rounded and said to be approximate.
+    """
+    support = float(support)
+    if support < 0.5:
+        return "less than one past patient"
+    n = round(support)
+    words = f"{n:,} past patient{'' if n == 1 else 's'}"
+    return words if abs(support - n) < 1e-9 else f"about {words}"
+
+
+def percent(p: float) -> str:
+    """A probability as the screen's bars show it (``45.8%``), never rounding a doubt away."""
+    p = float(p)
+    if 0.9995 <= p < 1.0:
+        return "over 99.9%"
+    if 0.0 < p < 0.0005:
+        return "under 0.1%"
+    return f"{round(100.0 * p, 1):.1f}%"
+
+
+def _lower_first(text: str) -> str:
+    """ "Order TSH" -> "order TSH" (test names keep their case)."""
+    return text[:1].lower() + text[1:]
 
 
 @dataclass(frozen=True)
@@ -38,14 +89,17 @@ class Explanation:
 
     ``why`` holds whole sentences; ``proba`` rows ``{"label", "p", "percent"}``
     aligned with the model's classes; ``risks`` rows ``{"action", "risk",
-    "key", "lowest"}`` for a model that weighs the risk of every action (the
-    conditioned-loss model), in the model's order.
+    "money", "key", "lowest"}`` for a model that weighs the risk of every
+    action (the conditioned-loss model), in the model's order; ``costs`` the
+    error costs the model decides with, ready for a grid (see
+    :func:`_cost_grid`; empty when the advice does not carry them).
     """
 
     headline: str
     why: list[str] = field(default_factory=list)
     proba: list[dict] = field(default_factory=list)
     risks: list[dict] = field(default_factory=list)
+    costs: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -53,6 +107,7 @@ class Explanation:
             "why": list(self.why),
             "proba": [dict(p) for p in self.proba],
             "risks": [dict(r) for r in self.risks],
+            "costs": dict(self.costs),
         }
 
 
@@ -99,82 +154,201 @@ def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Na
             action, key = "Refer", "reject"
         else:
             action, key = f"Classify as {names.cls(evidence.get('best_class'))}", "classify"
-        rows.append({"action": action, "risk": float(risk["risk"]), "key": key, "lowest": False})
+        value = float(risk["risk"])
+        rows.append(
+            {
+                "action": action,
+                "risk": value,
+                "money": signed_money(value),
+                "key": key,
+                "lowest": False,
+            }
+        )
     if rows:
         min(rows, key=lambda row: row["risk"])["lowest"] = True
     return rows
 
 
-def _conclusion_now(advice: Mapping[str, Any]) -> str:
-    """What the model would conclude if the patient stopped now, as a clause ("" if unknown)."""
-    now = advice.get("conclusion_now")
-    if not now:
-        return ""
-    if now.get("kind") == "reject":
-        return "if you referred now"
-    return f"if you concluded {now.get('label')} now"
+def _cost_grid(costs: Mapping[str, Any] | None) -> dict:
+    """The error costs in force as labelled rows (actual class x concluded class) for the screen."""
+    if not costs or not costs.get("matrix"):
+        return {}
+    labels = list(costs.get("class_labels") or [])
+    refer = costs.get("reject_cost")
+    refer_row = (
+        list(refer)
+        if isinstance(refer, list)
+        else [refer] * len(labels)
+        if refer is not None
+        else None
+    )
+    rows = []
+    for i, values in enumerate(costs["matrix"]):
+        rows.append(
+            {
+                "label": labels[i] if i < len(labels) else f"class {i}",
+                "cells": [signed_money(v) for v in values],
+                "refer": None if refer_row is None else money(refer_row[i]),
+            }
+        )
+    return {
+        "basis": costs.get("basis", "expected_cost"),
+        "class_labels": labels,
+        "rows": rows,
+        "refer_priced": refer_row is not None,
+        "penalty": None if costs.get("penalty") is None else money(costs["penalty"]),
+        "reward": None if costs.get("reward") is None else money(costs["reward"]),
+    }
 
 
-def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
-    """The stored ``advice`` (see module docstring) in words; None for no advice.
+def _price_words(cost: Any) -> str:
+    if cost is not None and float(cost) == 0:
+        return "free for this patient"
+    return f"{money(cost)} for this patient now"
 
-    Extract: the price and how the expected cost of the conclusion falls once
-    the result is known (``conclude_cost`` → ``cost_after``); Classify: the
-    class, its probability and expected error cost (and referral's); Reject:
-    referral's expected cost against the best class's.  Each ends with how
-    many training cases stand behind the estimate.
-    """
-    if not advice:
-        return None
-    names = _Names(advice)
-    evidence: Mapping[str, Any] = advice.get("evidence") or {}
+
+def _how_sure(proba: Sequence[float], support: Any, names: _Names, where: str) -> str:
+    """ "How sure: normal 82%, hypothyroid 12% ..., from 40 past patients <where>." """
+    ranked = sorted(range(len(proba)), key=lambda i: -float(proba[i]))
+    shown = [f"{names.cls(i)} {percent(proba[i])}" for i in ranked if float(proba[i]) >= 0.0005]
+    mix = ", ".join(shown) if shown else "no class stands out"
+    if support is None:
+        return f"How sure: {mix}."
+    return f"How sure: {mix}, from {patients(float(support))} {where}."
+
+
+#: Branches of a split patient named one by one; the smaller rest are summed.
+MAX_BRANCHES = 4
+
+
+def _branches(advice: Mapping[str, Any]) -> list[str]:
+    """How an unavailable test was handled: each branch's share of the patient, in words."""
+    rows = advice.get("branches") or []
+    if len(rows) < 2:
+        return []
+    split: list[str] = []
+    for row in rows:
+        for test in row.get("split_tests") or []:
+            if test not in split:
+                split.append(test)
+    parts = []
+    shown, rest = rows[:MAX_BRANCHES], rows[MAX_BRANCHES:]
+    for row in shown:
+        where = " and ".join(row.get("conditions") or []) or "this branch"
+        mix = row.get("mix") or []
+        if row.get("waits_on"):
+            then = f"still waiting on {row['waits_on']}"
+        elif mix:
+            then = f"most of them {mix[0][0]}"
+        else:
+            then = "no past patients"
+        parts.append(
+            f"{where}: {percent(row['share'])} of this patient ({patients(row['support'])}, {then})"
+        )
+    if rest:
+        parts.append(
+            f"{len(rest)} smaller branches: {percent(sum(r['share'] for r in rest))} "
+            "of this patient together"
+        )
+    tests = " and ".join(split) if split else "A test"
+    verb = "were" if len(split) > 1 else "was"
+    return [
+        f"{tests} {verb} not available (or gave no result), so the model followed this patient "
+        f"down every branch, in the shares past patients took, and combined them: "
+        + "; ".join(parts)
+        + "."
+    ]
+
+
+def _against_the_odds(
+    position: int | None,
+    proba: Sequence[float],
+    class_costs: Sequence[float],
+    costs: Mapping[str, Any] | None,
+    names: _Names,
+) -> list[str]:
+    """Why a conclusion goes against the more likely class: the error costs that justify it."""
+    if position is None or not proba or position >= len(proba) or not class_costs:
+        return []
+    likely = max(range(len(proba)), key=lambda i: float(proba[i]))
+    if likely == position or float(proba[likely]) <= float(proba[position]):
+        return []
+    chosen, other = names.cls(position), names.cls(likely)
+    sentence = (
+        f"{chosen} is less likely ({percent(proba[position])}) than {other} "
+        f"({percent(proba[likely])}), but concluding {other} would cost "
+        f"{money(class_costs[likely])} in expected errors against "
+        f"{money(class_costs[position])} for {chosen}"
+    )
+    matrix = (costs or {}).get("matrix") or []
+    if len(matrix) > max(position, likely):
+        missed = matrix[position][likely]  # actual: chosen, concluded: the likely class
+        false_alarm = matrix[likely][position]
+        sentence += (
+            f": concluding {other} for a patient who is {chosen} costs {money(missed)}, "
+            f"concluding {chosen} for a patient who is {other} costs {money(false_alarm)} "
+            "(see the error costs below)"
+        )
+    return [sentence + "."]
+
+
+# --------------------------------------------------------------- expected cost
+def _explain_expected_cost(
+    advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names
+) -> tuple[str, list[str]]:
+    """Trees and other models that conclude the class of least expected cost."""
     kind = advice.get("kind")
+    costs = advice.get("costs") or {}
     why: list[str] = []
+    proba = list(advice.get("proba") or evidence.get("proba") or [])
+    class_costs = list(evidence.get("class_costs") or [])
     if kind == "extract":
         test = advice.get("test_label") or names.test(advice.get("test_index"))
         cost = advice.get("cost")
-        price = (
-            "free for this patient"
-            if cost is not None and float(cost) == 0
-            else f"for {money(cost)}"
-        )
+        why.append(f"Order {test}: {_price_words(cost)}.")
         now, after = evidence.get("conclude_cost"), evidence.get("cost_after")
-        clause = _conclusion_now(advice)
-        if now is not None and after is not None and float(after) < float(now):
-            why.append(
-                f"Order {test} {price}: the expected cost of an error falls from {money(now)}"
-                + (f" ({clause})" if clause else "")
-                + f" to {money(after)} once the result is known."
-            )
-        elif now is not None and after is not None:
-            # The model orders it for what lies further down its path, not this result alone.
-            why.append(
-                f"Order {test} {price}: the expected cost of an error is {money(now)}"
-                + (f" ({clause})" if clause else "")
-                + f", and about {money(after)} once this result alone is known; "
-                "the tests it leads to are what the model expects to pay off."
-            )
-        elif now is not None:
-            why.append(
-                f"Order {test} {price}. The expected cost of an error is {money(now)}"
-                + (f" {clause}" if clause else " if you concluded now")
-                + "."
+        conclusion = advice.get("conclusion_now") or {}
+        if conclusion.get("kind") == "reject":
+            stop = f"Referring now would cost {money(now)} in expectation"
+        elif conclusion.get("label") is not None:
+            stop = (
+                f"Concluding {conclusion['label']} now would cost {money(now)} in expected errors"
             )
         else:
-            why.append(f"Order {test} {price}.")
+            stop = f"Concluding now would cost {money(now)} in expected errors"
+        if now is not None and after is not None:
+            saving = float(now) - float(after)
+            price = float(cost or 0.0)
+            if saving > 0.005:
+                tail = (
+                    "at no charge"
+                    if price == 0
+                    else f"more than its price of {money(price)}"
+                    if saving > price
+                    else f"less than its price of {money(price)}: the model orders it "
+                    "for the tests it leads to"
+                )
+                why.append(
+                    f"{stop}; once {test} is known it expects {money(after)}, so the result is "
+                    f"expected to save {money(saving)}, {tail}."
+                )
+            else:
+                why.append(
+                    f"{stop}; {test}'s result alone is not expected to lower that "
+                    f"(about {money(after)} once known): the model orders it for the tests it "
+                    "leads to."
+                )
+        elif now is not None:
+            why.append(f"{stop}.")
         headline = f"Order {test}"
     elif kind == "classify":
         label = advice.get("label") or names.cls(advice.get("label_position"))
-        proba = advice.get("proba") or []
         position = advice.get("label_position")
-        p = (
-            f" (p = {proba[position]:.2f})"
-            if position is not None and position < len(proba)
-            else ""
-        )
         why.append(
-            f"Conclude {label}{p}; expected error cost {money(advice.get('expected_cost'))}."
+            f"Conclude {label}: nothing more to pay for this patient; the expected cost of an "
+            f"error is {money(advice.get('expected_cost'))}."
         )
+        why += _against_the_odds(position, proba, class_costs, costs, names)
         if evidence.get("refer_cost") is not None:
             why.append(
                 f"Referring instead would cost {money(evidence['refer_cost'])} in expectation."
@@ -182,18 +356,125 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         headline = str(label)
     else:
         best = evidence.get("best_class")
-        costs = evidence.get("class_costs") or []
-        if best is not None and costs:
+        if best is not None and class_costs:
             why.append(
-                f"Refer: the expected cost of referring, {money(advice.get('expected_cost'))}, "
-                f"is below that of the best class, {names.cls(best)} ({money(costs[best])})."
+                f"Refer the patient: a referral costs {money(advice.get('expected_cost'))} in "
+                f"expectation, less than the cheapest conclusion, {names.cls(best)}, at "
+                f"{money(class_costs[best])} in expected errors."
             )
         else:
-            why.append(f"Refer: expected cost {money(advice.get('expected_cost'))}.")
+            why.append(
+                f"Refer the patient: a referral costs {money(advice.get('expected_cost'))} "
+                "in expectation."
+            )
         headline = "Refer to a specialist"
-    support = evidence.get("support")
-    if support:
-        why.append(f"Based on {_cases(float(support))}.")
+    if proba:
+        why.append(_how_sure(proba, evidence.get("support"), names, "who reached the same point"))
+    why += _branches(advice)
+    return headline, why
+
+
+# ------------------------------------------------------------------------ risk
+def _explain_risk(
+    advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names, rows: list[dict]
+) -> tuple[str, list[str]]:
+    """The conditioned-loss model: the action of least risk, every number one of its risks."""
+    kind = advice.get("kind")
+    costs = advice.get("costs") or {}
+    by_key = {row["key"]: row for row in rows}
+    why: list[str] = []
+    classify, refer = by_key.get("classify"), by_key.get("reject")
+    tests = [row for row in rows if row["key"].startswith("extract:")]
+    best_test = min(tests, key=lambda row: row["risk"]) if tests else None
+    conclude = min((r for r in (classify, refer) if r is not None), key=lambda r: r["risk"])
+    conclude_words = (
+        f"concluding {names.cls(evidence.get('best_class'))} now"
+        if conclude is classify
+        else "referring now"
+    )
+    if kind == "extract":
+        test = advice.get("test_label") or names.test(advice.get("test_index"))
+        chosen = by_key.get(f"extract:{advice.get('test_index')}")
+        why.append(f"Order {test}: {_price_words(advice.get('cost'))}.")
+        if chosen is not None:
+            saving = conclude["risk"] - chosen["risk"]
+            why.append(
+                f"Its risk, {chosen['money']} with the price included, is the lowest: "
+                f"{conclude_words} risks {conclude['money']}, so ordering {test} is expected "
+                f"to save {money(saving)}."
+            )
+        headline = f"Order {test}"
+    elif kind == "classify":
+        label = advice.get("label") or names.cls(advice.get("label_position"))
+        why.append(f"Conclude {label}: nothing more to pay for this patient.")
+        others = [r for r in ([refer] + ([best_test] if best_test else [])) if r is not None]
+        why.append(
+            f"Its risk, {classify['money'] if classify else '–'}, is the lowest: "
+            + ", ".join(f"{_lower_first(r['action'])} risks {r['money']}" for r in others)
+            + "."
+        )
+        headline = str(label)
+    else:
+        priced = costs.get("reject_cost") if costs else evidence.get("refer_cost")
+        charge = (
+            f"a referral is charged {money(advice.get('expected_cost'))} in expectation"
+            if priced is not None
+            else "referral is not priced for this model (the error costs it was trained with "
+            "have no referral cost), so it adds nothing to this patient's bill"
+        )
+        why.append(f"Refer the patient: {charge}.")
+        others = [r for r in ([classify] + ([best_test] if best_test else [])) if r is not None]
+        why.append(
+            f"Its risk, {refer['money'] if refer else '–'}, is the lowest: "
+            + ", ".join(f"{_lower_first(r['action'])} risks {r['money']}" for r in others)
+            + "."
+            + ("" if best_test else " No priced test is left to order.")
+        )
+        headline = "Refer to a specialist"
+    if costs.get("penalty") is not None and costs.get("reward") is not None:
+        why.append(
+            "A risk is the model's expected loss in dollars: the test's price, plus "
+            f"{money(costs['penalty'])} for each expected wrong decision, minus "
+            f"{money(costs['reward'])} for each expected right one; the lowest is advised."
+        )
+    proba = list(evidence.get("proba") or [])
+    if proba:
+        why.append(
+            _how_sure(proba, evidence.get("support"), names, "like this one in its training data")
+        )
+    return headline, why
+
+
+def _explain_free(advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names):
+    """A conditioned-loss question asked before any risk is weighed (it costs nothing)."""
+    test = advice.get("test_label") or names.test(advice.get("test_index"))
+    why = [
+        f"Ask {test}: {_price_words(advice.get('cost'))}. Free answers come first; the model "
+        "weighs the risk of each priced test once they are in."
+    ]
+    proba = list(evidence.get("proba") or [])
+    if proba:
+        why.append(
+            _how_sure(proba, evidence.get("support"), names, "like this one in its training data")
+        )
+    return f"Order {test}", why
+
+
+def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
+    """The stored ``advice`` (see module docstring) in words; None for no advice."""
+    if not advice:
+        return None
+    names = _Names(advice)
+    evidence: Mapping[str, Any] = advice.get("evidence") or {}
+    costs = advice.get("costs") or {}
+    risks = _risk_rows(evidence.get("risks") or [], evidence, names)
+    if risks:
+        headline, why = _explain_risk(advice, evidence, names, risks)
+    elif costs.get("basis") == "risk" and advice.get("kind") == "extract":
+        headline, why = _explain_free(advice, evidence, names)
+    else:
+        headline, why = _explain_expected_cost(advice, evidence, names)
+    kind = advice.get("kind")
     proba = advice.get("proba") if kind != "extract" else evidence.get("proba")
     proba_rows = [
         {"label": names.cls(i), "p": float(p), "percent": round(100.0 * float(p), 1)}
@@ -203,5 +484,6 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         headline=headline,
         why=why,
         proba=proba_rows,
-        risks=_risk_rows(evidence.get("risks") or [], evidence, names),
+        risks=risks,
+        costs=_cost_grid(costs),
     )

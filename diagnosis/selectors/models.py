@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
@@ -18,6 +21,7 @@ __all__ = [
     "model_report",
     "model_warnings",
     "models_for_user",
+    "referral_statistics",
     "require_model_access",
     "training_progress",
 ]
@@ -162,10 +166,41 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
         "n_test_cases": metrics.get("n_test_cases"),
         "test_order_frequency": metrics.get("test_order_frequency", {}),
         "n_referred": metrics.get("n_referred"),
+        "referrals": referral_statistics(metrics, trained_model.reject_cost_snapshot),
         "fit_seconds": trained_model.fit_seconds,
         "checkpoints": _checkpoints(trained_model),
         "anytime": _anytime_summary(trained_model),
         "case_outcomes": case_outcomes(trained_model),
+    }
+
+
+def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
+    """How often the model referred its held-out patients and what that cost, as measured.
+
+    From the held-out evaluation (``n_referred``, ``n_test_cases``,
+    ``mean_reject_cost``), never inferred from the price: a model with no
+    referral price may still refer (the conditioned-loss model refers by
+    its risk), and then each referral was charged $0.  ``n`` is None before
+    the figures exist.  Texts: ``price_text`` ("$150.00" or None),
+    ``total_text`` (all referrals together), ``percent_text``.
+    """
+    n = metrics.get("n_referred")
+    of = metrics.get("n_test_cases")
+    price = reject_cost
+    if isinstance(price, list | tuple):
+        price_text = " / ".join(f"${float(p):,.2f}" for p in price)
+    else:
+        price_text = None if price is None else f"${float(price):,.2f}"
+    mean = metrics.get("mean_reject_cost")
+    total = None if mean is None or of is None else float(mean) * int(of)
+    return {
+        "n": None if n is None else int(n),
+        "of": None if of is None else int(of),
+        "of_text": None if of is None else f"{int(of):,}",
+        "percent_text": None if not n or not of else f"{100.0 * int(n) / int(of):.1f}%",
+        "priced": price is not None,
+        "price_text": price_text,
+        "total_text": None if total is None else f"${total:,.2f}",
     }
 
 

@@ -499,14 +499,17 @@ def test_advice_is_explained_in_words_from_the_model_numbers(client, clinician, 
     evidence = advice["evidence"]
     assert advice["kind"] == "extract"
     page = text(response)
-    why = re.search(r'<div class="why">(.*?)</div>', page, re.DOTALL).group(1)
-    assert f"Order {advice['test_label']} for {money(advice['cost'])}" in why
+    why = re.search(r'<div class="why" id="why">(.*?)</div>', page, re.DOTALL).group(1)
+    assert f"Order {advice['test_label']}: {money(advice['cost'])} for this patient now." in why
     now, after = evidence["conclude_cost"], evidence["cost_after"]
-    # "falls" only when the model expects this result to lower the cost of an error
-    verb = "falls from" if after < now else "is"
-    assert f"expected cost of an error {verb} {money(now)}" in why
+    assert f"would cost {money(now)} in expected errors" in why
     assert money(after) in why
-    assert "training cases" in why
+    # a saving only when the model expects this result to lower the cost of an error
+    if after < now - 0.005:
+        assert f"expected to save {money(now - after)}" in why
+    else:
+        assert "not expected to lower that" in why
+    assert "past patients" in why and "training cases" not in why
     assert not re.search(r"feature \d|extract:\d", page)
 
 

@@ -1,0 +1,136 @@
+"""What the advice needs beyond the action's own numbers: the costs in force and the branches.
+
+Two reads of a fitted model, stored with the advice (see
+:func:`diagnosis.selectors.cases.action_to_dict`) so a step reads the same
+tomorrow as the day it was taken:
+
+- :func:`decision_costs`: the error costs the model decides with, from the
+  fitted model itself (the snapshot it was trained with, never today's edit
+  of the dataset's matrix).
+- :func:`branch_rows`: when an unavailable test (or one done with no result)
+  split the patient over several branches of a tree, where each share of
+  the patient went (``Evidence.nodes``), on how many past patients each
+  rests and under which conditions.  The walk itself is the library's
+  (``TreeStructure.reach`` produced the nodes); this only reads the tree's
+  stored counts and split conditions to name them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from learners.conditioned_loss import ConditionedLossClassifier
+from learners.tree import TreeStructure
+
+__all__ = ["branch_rows", "decision_costs"]
+
+
+def _number_or_list(value: Any) -> float | list[float] | None:
+    if value is None:
+        return None
+    array = np.asarray(value, dtype=float)
+    return float(array) if array.ndim == 0 else [float(v) for v in array]
+
+
+def decision_costs(estimator, class_labels: Sequence[str]) -> dict:
+    """The costs ``estimator`` weighs its conclusions with, labelled with ``class_labels``.
+
+    ``basis`` is ``"expected_cost"`` for a model that concludes the class of
+    least expected cost under ``matrix`` (rows: actual, columns: concluded)
+    and refers when ``reject_cost`` is cheaper; ``"risk"`` for the
+    conditioned-loss model, whose matrix is its own loss: PENALTY for a
+    wrong conclusion, minus REWARD for a right one.  ``reject_cost`` is what
+    a referral is charged (None: the model never refers, or for ``"risk"``,
+    referrals are not priced).
+    """
+    labels = [str(c) for c in class_labels]
+    matrix = np.asarray(estimator.cost_matrix_, dtype=float)
+    if isinstance(estimator, ConditionedLossClassifier):
+        penalty, reward = float(estimator.penalty), float(estimator.reward)
+        loss = penalty * (1.0 - np.eye(len(labels))) - reward * np.eye(len(labels))
+        return {
+            "basis": "risk",
+            "class_labels": labels,
+            "matrix": loss.tolist(),
+            "reject_cost": _number_or_list(estimator.reject_cost),
+            "penalty": penalty,
+            "reward": reward,
+        }
+    return {
+        "basis": "expected_cost",
+        "class_labels": labels,
+        "matrix": matrix.tolist(),
+        "reject_cost": _number_or_list(getattr(estimator, "reject_cost_", None)),
+        "penalty": None,
+        "reward": None,
+    }
+
+
+def _edge_words(tree: TreeStructure, node: int, edge: int, test) -> str:
+    """``TT4 ≤ 80.5 nmol/l`` or ``Thal = normal``: the condition of one edge."""
+    label = test.display_label if test is not None else f"test {int(tree.feature[node])}"
+    threshold = float(tree.threshold[node])
+    if not math.isnan(threshold):
+        unit = f" {test.unit}" if test is not None and test.unit else ""
+        first = edge == int(tree.edge_start[node])
+        return f"{label} {'≤' if first else '>'} {threshold:.4g}{unit}"
+    code = float(tree.branch_value[edge])
+    return f"{label} = {test.choice_label(code) if test is not None else f'{code:g}'}"
+
+
+def branch_rows(
+    tree: TreeStructure,
+    nodes: Sequence[Sequence[float]],
+    known: Mapping[int, float],
+    tests: Mapping[int, Any],
+    class_labels: Sequence[str],
+) -> list[dict]:
+    """Each place a split patient ended, largest share first; [] for a patient in one place.
+
+    ``nodes`` are ``Evidence.nodes`` (node id, share); ``tests`` maps a
+    feature index to its ``DiagnosticTest``.  A row holds ``share``,
+    ``support`` (past patients at the node), ``mix`` (class, past patients)
+    largest first, ``conditions`` (the split edges the share took, in
+    words), ``split_tests`` (the tests that split it) and ``waits_on`` (the
+    test an internal node still needs, or None at a leaf).
+    """
+    if len(nodes) < 2:
+        return []
+    rows = []
+    for node, share in nodes:
+        node = int(node)
+        conditions, split_tests = [], []
+        for ancestor, edge in tree.path_to(node):
+            feature = int(tree.feature[ancestor])
+            value = known.get(feature)
+            if value is not None and value == value:
+                continue  # a known result: the whole patient took this edge
+            test = tests.get(feature)
+            conditions.append(_edge_words(tree, ancestor, edge, test))
+            split_tests.append(test.display_label if test is not None else f"test {feature}")
+        weights = tree.class_weight[node]
+        mix = sorted(
+            ((str(class_labels[k]), float(w)) for k, w in enumerate(weights) if w > 0),
+            key=lambda item: -item[1],
+        )
+        waits = None
+        if not tree.is_leaf(node):
+            test = tests.get(int(tree.feature[node]))
+            waits = test.display_label if test is not None else f"test {int(tree.feature[node])}"
+        rows.append(
+            {
+                "node": node,
+                "share": float(share),
+                "support": float(weights.sum()),
+                "mix": [list(item) for item in mix],
+                "conditions": conditions,
+                "split_tests": split_tests,
+                "waits_on": waits,
+            }
+        )
+    rows.sort(key=lambda row: -row["share"])
+    return rows
