@@ -311,6 +311,39 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="Quinlan's C4.5 with minimum-expected-cost leaf decisions.",
         form=_TREE_PARAMS,
     ),
+    "boosting": LearnerSpec(
+        key="boosting",
+        label="Boosted C4.5 trees (Ting & Zheng): one model for any error matrix",
+        estimator_class_path="learners.boosting.BoostingClassifier",
+        description="Boosted C4.5 trees vote by least expected cost. Plain Boosting never "
+        "looks at the error matrix while training, so it serves a matrix changed later "
+        "without retraining; Cost-Boosting weighs each training mistake by its cost and must "
+        "be retrained when the matrix changes.",
+        form=(
+            FormParam(
+                "n_trials",
+                "Trials (trees)",
+                help="Boosting rounds, one tree each; the paper used 10.",
+            ),
+            FormParam(
+                "cost_sensitive",
+                "Cost-Boosting",
+                help="Weigh mistakes by their cost while training (every error must cost at "
+                "least 1); the model then serves only this matrix.",
+            ),
+            FormParam("cf", "Pruning confidence", help="C4.5's CF for each tree."),
+            FormParam(
+                "min_samples_leaf",
+                "Minimum cases per branch",
+                help="A split needs two branches with at least this much (weighted) case mass.",
+            ),
+            FormParam(
+                "pruning",
+                "Pruning of each tree",
+                choice_labels={"error": "C4.5 error-based", "none": "none"},
+            ),
+        ),
+    ),
     "dtmc": LearnerSpec(
         key="dtmc",
         label="DTMC tree (Ling et al., least total cost)",

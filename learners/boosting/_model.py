@@ -183,15 +183,19 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     members.append(tree)
                     alphas.append(1.0)
                     errors.append(eps)
+                self._report(
+                    1.0,
+                    f"trial {trial + 1} of {int(self.n_trials)}: weighted error {eps:.3f} after "
+                    f"{in_a_row} resets; stopped with {len(members)} trees",
+                )
                 break
             members.append(tree)
             alphas.append(1.0 if self.cost_sensitive else _weights.adaboost_alpha(eps))
             errors.append(eps)
-            if self.progress_callback is not None:
-                self.progress_callback(
-                    (trial + 1) / int(self.n_trials),
-                    f"trial {trial + 1} of {int(self.n_trials)}: weighted error {eps:.3f}",
-                )
+            self._report(
+                (trial + 1) / int(self.n_trials),
+                f"trial {trial + 1} of {int(self.n_trials)}: weighted error {eps:.3f}",
+            )
             if trial + 1 < int(self.n_trials):
                 if self.cost_sensitive:
                     weights = _weights.cost_boosting_update(
@@ -205,6 +209,10 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         self.n_resets_ = resets
         self._refresh_caches()
         return self
+
+    def _report(self, fraction: float, message: str) -> None:
+        if self.progress_callback is not None:
+            self.progress_callback(fraction, message)
 
     def _member(self, X: np.ndarray, y_codes: np.ndarray, weights: np.ndarray) -> TreeStructure:
         """One pruned C4.5 tree grown on the cases weighted ``N w(n)``; cost-blind pruning."""

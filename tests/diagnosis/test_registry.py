@@ -30,6 +30,7 @@ EXPECTED = {
     "lsid3": "LSID3Classifier",
     "icet": "ICETClassifier",
     "conditioned_loss": "ConditionedLossClassifier",
+    "boosting": "BoostingClassifier",
 }
 
 
@@ -99,6 +100,18 @@ def test_bad_learner_params_are_refused_with_their_label():
         learner_registry.clean_params("icet", {"generations": -1})
     with pytest.raises(ValidationError, match="Pruning confidence must be below 1"):
         learner_registry.clean_params("eg2", {"cf": 1})
+    with pytest.raises(ValidationError, match="Trials \\(trees\\) must be at least 1"):
+        learner_registry.clean_params("boosting", {"n_trials": 0})
+    with pytest.raises(ValidationError, match="Pruning: 'pessimistic' is not one of"):
+        learner_registry.clean_params("c45", {"pruning": "pessimistic"})
+
+
+def test_params_stored_with_the_old_prune_flag_still_clean():
+    """A training stored before pruning= replaced prune (true/false) retrains as error/none."""
+    assert learner_registry.clean_params("c45", {"prune": True})["pruning"] == "error"
+    assert learner_registry.clean_params("eg2", {"prune": False})["pruning"] == "none"
+    with pytest.raises(ValidationError, match="params.prune: expected true or false"):
+        learner_registry.clean_params("c45", {"prune": "maybe"})
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -108,7 +121,12 @@ def test_every_learner_fits_and_answers_next_action(key):
     X = rng.uniform(0, 1, (60, 3))
     X[:, 2] = rng.integers(0, 2, 60)
     y = (X[:, 0] > 0.5).astype(int)
-    small = {"act": {"r": 1}, "lsid3": {"r": 1}, "icet": {"generations": 2, "population": 4}}
+    small = {
+        "act": {"r": 1},
+        "lsid3": {"r": 1},
+        "icet": {"generations": 2, "population": 4},
+        "boosting": {"n_trials": 3},
+    }
     estimator = _build(key, small.get(key, {}), reject_cost=None)
     estimator.fit(X, y)
     assert estimator.next_action({}).kind in {"extract", "classify", "reject"}

@@ -129,6 +129,13 @@ def test_perfect_first_tree_is_kept_alone_after_the_resets():
     assert len(model.members_) == 1 and model.alphas_.tolist() == [1.0]
     assert model.trial_errors_.tolist() == [0.0]
     np.testing.assert_array_equal(model.predict(X), [0, 0, 0, 1, 1, 1])
+    heard = []
+    BoostingClassifier(random_state=0, progress_callback=lambda f, m: heard.append((f, m))).fit(
+        X, [0, 0, 0, 1, 1, 1]
+    )
+    assert heard == [
+        (1.0, "trial 1 of 10: weighted error 0.000 after 3 resets; stopped with 1 trees")
+    ]
 
 
 def test_trees_are_grown_on_the_weighted_cases(cancer):
