@@ -67,8 +67,10 @@ def test_extract_says_when_stopping_now_would_be_a_referral(toy_dataset):
     assert decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER).kind == (
         "reject"
     )
-    assert explain(advice).why[1].startswith(
-        f"Referring now would cost {money(REFER)} in expectation; "
+    assert (
+        explain(advice)
+        .why[1]
+        .startswith(f"Referring now would cost {money(REFER)} in expectation; ")
     )
 
 
@@ -133,17 +135,20 @@ def test_counts_of_past_patients_are_whole_numbers():
     assert patients(1.0) == "1 past patient"
     assert patients(4206.0) == "4,206 past patients"
     assert patients(0.3) == "less than one past patient"
-    assert "1.857" not in explain(
-        {
-            "kind": "classify",
-            "label": "healthy",
-            "label_position": 0,
-            "proba": [0.8, 0.2],
-            "expected_cost": 20.0,
-            "class_labels": CLASSES,
-            "evidence": {"proba": [0.8, 0.2], "support": 1.857, "class_costs": [20.0, 80.0]},
-        }
-    ).why[-1]
+    assert (
+        "1.857"
+        not in explain(
+            {
+                "kind": "classify",
+                "label": "healthy",
+                "label_position": 0,
+                "proba": [0.8, 0.2],
+                "expected_cost": 20.0,
+                "class_labels": CLASSES,
+                "evidence": {"proba": [0.8, 0.2], "support": 1.857, "class_costs": [20.0, 80.0]},
+            }
+        ).why[-1]
+    )
 
 
 def test_money_percent_and_signs():
@@ -188,9 +193,7 @@ def test_a_patient_in_one_place_has_no_branch_sentence(trained_model):
     """With every test available the walk ends in one place: nothing about branches is said."""
     estimator = estimator_for(trained_model)
     action = estimator.next_action({})
-    advice = action_to_dict(
-        action, dataset=trained_model.dataset, estimator=estimator, known={}
-    )
+    advice = action_to_dict(action, dataset=trained_model.dataset, estimator=estimator, known={})
     assert "branches" not in advice
     assert not any("not available" in s for s in explain(advice).why)
 
@@ -202,9 +205,7 @@ def test_the_error_costs_in_force_come_as_a_labelled_grid(toy_dataset):
     grid = explain(advice).costs
     assert grid["basis"] == "expected_cost" and grid["class_labels"] == CLASSES
     assert [row["label"] for row in grid["rows"]] == CLASSES
-    assert [row["cells"] for row in grid["rows"]] == [
-        [money(v) for v in row] for row in MATRIX
-    ]
+    assert [row["cells"] for row in grid["rows"]] == [[money(v) for v in row] for row in MATRIX]
     assert [row["refer"] for row in grid["rows"]] == [money(REFER)] * 2
     assert grid["refer_priced"]
     unpriced = explain(action_to_dict(action, dataset=toy_dataset, estimator=_model(refer=None)))
