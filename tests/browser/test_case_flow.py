@@ -120,6 +120,12 @@ def test_follow_the_advice_to_a_classification(chromium, live_server, heart_mode
         label = page.locator("#advice .headline").inner_text().strip()
         with page.expect_navigation():
             page.get_by_role("button", name=f"Accept: classify as {label}").click()
+        # Closing asks first; the confirm button has the focus, so Enter confirms.
+        assert page.evaluate("document.activeElement.textContent").strip() == (
+            f"Yes, classify as {label} and close the case"
+        )
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
         assert page.url.endswith("/summary/")
         assert dollars(page.locator("#total-cost").inner_text()) == pytest.approx(
             sum(prices), abs=0.005

@@ -104,6 +104,9 @@ def test_screenshots(chromium, live_server, heart_model, size):
         else:
             with page.expect_navigation():
                 page.get_by_role("button", name="Refer the patient").click()
+        saved.append(shot(page, "08a-confirm-close", size))
+        with page.expect_navigation():
+            page.get_by_role("button", name="close the case").click()
         saved.append(shot(page, "08-summary", size))
 
         page.goto(f"/models/{heart_model.pk}/")

@@ -239,7 +239,7 @@ def test_api_refuses_a_stale_version_with_409(clinician, case):
     [
         ({"action": "correct", "value": 1, "reason": "r"}, "position is required"),
         ({"action": "undo", "reason": "r"}, "There is no step to undo"),
-        ({"action": "refer", "seen": "soon"}, "seen must be"),
+        ({"action": "refer", "seen": "soon"}, "must be the case version"),
     ],
 )
 def test_api_bad_correction_requests_are_400(clinician, case, body, message):
