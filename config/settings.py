@@ -7,6 +7,8 @@
 ``DJANGO_DEBUG``     debug pages and settings: off unless ``true`` (never on by accident).
 ``DJANGO_SECRET_KEY`` required when debug is off (``bin/run`` keeps one in ``var/secret_key``).
 ``ALLOWED_HOSTS``  comma-separated; default ``127.0.0.1,localhost,testserver``.
+``DJANGO_STATIC_ROOT`` where collectstatic puts the hashed, compressed assets (default
+                   ``staticfiles/``).
 ``DJANGO_HTTPS``   served over TLS (directly or behind a proxy setting X-Forwarded-Proto): HSTS,
                    HTTPS redirect and Secure cookies. On unless ``false``; ``bin/run`` and
                    ``bin/test`` turn it off because they talk plain HTTP on 127.0.0.1.
@@ -61,6 +63,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "axes",
+    "ninja",  # /api/v1's schema reader, served from the package's own static files
     "diagnosis.apps.DiagnosisConfig",
 ]
 
@@ -149,6 +152,8 @@ STORAGES = {
 }
 # Only the debug server looks in the source folders; otherwise the collected files are served.
 WHITENOISE_USE_FINDERS = DEBUG
+# Only the hashed names are kept (and compressed): half the work for collectstatic.
+WHITENOISE_KEEP_ONLY_HASHED_FILES = not DEBUG
 try:
     STATIC_ROOT.mkdir(exist_ok=True)
 except OSError:
@@ -205,6 +210,18 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # ---------------------------------------------------------------- Defences
+# Calls per token (or per address before a token is known) to /api/v1, counted in the cache.
+API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "600/m")
+# Shared by every web process when Redis is there (so a rate limit is one count, not one per
+# process); in-memory otherwise.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 # Wrong passwords: 5 in a row for one username from one address lock that pair out for 15
 # minutes (django-axes answers 429); a right password resets the count.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))

@@ -8,6 +8,9 @@ except the Celery worker tests: those fail (never skip) and say how to run them.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -28,3 +31,57 @@ def _fresh_model_cache():
 def _fast_password_hashing(settings):
     """Users are created in many tests; a fast hasher keeps them quick (never in production)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Tests of the pure library and the file readers never render a page.
+_NO_PAGES = ("learners", "datasets")
+
+
+def _renders_no_page(item) -> bool:
+    parts = Path(item.path).resolve().relative_to(Path(__file__).resolve().parent).parts
+    return bool(parts) and parts[0] in _NO_PAGES
+
+
+@pytest.fixture(scope="session", autouse=True)
+def collected_static(request, tmp_path_factory):
+    """collectstatic into a private folder, as bin/run does: pages need the hashed manifest.
+
+    Session-wide and first, so no test's own settings changes can undo it; skipped when the
+    run holds only library and reader tests.
+    """
+    if all(_renders_no_page(item) for item in request.session.items):
+        yield None
+        return
+    from django.core.management import call_command
+    from django.test.utils import override_settings
+
+    root = tmp_path_factory.mktemp("static")
+    with override_settings(STATIC_ROOT=root):
+        call_command("collectstatic", interactive=False, verbosity=0)
+        yield root
+
+
+@pytest.fixture(scope="session")
+def live_server(request, collected_static):
+    """pytest-django's live server, with /static/ answered by whitenoise as under gunicorn.
+
+    pytest-django's default serves static files from the source folders by their plain names,
+    which the hashed names of the manifest are not.
+    """
+    from pytest_django.live_server_helper import LiveServer
+
+    addr = (
+        request.config.getvalue("liveserver")
+        or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS")
+        or "localhost"
+    )
+    server = LiveServer(addr, start=False)
+    server.thread.static_handler = _whitenoise_serves
+    server.start()
+    yield server
+    server.stop()
+
+
+def _whitenoise_serves(application):
+    """No static handler in front: the app's whitenoise middleware answers /static/."""
+    return application

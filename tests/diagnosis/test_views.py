@@ -6,6 +6,7 @@ import html
 import re
 
 import pytest
+from django.templatetags.static import static
 from django.urls import reverse
 from login_helpers import login_request
 
@@ -367,7 +368,7 @@ def test_model_page_shows_metrics_prices_and_matrix(client, clinician, trained_m
     assert "Glucose" in page and "$10.00" in page and "$2.00" in page  # full and group price
     assert "Uniform 100" in page
     assert 'id="fig-frequency"' in page
-    assert "vendor/plotly.min.js" in page
+    assert static("vendor/plotly.min.js") in page  # the hashed, long-cached name
     assert "cdn" not in page.lower()
 
 
