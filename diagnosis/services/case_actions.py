@@ -34,6 +34,7 @@ from ..models import DiagnosisCase, DiagnosisStep
 from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import compute_case_state
 from . import cases as case_steps
+from .costs import cost_model_from_snapshot, formulas_from_snapshot
 
 __all__ = [
     "ACTIONS",
@@ -140,6 +141,11 @@ def correct_result(
             "correct the step that replaced it."
         )
     case_steps._check_test(locked, original.test)
+    if original.test.index in formulas_from_snapshot(locked.trained_model.cost_snapshot):
+        raise ValidationError(
+            f"{original.test.display_label} is computed from its inputs; correct those instead "
+            "and it is computed again."
+        )
     number = case_steps.clean_value(original.test, value)
     if number == original.value:
         raise ValidationError(
@@ -171,8 +177,38 @@ def correct_result(
             "correction_reason",
         ]
     )
+    _recompute_derived(locked, user, original)
     case.refresh_from_db()
     return replacement
+
+
+def _recompute_derived(case: DiagnosisCase, user, corrected: DiagnosisStep) -> None:
+    """A test computed from the corrected one (FTI from TT4) is computed again from the new value.
+
+    Its old step stays in the record, marked undone with the reason; the new one
+    is recorded by the same function that computes derived tests after a result.
+    """
+    snapshot = case.trained_model.cost_snapshot
+    formulas = formulas_from_snapshot(snapshot)
+    cost_model = cost_model_from_snapshot(snapshot)
+    dependents = [
+        index
+        for index, sources in cost_model.derived.items()
+        if index in formulas and corrected.test.index in sources
+    ]
+    if not dependents:
+        return
+    stale = case.steps.select_for_update(of=("self",)).filter(
+        correction="", kind=DiagnosisStep.RESULT, test__index__in=dependents
+    )
+    now = timezone.now()
+    for step in stale:
+        step.correction = DiagnosisStep.UNDONE
+        step.corrected_at = now
+        step.corrected_by = user
+        step.correction_reason = f"computed again from the corrected {corrected.test.display_label}"
+        step.save(update_fields=["correction", "corrected_at", "corrected_by", "correction_reason"])
+    case_steps._record_computed(case, user, cost_model)
 
 
 @transaction.atomic

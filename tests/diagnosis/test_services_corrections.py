@@ -302,3 +302,34 @@ def test_a_new_case_lists_the_patients_earlier_cases(trained_model, clinician, o
     assert case_audit.earlier_cases_of_patient(user=clinician, case=first) == []
     with pytest.raises(CaseNotFound):
         case_audit.earlier_cases_of_patient(user=other_clinician, case=new)
+
+
+@pytest.fixture
+def fti_model(db, model_admin):
+    from test_services_batch import _thyroid  # the thyroid-like model whose FTI = TT4 / T4U
+
+    return _thyroid(model_admin, "Thyroid-like with formula", formula=True)
+
+
+def test_correcting_an_input_computes_the_derived_test_again(fti_model, clinician):
+    """TT4 corrected: FTI's old step is marked undone and FTI is recomputed, at no price."""
+    case = cases.start_case(user=clinician, trained_model=fti_model)
+    tests = {t.name: t for t in fti_model.dataset.tests.all()}
+    tt4 = cases.record_result(user=clinician, case=case, test=tests["TT4"], value=120)
+    cases.record_result(user=clinician, case=case, test=tests["T4U"], value=0.8)
+    fti = case.steps.get(test=tests["FTI"])
+    assert fti.value == pytest.approx(150.0)
+    cost = case_state(user=clinician, case=case).accumulated_cost
+    with pytest.raises(ValidationError, match="FTI is computed from its inputs"):
+        case_actions.correct_result(
+            user=clinician, case=case, position=fti.position, value=160, reason="r"
+        )
+    case_actions.correct_result(
+        user=clinician, case=case, position=tt4.position, value=96, reason="typo"
+    )
+    fti.refresh_from_db()
+    assert fti.correction == DiagnosisStep.UNDONE and "corrected TT4" in fti.correction_reason
+    state = case_state(user=clinician, case=case)
+    assert state.known[tests["FTI"].index] == pytest.approx(96 / 0.8)
+    assert state.known[tests["TT4"].index] == 96
+    assert state.accumulated_cost == pytest.approx(cost)
