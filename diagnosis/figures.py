@@ -361,15 +361,16 @@ def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
             showarrow=False,
             align="left",
             text=(f"<b>{_signed_money(value)}  ◀ advised</b>" if lowest else _signed_money(value))
-            + ("  ⫽ off scale" if o else ""),
+            + ("  ▶ off scale" if o else ""),
             font=dict(color=RISK_ADVISED_COLOUR if lowest else "#1d2733"),
         )
     title = "Risk in $: expected loss, lower is better"
     if limit is not None:
-        title += f" (axis cut at {_signed_money(high + pad)})"
+        title += " (axis cut short: the longest bar runs off it)"
     fig.update_layout(
         font=FONT,
-        margin=dict(l=10, r=190 if any(off) else 150, t=10, b=60),
+        # The value column: "−$9,999.99  ◀ advised" or "... ⫽ off scale" at the chart's font.
+        margin=dict(l=10, r=215 if any(off) else 185, t=10, b=60),
         height=100 + 36 * len(rows),
         plot_bgcolor="#ffffff",
         paper_bgcolor="#ffffff",

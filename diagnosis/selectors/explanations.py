@@ -92,7 +92,9 @@ class Explanation:
     "money", "key", "lowest"}`` for a model that weighs the risk of every
     action (the conditioned-loss model), in the model's order; ``costs`` the
     error costs the model decides with, ready for a grid (see
-    :func:`_cost_grid`; empty when the advice does not carry them).
+    :func:`_cost_grid`; empty when the advice does not carry them);
+    ``branches`` where a patient split by an unavailable test went, one
+    phrase per branch (the last ``why`` sentence introduces them).
     """
 
     headline: str
@@ -100,6 +102,7 @@ class Explanation:
     proba: list[dict] = field(default_factory=list)
     risks: list[dict] = field(default_factory=list)
     costs: dict = field(default_factory=dict)
+    branches: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -108,6 +111,7 @@ class Explanation:
             "proba": [dict(p) for p in self.proba],
             "risks": [dict(r) for r in self.risks],
             "costs": dict(self.costs),
+            "branches": list(self.branches),
         }
 
 
@@ -221,11 +225,11 @@ def _how_sure(proba: Sequence[float], support: Any, names: _Names, where: str) -
 MAX_BRANCHES = 4
 
 
-def _branches(advice: Mapping[str, Any]) -> list[str]:
-    """How an unavailable test was handled: each branch's share of the patient, in words."""
+def _branches(advice: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """How an unavailable test was handled: a sentence, then each branch's share in words."""
     rows = advice.get("branches") or []
     if len(rows) < 2:
-        return []
+        return "", []
     split: list[str] = []
     for row in rows:
         for test in row.get("split_tests") or []:
@@ -252,12 +256,11 @@ def _branches(advice: Mapping[str, Any]) -> list[str]:
         )
     tests = " and ".join(split) if split else "A test"
     verb = "were" if len(split) > 1 else "was"
-    return [
+    return (
         f"{tests} {verb} not available (or gave no result), so the model followed this patient "
-        f"down every branch, in the shares past patients took, and combined them: "
-        + "; ".join(parts)
-        + "."
-    ]
+        "down every branch, in the shares past patients took, and combined them:",
+        parts,
+    )
 
 
 def _against_the_odds(
@@ -370,7 +373,6 @@ def _explain_expected_cost(
         headline = "Refer to a specialist"
     if proba:
         why.append(_how_sure(proba, evidence.get("support"), names, "who reached the same point"))
-    why += _branches(advice)
     return headline, why
 
 
@@ -474,6 +476,9 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         headline, why = _explain_free(advice, evidence, names)
     else:
         headline, why = _explain_expected_cost(advice, evidence, names)
+    split, branches = _branches(advice)
+    if split:
+        why.append(split)
     kind = advice.get("kind")
     proba = advice.get("proba") if kind != "extract" else evidence.get("proba")
     proba_rows = [
@@ -486,4 +491,5 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         proba=proba_rows,
         risks=risks,
         costs=_cost_grid(costs),
+        branches=branches,
     )

@@ -177,8 +177,11 @@ def test_branches_of_an_unavailable_test_are_each_named_with_their_share(trained
         known={},
     )
     label = dataset.tests.get(index=root_test).display_label
-    sentence = next(s for s in explain(advice).why if "not available" in s)
-    assert sentence.startswith(f"{label} was not available")
+    words = explain(advice)
+    intro = next(s for s in words.why if "not available" in s)
+    assert intro == words.why[-1] and intro.startswith(f"{label} was not available")
+    assert len(words.branches) == len(nodes)
+    sentence = " ".join(words.branches)
     assert {row["node"] for row in advice["branches"]} == {n for n, _ in nodes}
     for node, share in nodes:
         row = next(r for r in advice["branches"] if r["node"] == node)
@@ -195,7 +198,8 @@ def test_a_patient_in_one_place_has_no_branch_sentence(trained_model):
     action = estimator.next_action({})
     advice = action_to_dict(action, dataset=trained_model.dataset, estimator=estimator, known={})
     assert "branches" not in advice
-    assert not any("not available" in s for s in explain(advice).why)
+    words = explain(advice)
+    assert not any("not available" in s for s in words.why) and words.branches == []
 
 
 def test_the_error_costs_in_force_come_as_a_labelled_grid(toy_dataset):

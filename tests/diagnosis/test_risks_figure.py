@@ -19,7 +19,7 @@ def test_one_huge_risk_is_cut_off_and_the_rest_keep_their_scale():
     low, high = fig["layout"]["xaxis"]["range"]
     assert high < 9994.0 and high > 310.0, "the axis ends past the comparable bars"
     assert low < -95.5, "negative risks are on the axis, left of zero"
-    assert "axis cut at" in fig["layout"]["xaxis"]["title"]["text"]
+    assert "axis cut short" in fig["layout"]["xaxis"]["title"]["text"]
     notes = {a["y"]: a["text"] for a in fig["layout"]["annotations"]}
     assert "off scale" in notes["Refer"]
     assert all("off scale" not in t for y, t in notes.items() if y != "Refer")
