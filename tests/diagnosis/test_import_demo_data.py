@@ -40,7 +40,7 @@ def test_demo_passwords_come_from_the_environment(db, monkeypatch):
 
 
 def test_pima_has_missing_zeros_prices_and_a_trained_model(loaded_pima):
-    """Impossible zeros are missing, the two labs share a group, and an EG2 model is ready."""
+    """Impossible zeros are missing, the two labs share a group, and a DTMC model is ready."""
     assert loaded_pima.cases.count() == 768
     glucose = loaded_pima.tests.get(name="glucose")
     insulin = loaded_pima.tests.get(name="insulin")
@@ -49,7 +49,7 @@ def test_pima_has_missing_zeros_prices_and_a_trained_model(loaded_pima):
     assert (glucose.price, glucose.discounted_price, glucose.group.name) == (17.61, 15.51, "A")
     assert cost_model_for(loaded_pima).marginal_cost(insulin.index, {glucose.index}) == 20.68
     model = TrainedModel.objects.get(dataset=loaded_pima)
-    assert model.status == "succeeded" and model.learner == "eg2" and model.model_json
+    assert model.status == "succeeded" and model.learner == "dtmc" and model.model_json
 
 
 def test_loading_twice_changes_nothing(loaded_pima):
