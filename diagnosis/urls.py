@@ -3,9 +3,9 @@
 Included at the root by ``config.urls`` (which adds the admin and login pages).
 """
 
-from django.urls import path
+from django.urls import include, path
 
-from . import api, views
+from . import api, api_v1, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -18,4 +18,6 @@ urlpatterns = [
     path("cases/<int:pk>/", views.case_detail, name="case-detail"),
     path("cases/<int:pk>/summary/", views.case_summary, name="case-summary"),
     path("api/cases/<int:pk>/step", api.case_step, name="api-case-step"),
+    # Bearer-token API with an OpenAPI schema (see diagnosis/api_v1.py).
+    path("api/v1/", include((api_v1.urlpatterns, "api-v1"), namespace="api-v1")),
 ]

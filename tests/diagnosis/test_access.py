@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.contrib.contenttypes.models import ContentType
@@ -90,6 +91,15 @@ POLICY: dict[str, tuple[str, ...]] = {
     "cases/<int:pk>/": PATIENT_CASE,
     "cases/<int:pk>/summary/": PATIENT_CASE,
     "api/cases/<int:pk>/step": (UNAUTHENTICATED,) + PATIENT_CASE[1:],
+    # /api/v1 takes bearer tokens only, so a browser session gets 401 (tests/diagnosis/
+    # test_api_v1.py checks each role's token); its schema is open to any signed-in user.
+    "api/v1/": (MISSING,) * len(ROLES),  # no page at the root: the schema is below it
+    "api/v1/openapi.json": (UNAUTHENTICATED,) + (OK,) * 5,
+    "api/v1/docs": (UNAUTHENTICATED,) + (OK,) * 5,
+    "api/v1/models": (UNAUTHENTICATED,) * len(ROLES),
+    "api/v1/cases": (UNAUTHENTICATED,) * len(ROLES),
+    "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * len(ROLES),
+    "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * len(ROLES),  # POST only
     "admin/": STAFF_ONLY,
     "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
     # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
@@ -100,7 +110,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "admin/jsi18n/": STAFF_ONLY,
     # The case has no page outside the admin; missing and forbidden look alike.
     "admin/r/<path:content_type_id>/<path:object_id>/": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
-    "admin/^(?P<app_label>auth|diagnosis)/$": (LOGIN, LOGIN, LOGIN)
+    "admin/^(?P<app_label>auth|axes|diagnosis)/$": (LOGIN, LOGIN, LOGIN)
     + (OK, MISSING, OK),  # an app index with nothing the user may see is a 404
     "admin/(?P<url>.*)$": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
     "admin/diagnosis/dataset/import/": MODEL_ADMIN_ADMIN,
@@ -121,6 +131,19 @@ POLICY: dict[str, tuple[str, ...]] = {
         history=USER_ADMIN,
     ),
     "admin/auth/user/<id>/password/": USER_ADMIN,
+    # django-axes' sign-in records (who was locked out, to unlock them): superusers only.
+    **{
+        route: answers
+        for model in ("accessattempt", "accesslog", "accessfailurelog")
+        for route, answers in _admin_model(
+            f"axes/{model}",
+            changelist=USER_ADMIN,
+            change=USER_ADMIN,
+            add=NO_ADD,  # records are made by sign-ins, never by hand
+            delete=USER_ADMIN,
+            history=USER_ADMIN,
+        ).items()
+    },
     **_admin_model(
         "diagnosis/dataset",
         changelist=MODEL_ADMIN_ADMIN,
@@ -185,6 +208,14 @@ def world(clinician, other_clinician, trained_model):
         "staff, no group": User.objects.create_user("staff-only", is_staff=True),
         "superuser": User.objects.create_superuser("root"),
     }
+    seen = {"user_agent": "test", "ip_address": "10.0.0.1", "username": "doc", "path_info": "/"}
+    axes_records = {
+        "admin/axes/accessattempt/": AccessAttempt.objects.create(
+            **seen, get_data="", post_data="", failures_since_start=1
+        ),
+        "admin/axes/accesslog/": AccessLog.objects.create(**seen),
+        "admin/axes/accessfailurelog/": AccessFailureLog.objects.create(**seen),
+    }
     clients = {"anonymous": Client()}
     for role, user in users.items():
         clients[role] = Client()
@@ -199,6 +230,8 @@ def world(clinician, other_clinician, trained_model):
         "models/": trained_model.pk,
         "cases/": case.pk,
         "api/cases/": case.pk,
+        "api/v1/cases/": case.pk,
+        **{prefix: record.pk for prefix, record in axes_records.items()},
     }
     return {"clients": clients, "ids": ids, "case": case, "model": trained_model}
 

@@ -1,0 +1,331 @@
+"""/api/v1: the step logic for other systems (an electronic health record), with a schema.
+
+A program authenticates with ``Authorization: Bearer <token>`` (``manage.py api_token``) and
+acts as that token's user, with exactly that user's rights: a clinician lists the ready
+models, starts cases and steps only their own cases. The OpenAPI document is at
+``/api/v1/openapi.json`` and its reader at ``/api/v1/docs`` (served from this server).
+
+Every answer is JSON. Errors are ``{"error": "...", "details": [...]?}`` with 400 (bad input,
+naming the field), 401 (no or bad token), 403 (role), 404 (no such case *or* not yours, word
+for word the same), 409 (closed case, or ``seen`` older than the case) and 429 (too many
+calls; ``Retry-After`` says when to try again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import wraps
+from typing import Any, Literal
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, JsonResponse
+from django.urls import URLPattern, URLResolver
+from ninja import Field, NinjaAPI, Schema
+from ninja.errors import AuthenticationError, HttpError, Throttled
+from ninja.errors import ValidationError as SchemaError
+from ninja.parser import Parser
+from ninja.security import HttpBearer
+from ninja.throttling import AuthRateThrottle
+from pydantic import ConfigDict
+
+from . import selectors
+from .api import state_to_dict
+from .permissions import CaseNotFound
+from .services import api_tokens, case_actions
+from .services import cases as case_services
+from .services.validation import parse_json_object
+
+__all__ = ["api", "urlpatterns"]
+
+
+class BearerToken(HttpBearer):
+    """``Authorization: Bearer <token>``; the request then acts as the token's user."""
+
+    def authenticate(self, request: HttpRequest, token: str):
+        user = api_tokens.authenticate_token(presented=token)
+        if user is not None:
+            request.user = user
+        return user
+
+
+class StrictJsonParser(Parser):
+    """Bodies are read by the same strict JSON reader as the step API and model files."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return parse_json_object(request.body)
+
+
+class TokenRateThrottle(AuthRateThrottle):
+    """``API_RATE_LIMIT`` calls per presented token, or per address for calls without one.
+
+    Throttling runs before authentication, so the count is keyed by the token's hash: one
+    system's burst never uses up another's allowance behind the same hospital address.
+    """
+
+    scope = "api-v1"
+
+    def get_cache_key(self, request: HttpRequest) -> str:
+        header = request.headers.get("Authorization", "")
+        if header:
+            ident = hashlib.sha256(header.encode("utf-8", "surrogatepass")).hexdigest()
+            return self.cache_format % {"scope": self.scope, "ident": ident}
+        return super().get_cache_key(request)
+
+    def __init__(self) -> None:
+        super().__init__(settings.API_RATE_LIMIT)
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        # Read at each call, so the limit follows the settings (and tests can lower it).
+        self.rate = settings.API_RATE_LIMIT
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request)
+
+
+def _signed_in(view):
+    """The schema and its reader need a token or a signed-in session, like every page."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args, **kwargs):
+        header = request.headers.get("Authorization", "")
+        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        if request.user.is_authenticated or api_tokens.authenticate_token(presented=token):
+            return view(request, *args, **kwargs)
+        return JsonResponse(
+            {"error": "Send 'Authorization: Bearer <token>' or sign in."}, status=401
+        )
+
+    return guarded
+
+
+api = NinjaAPI(
+    title="Cost-aware diagnosis API",
+    version="1",
+    description=__doc__,
+    auth=BearerToken(),
+    parser=StrictJsonParser(),
+    throttle=[TokenRateThrottle()],
+    urls_namespace="api-v1",
+    docs_decorator=_signed_in,
+)
+
+
+def _error(request: HttpRequest, message: str, status: int, **extra: Any) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+@api.exception_handler(ValidationError)
+def _bad_input(request, exc: ValidationError):
+    return _error(request, " ".join(exc.messages), 400)
+
+
+@api.exception_handler(SchemaError)
+def _bad_shape(request, exc: SchemaError):
+    details = [
+        {
+            "field": ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "payload")),
+            "message": e.get("msg", ""),
+        }
+        for e in exc.errors
+    ]
+    words = "; ".join(f"{d['field'] or 'body'}: {d['message']}" for d in details)
+    return _error(request, f"The request does not fit the schema: {words}.", 400, details=details)
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, exc: HttpError):
+    # A body our strict reader refused comes wrapped ("Cannot parse request body"): say why.
+    cause = exc.__cause__
+    message = " ".join(cause.messages) if isinstance(cause, ValidationError) else str(exc)
+    return _error(request, message, exc.status_code)
+
+
+@api.exception_handler(AuthenticationError)
+def _no_token(request, exc):
+    return _error(request, "Send a valid token: 'Authorization: Bearer <token>'.", 401)
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request, exc: PermissionDenied):
+    return _error(request, str(exc) or "Your role does not allow this.", 403)
+
+
+@api.exception_handler(CaseNotFound)
+def _no_case(request, exc: CaseNotFound):
+    return _error(request, str(exc), 404)
+
+
+@api.exception_handler(case_services.CaseClosed)
+@api.exception_handler(case_actions.StaleCase)
+def _conflict(request, exc):
+    return _error(request, " ".join(exc.messages), 409)
+
+
+@api.exception_handler(Throttled)
+def _throttled(request, exc: Throttled):
+    response = _error(request, "Too many calls; wait and try again.", 429)
+    if exc.wait:
+        response["Retry-After"] = str(int(exc.wait) + 1)
+    return response
+
+
+# ------------------------------------------------------------------------ schemas
+class ErrorOut(Schema):
+    error: str
+    details: list[dict[str, Any]] | None = None
+
+
+# Every operation may answer these, each with an ErrorOut body.
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 429: ErrorOut}
+CASE_ERRORS = {**ERRORS, 404: ErrorOut, 409: ErrorOut}
+
+
+class ModelOut(Schema):
+    id: int
+    name: str
+    learner: str
+    dataset: str
+    status: str
+    ready: bool
+    class_labels: list[str]
+
+
+class CaseIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    model: int = Field(..., ge=1, description="The id of a ready model (GET /models).")
+    patient_reference: str = Field("", max_length=200)
+
+
+class CaseSummaryOut(Schema):
+    case: int
+    status: str
+    patient_reference: str
+    model: int
+    updated_at: str
+
+
+class CaseStateOut(Schema):
+    case: int
+    status: str
+    is_open: bool
+    patient_reference: str
+    model: int
+    final_label: str | None
+    version: int
+    accumulated_cost: float
+    advice: dict[str, Any] | None
+    explanation: dict[str, Any] | None
+    class_labels: list[str]
+    steps: list[dict[str, Any]]
+    tests: list[dict[str, Any]]
+
+
+class StepIn(Schema):
+    """One step, as in the screen: see the action list in the description."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["result", "unavailable", "classify", "refer", "correct", "undo"]
+    test: str | None = Field(None, max_length=100)
+    value: float | str | None = Field(None, description="A number, or a choice's label or code.")
+    label: int | str | None = Field(None, description="A class's index or name (classify).")
+    position: int | None = Field(None, ge=0, description="The step to correct (0-based).")
+    reason: str | None = Field(None, max_length=1000)
+    seen: int | None = Field(None, ge=0, description="The case version you last read.")
+
+
+# ---------------------------------------------------------------------- endpoints
+@api.get("/models", response={200: list[ModelOut], **ERRORS}, summary="The models you may use")
+def list_models(request: HttpRequest):
+    return [
+        {
+            "id": m.pk,
+            "name": str(m),
+            "learner": m.learner,
+            "dataset": m.dataset.name,
+            "status": m.status,
+            "ready": m.is_ready,
+            "class_labels": list(m.dataset.class_labels),
+        }
+        for m in selectors.models_for_user(user=request.user)
+    ]
+
+
+@api.get("/cases", response={200: list[CaseSummaryOut], **ERRORS}, summary="Your open cases")
+def list_cases(request: HttpRequest):
+    return [
+        {
+            "case": c.pk,
+            "status": c.status,
+            "patient_reference": c.patient_reference,
+            "model": c.trained_model_id,
+            "updated_at": c.updated_at.isoformat(),
+        }
+        for c in selectors.open_cases_for_user(user=request.user)
+    ]
+
+
+@api.post(
+    "/cases", response={201: CaseStateOut, **ERRORS}, summary="Start a case with a ready model"
+)
+def start_case(request: HttpRequest, payload: CaseIn):
+    visible = selectors.models_for_user(user=request.user)
+    trained = visible.filter(pk=payload.model).first()
+    if trained is None:
+        raise ValidationError(f"There is no ready model {payload.model} you may use.")
+    case = case_services.start_case(
+        user=request.user, trained_model=trained, patient_reference=payload.patient_reference
+    )
+    return 201, _state(request, case.pk)
+
+
+@api.get(
+    "/cases/{case_id}",
+    response={200: CaseStateOut, **CASE_ERRORS},
+    summary="A case: advice, steps, prices",
+)
+def get_case(request: HttpRequest, case_id: int):
+    return _state(request, case_id)
+
+
+@api.post(
+    "/cases/{case_id}/steps", response={200: CaseStateOut, **CASE_ERRORS}, summary="Take one step"
+)
+def take_step(request: HttpRequest, case_id: int, payload: StepIn):
+    case = selectors.case_for_user(user=request.user, pk=case_id)
+    fields: dict[str, Any] = (
+        {"position": payload.position, "value": payload.value}
+        if payload.action == "correct"
+        else {}
+        if payload.action == "undo"
+        else {"test": payload.test, "value": payload.value, "label": payload.label}
+    )
+    case_actions.take_action(
+        user=request.user,
+        case=case,
+        action=payload.action,
+        seen=payload.seen,
+        reason=payload.reason or "",
+        **fields,
+    )
+    return _state(request, case_id)
+
+
+def _state(request: HttpRequest, case_id: int) -> dict[str, Any]:
+    case = selectors.case_for_user(user=request.user, pk=case_id)
+    return state_to_dict(selectors.case_state(user=request.user, case=case))
+
+
+def _without_login_redirect(patterns: list) -> list:
+    """The API answers 401 JSON itself: Django's login redirect must not catch its URLs."""
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            _without_login_redirect(pattern.url_patterns)
+        elif isinstance(pattern, URLPattern):
+            pattern.callback = login_not_required(pattern.callback)
+    return patterns
+
+
+urlpatterns = _without_login_redirect(api.urls[0])

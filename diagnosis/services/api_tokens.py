@@ -1,0 +1,81 @@
+"""Bearer tokens for /api/v1: issued once in plain text, kept only as a SHA-256 hash."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
+
+from ..models import ApiToken
+
+__all__ = ["authenticate_token", "issue_api_token", "revoke_api_token"]
+
+PREFIX = "cad_"  # marks the secret as this product's, for secret scanners and people
+#: How often last_used_at is written: once a minute is enough and spares a write per call.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def issue_api_token(
+    *, issuer: AbstractBaseUser | None, owner: AbstractBaseUser, name: str, valid_days: int = 365
+) -> tuple[ApiToken, str]:
+    """A new token acting as ``owner``; the plain token is returned once and never stored.
+
+    ``issuer`` is the owner themself or a superuser; ``None`` means the server's operator
+    (``manage.py api_token``), who can already read the database.
+    """
+    if issuer is not None and issuer.pk != owner.pk and not issuer.is_superuser:
+        raise PermissionDenied("Only a superuser may issue a token for someone else.")
+    if not owner.is_active:
+        raise ValidationError(f"{owner} is not active; an inactive user gets no token.")
+    name = (name or "").strip()
+    if not name or len(name) > 100:
+        raise ValidationError("Name the system that will use the token (1 to 100 characters).")
+    if not 1 <= valid_days <= 3650:
+        raise ValidationError("A token is valid for 1 to 3650 days.")
+    plain = PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=owner,
+        name=name,
+        key_hash=_hash(plain),
+        prefix=plain[:12],
+        created_by=issuer,
+        expires_at=timezone.now() + timedelta(days=valid_days),
+    )
+    return token, plain
+
+
+def revoke_api_token(*, user: AbstractBaseUser, token: ApiToken) -> ApiToken:
+    """End a token at once: its owner or a superuser may."""
+    if token.user_id != user.pk and not user.is_superuser:
+        raise PermissionDenied("Only the token's owner or a superuser may revoke it.")
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def authenticate_token(*, presented: str) -> AbstractBaseUser | None:
+    """The active user a presented token acts as, or None (unknown, revoked, expired)."""
+    if not presented or len(presented) > 200:
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(key_hash=_hash(presented), revoked_at__isnull=True)
+        .first()
+    )
+    now = timezone.now()
+    if token is None or (token.expires_at is not None and token.expires_at <= now):
+        return None
+    if not token.user.is_active:
+        return None
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user

@@ -1,0 +1,55 @@
+"""Schemathesis fuzzes /api/v1 from its own OpenAPI document against a live server.
+
+Every generated call, valid or not, must get a documented status, a JSON body matching the
+documented schema, and never a 500.
+"""
+
+from __future__ import annotations
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi import checks as openapi_checks
+
+from diagnosis.api_v1 import api
+from diagnosis.models import DiagnosisCase
+from diagnosis.services.api_tokens import issue_api_token
+
+pytestmark = pytest.mark.slow
+
+
+# Built from the routes themselves (no request, no database), exactly what /openapi.json serves.
+schema = schemathesis.openapi.from_dict(api.get_openapi_schema())
+
+
+@pytest.fixture
+def token_session(live_server, clinician, trained_model, settings):
+    """A requests session with a clinician's token, and a case of theirs for the path ids."""
+    settings.API_RATE_LIMIT = "100000/m"  # the fuzzer calls far faster than any EHR
+    DiagnosisCase.objects.create(trained_model=trained_model, clinician=clinician)
+    _, plain = issue_api_token(issuer=clinician, owner=clinician, name="schemathesis")
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {plain}"
+    return session
+
+
+@pytest.mark.django_db(transaction=True)
+@schema.parametrize()
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_every_operation_answers_as_its_schema_says(case, live_server, token_session):
+    """No 500s, only documented statuses, JSON bodies that fit the documented schemas."""
+    response = case.call(base_url=live_server.url, session=token_session)
+    case.validate_response(
+        response,
+        checks=[
+            schemathesis.checks.not_a_server_error,
+            openapi_checks.status_code_conformance,
+            openapi_checks.content_type_conformance,
+            openapi_checks.response_schema_conformance,
+        ],
+    )
