@@ -190,6 +190,9 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             fields.update(position=correction["position"], value=correction["value"])
     if action not in ("correct", "undo"):
         fields["test"] = entry_name
+    if not state.is_open:  # a second press, or a stale tab, after the case was closed
+        messages.error(request, _closed_message(request, case))
+        return redirect("case-summary", pk=case.pk)
     if action in ("classify", "refer") and request.POST.get("confirm") != "yes":
         # A closing action asks first: a real page, so it works without JavaScript.
         confirm = _confirmation(request, case, state, action, classify_form)

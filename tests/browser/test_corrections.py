@@ -106,6 +106,7 @@ def test_confirm_a_referral(chromium, live_server, heart_model, size):
         assert page.url.endswith("/summary/")
         assert "Referred" in page.locator("#decision").inner_text()
         assert "patient asked for a cardiologist" in page.locator("#steps-table").inner_text()
+        assert "patient asked for a cardiologist" in page.locator("#decision").inner_text()
         shot(page, "23-summary-referred-with-reason", size)
     finally:
         context.close()
