@@ -14,7 +14,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
 from .._validation import check_cost_matrix
-from ..policy import Classify, Extract, Reject, best_class, decide, evidence_for
+from ..policy import (
+    Classify,
+    Extract,
+    Reject,
+    best_class,
+    conclusion_cost,
+    decide,
+    evidence_for,
+)
 from ..serialization import SerializableMixin
 from ..tree._base import CaseInputMixin, check_nominal_splits, read_categories
 from ..tree._builder import grow_tree, prune_tree
@@ -309,7 +317,7 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             With :class:`~learners.policy.Evidence`: the vote's belief now,
             its training support, ``waiting`` (the vote weight waiting on the
             ordered test; 0 for a conclusion) of ``members`` (the total vote
-            weight).
+            weight) and, for ``Extract``, ``cost_after`` (:meth:`_cost_after`).
         """
         self._ensure_fitted()
         matrix = self._decision_matrix(cost_matrix)
@@ -335,6 +343,7 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     cost_matrix=matrix,
                     reject_cost=self.reject_cost_,
                     support=support,
+                    cost_after=self._cost_after(reaches, test, matrix),
                     waiting=waiting[test],
                     members=total,
                 ),
@@ -357,6 +366,67 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         self._ensure_fitted()
         known, blocked = self._check_known(known, unavailable)
         return [tree.reach(known, blocked) for tree in self.members_]
+
+    def _cost_after(self, reaches: list[Reach], test: int, matrix: np.ndarray) -> float:
+        """Expected cost of the best conclusion once ``test``'s result is known.
+
+        One result moves every tree waiting on ``test`` at once, so the
+        outcomes are joint: for a number, the waiting trees' thresholds cut
+        the line into intervals, each interval's chance taken from the trees'
+        own training shares left of their thresholds (in threshold order, made
+        monotone by a running maximum), and in each interval every waiting tree's
+        branch is known; for a category, each code's chance is the
+        vote-weighted mean of the waiting nodes' shares for it.  In each
+        outcome the vote is recomputed (the other trees stay where they are)
+        and priced by :func:`~learners.policy.conclusion_cost`.
+        """
+        k = len(self.classes_)
+        base = np.zeros(k)
+        moving = []  # (vote x share, tree, node) of the trees waiting on ``test``
+        for alpha, tree, reach in zip(self.alphas_, self.members_, reaches, strict=True):
+            for node, share in reach.ends.items():
+                weight = float(alpha) * share
+                if node in reach.frontier and int(tree.feature[node]) == test:
+                    moving.append((weight, tree, node))
+                else:
+                    base += weight * tree.class_weight[node]
+        outcomes: list[tuple[float, np.ndarray]] = []
+        if test in self.categories_:
+            codes = self.categories_[test].tolist()
+            total = sum(weight for weight, _, _ in moving)
+            for code in codes:
+                scores = base.copy()
+                chance = 0.0
+                for weight, tree, node in moving:
+                    for e in tree.edges(node):
+                        if tree.branch_value[e] == code:
+                            chance += weight * float(tree.branch_weight[e]) / total
+                            scores += weight * tree.class_weight[int(tree.child[e])]
+                outcomes.append((chance, scores))
+        else:
+            cuts = np.array([float(tree.threshold[node]) for _, tree, node in moving])
+            left_share = np.array(
+                [float(tree.branch_weight[tree.edge_start[node]]) for _, tree, node in moving]
+            )
+            order = np.argsort(cuts, kind="stable")
+            # P(x <= cut): each tree's own training share left of its cut, made monotone
+            cdf = np.maximum.accumulate(left_share[order])
+            chances = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+            uppers = np.append(cuts[order], np.inf)
+            for upper, chance in zip(uppers, chances, strict=True):
+                scores = base.copy()
+                for (weight, tree, node), cut in zip(moving, cuts, strict=True):
+                    start = int(tree.edge_start[node])
+                    child = int(tree.child[start if upper <= cut else start + 1])
+                    scores += weight * tree.class_weight[child]
+                outcomes.append((float(chance), scores))
+        return float(
+            sum(
+                chance * conclusion_cost(_normalized(scores[None, :])[0], matrix, self.reject_cost_)
+                for chance, scores in outcomes
+                if chance > 0.0
+            )
+        )
 
     def _vote(self, reaches: list[Reach]) -> tuple[np.ndarray, float]:
         """Belief ``sum_k alpha_k W(ends_k)`` normalized, and its vote-weighted support."""

@@ -264,6 +264,15 @@ def test_larger_vote_beats_a_cheaper_test():
     assert action.test == 0 and action.evidence.waiting == 2.0
 
 
+def test_cost_after_the_ordered_test_by_hand():
+    """Votes 2 (A on x0) and 1 (B, staying at its root (5, 7)); A's split sends half its
+    training weight left: after x0 the vote is (5, 7) + 2 (6, 0) or + 2 (0, 6), each with
+    chance 1/2, costing 7/24 and 5/24 under 0/1 loss: 1/4, against 17/36 now."""
+    action = _two_stumps([2.0, 1.0], [5.0, 2.0]).next_action({})
+    assert action.evidence.conclude_cost == pytest.approx(17 / 36)
+    assert action.evidence.cost_after == pytest.approx(0.5 * 7 / 24 + 0.5 * 5 / 24)
+
+
 def test_conclusion_votes_by_hand_and_can_refer():
     """x0 = 0, x1 = 1: A's leaf (6, 0) x 2 + B's leaf (1, 5) x 1 = (13, 5); with a reject cost
     below the best class's expected cost 5/18, the model refers."""
