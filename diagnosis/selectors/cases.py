@@ -19,6 +19,7 @@ from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
 from .advice_context import branch_rows, decision_costs
+from .advice_context import branch_rows, decision_costs
 from .explanations import Explanation, explain
 from .model_cache import get_estimator
 
@@ -90,6 +91,7 @@ def action_to_dict(
     classes: Sequence[int] | None = None,
     estimator=None,
     known: Mapping[int, float] | None = None,
+    unavailable: Iterable[int] = (),
 ) -> dict:
     """The advice to store and show: ``action.to_dict()`` plus the names it needs.
 
@@ -109,7 +111,8 @@ def action_to_dict(
     advice also keeps ``costs``, the error costs the model decides with
     (:func:`~diagnosis.selectors.advice_context.decision_costs`), and
     ``branches``, where a patient split by an unavailable test went
-    (:func:`~diagnosis.selectors.advice_context.branch_rows`).
+    (:func:`~diagnosis.selectors.advice_context.branch_rows`); with
+    ``unavailable``, ``unavailable_labels`` names the tests marked so.
     """
     labels = list(dataset.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
@@ -148,6 +151,10 @@ def action_to_dict(
                 if 0 <= code < len(labels)
                 else str(code),
             }
+    blocked = sorted(int(i) for i in unavailable)
+    if blocked:
+        names = {t.index: t.display_label for t in dataset.tests.filter(index__in=blocked)}
+        result["unavailable_labels"] = [names.get(i, f"test {i}") for i in blocked]
     if estimator is not None:
         result["costs"] = decision_costs(estimator, result["class_labels"])
         tree = getattr(estimator, "tree_", None)
@@ -198,6 +205,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
             classes=estimator.classes_.tolist(),
             estimator=estimator,
             known=known,
+            unavailable=unavailable,
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])

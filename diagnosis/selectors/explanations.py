@@ -263,6 +263,23 @@ def _branches(advice: Mapping[str, Any]) -> tuple[str, list[str]]:
     )
 
 
+def _unavailable(advice: Mapping[str, Any], basis: str | None) -> list[str]:
+    """Tests marked unavailable that did not split the patient: how the model did without them."""
+    split = {t for row in advice.get("branches") or [] for t in row.get("split_tests") or []}
+    rest = [label for label in advice.get("unavailable_labels") or [] if label not in split]
+    if not rest:
+        return []
+    names = " and ".join(rest)
+    verb = "are" if len(rest) > 1 else "is"
+    if basis == "risk":
+        return [
+            f"{names} {verb} marked unavailable: the model weighs only the tests that can still "
+            "be done."
+        ]
+    pronoun = "them" if len(rest) > 1 else "it"
+    return [f"{names} {verb} marked unavailable: the model advises without {pronoun}."]
+
+
 def _against_the_odds(
     position: int | None,
     proba: Sequence[float],
@@ -477,6 +494,7 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
     else:
         headline, why = _explain_expected_cost(advice, evidence, names)
     split, branches = _branches(advice)
+    why += _unavailable(advice, costs.get("basis"))
     if split:
         why.append(split)
     kind = advice.get("kind")

@@ -290,3 +290,16 @@ def test_risks_become_rows_by_key_with_the_lowest_marked(toy_dataset):
 def test_no_advice_has_no_explanation():
     """A closed case (no advice) explains nothing and has no headline."""
     assert explain(None) is None and advice_headline(None) == ""
+
+
+def test_unavailable_tests_that_split_nothing_are_still_named(toy_dataset):
+    """A test marked unavailable is named with how the model went on without it."""
+    action = decide((0.05, 0.95), classes=[0, 1], cost_matrix=MATRIX)
+    advice = action_to_dict(action, dataset=toy_dataset, estimator=_model(), unavailable=[1])
+    assert advice["unavailable_labels"] == ["Insulin"]
+    assert "Insulin is marked unavailable: the model advises without it." in explain(advice).why
+    advice["costs"] = RISK_COSTS
+    assert any(
+        s.startswith("Insulin is marked unavailable: the model weighs only the tests")
+        for s in explain(advice).why
+    )
