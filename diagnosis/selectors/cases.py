@@ -19,7 +19,6 @@ from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
 from .advice_context import branch_rows, decision_costs
-from .advice_context import branch_rows, decision_costs
 from .explanations import Explanation, explain
 from .model_cache import get_estimator
 
