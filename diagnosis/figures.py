@@ -1,4 +1,5 @@
-"""Plotly figures built on the server as plain dicts, drawn by the local plotly.js.
+"""Figures built on the server as plain data: Plotly dicts drawn by the local plotly.js,
+and the tree's SVG geometry (``tree_drawing``) rendered by a template.
 
 Every function here is pure: it takes already-computed numbers (a tree layout
 from ``selectors.tree_layout``, a metrics dict, a list of checkpoints) and
@@ -18,18 +19,14 @@ __all__ = [
     "checkpoints_figure",
     "risks_figure",
     "test_frequency_figure",
+    "node_details",
     "tidy_positions",
-    "tree_figure",
+    "tree_drawing",
 ]
 
 # Colour-blind-safe palette (Okabe–Ito) for decisions; refer gets its own.
 DECISION_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442"]
 REFER_COLOUR = "#7f7f7f"
-TEST_NODE_COLOUR = "#ffffff"
-EDGE_COLOUR = "#9aa5b4"
-HIGHLIGHT_COLOUR = "#111111"
-PIXELS_PER_LEAF = 92
-MIN_SCROLL_WIDTH = 1150
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif", size=14)
 
 
@@ -47,18 +44,49 @@ def _money(value: float | None) -> str:
 
 
 # --------------------------------------------------------------------- the tree
-def tidy_positions(nodes: Sequence[Mapping[str, Any]]) -> dict[Any, tuple[float, float]]:
-    """A tidy layered layout: leaves one unit apart left to right, parents centred over children.
+# The tree is drawn as SVG on the server (templates/diagnosis/_tree_svg.html) from the
+# geometry below, so every node is a real element: focusable, tappable, readable by a
+# screen reader, and printed crisp.  static/js/tree.js fits it to the screen and zooms.
+NODE_WIDTH = 150  # a test card's width in drawing units (pixels at 100%)
+LEAF_WIDTH = 112  # a conclusion card's width
+NODE_GAP = 18  # the least room between two cards on one level (edge labels live there)
+CARD_HEIGHT = 58  # title, price and cases, class-mix bar
+PATIENT_LINE = 19  # the patient's value or share, on cards the patient's walk touched
+EDGE_ZONE = 48  # vertical room between levels: the branch labels sit here
+BAR_MIN = 22  # the narrowest class-mix bar, so a tiny node's mix still shows
+CHAR_WIDTH = 7.2  # a generous average glyph width at 12-13px, for fitting text to a card
+SQUEEZE = 1.3  # how much longer than its room a line may be before it is cut
+PATH_COLOUR = "#1d2733"
+MARGIN = 14
+
+
+def tidy_positions(
+    nodes: Sequence[Mapping[str, Any]],
+    *,
+    widths: Mapping[Any, float] | None = None,
+    gap: float = 1.0,
+) -> dict[Any, tuple[float, float]]:
+    """A compact layered layout: neighbours on a level ``gap`` apart, parents centred.
+
+    Each subtree is pushed as close to its left sibling as their outlines
+    allow (Reingold–Tilford's contour rule), level by level, so a lopsided
+    tree is not as wide as its number of leaves.  Two nodes on one level
+    never come closer than ``gap`` between their edges.
 
     Parameters
     ----------
     nodes : sequence of mappings with ``id`` and ``parent`` (None for the root)
         Children are placed in the order they appear in ``nodes``.
+    widths : mapping id -> width, optional
+        Each node's width (0 when missing: points ``gap`` apart).
+    gap : float
+        The least room between the edges of two nodes on one level.
 
     Returns
     -------
     dict
-        ``id -> (x, y)`` with ``y = -depth`` (root at 0, children below).
+        ``id -> (x, y)``: ``x`` the node's centre, the leftmost edge at 0;
+        ``y = -depth`` (root at 0, children below).
     """
     children: dict[Any, list] = {}
     roots = []
@@ -71,233 +99,352 @@ def tidy_positions(nodes: Sequence[Mapping[str, Any]]) -> dict[Any, tuple[float,
             raise ValueError(f"node {node['id']!r} has unknown parent {parent!r}")
         else:
             children.setdefault(parent, []).append(node["id"])
-    positions: dict[Any, tuple[float, float]] = {}
-    next_leaf_x = 0.0
-    # Iterative post-order: deep trees must not hit Python's recursion limit.
+    # Post-order without recursion (deep trees must not hit Python's limit).  A subtree's
+    # outline is two lists indexed by depth below its root: the leftmost and rightmost x,
+    # relative to the root.  ``offset`` is a node's x relative to its parent.
+    offset: dict[Any, float] = {}
+    outline: dict[Any, tuple[list[float], list[float]]] = {}
+    order: list[Any] = []
     for root in roots:
-        stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
+        stack = [root]
         while stack:
-            node_id, depth, expanded = stack.pop()
-            kids = children.get(node_id, [])
-            if not kids:
-                positions[node_id] = (next_leaf_x, -float(depth))
-                next_leaf_x += 1.0
-            elif expanded:
-                xs = [positions[k][0] for k in kids]
-                positions[node_id] = ((xs[0] + xs[-1]) / 2.0, -float(depth))
-            else:
-                stack.append((node_id, depth, True))
-                for kid in reversed(kids):
-                    stack.append((kid, depth + 1, False))
-    if len(positions) != len(nodes):
+            node_id = stack.pop()
+            order.append(node_id)
+            stack.extend(children.get(node_id, []))
+    if len(order) != len(nodes):
         raise ValueError("the tree layout has a cycle or unreachable nodes")
+    half = {n["id"]: float((widths or {}).get(n["id"], 0.0)) / 2.0 for n in nodes}
+    for node_id in reversed(order):
+        kids = children.get(node_id, [])
+        own = half[node_id]
+        if not kids:
+            outline[node_id] = ([-own], [own])
+            continue
+        placed = [0.0]
+        left, right = (list(outline[kids[0]][0]), list(outline[kids[0]][1]))
+        for kid in kids[1:]:
+            kid_left, kid_right = outline.pop(kid)
+            common = min(len(right), len(kid_left))
+            shift = max(right[d] - kid_left[d] for d in range(common)) + gap
+            placed.append(shift)
+            for d in range(len(kid_left)):
+                if d < len(left):
+                    right[d] = kid_right[d] + shift
+                else:
+                    left.append(kid_left[d] + shift)
+                    right.append(kid_right[d] + shift)
+        outline.pop(kids[0], None)
+        middle = (placed[0] + placed[-1]) / 2.0
+        for kid, x in zip(kids, placed, strict=True):
+            offset[kid] = x - middle
+        outline[node_id] = (
+            [-own] + [x - middle for x in left],
+            [own] + [x - middle for x in right],
+        )
+    positions: dict[Any, tuple[float, float]] = {}
+    start = 0.0
+    for root in roots:
+        left = min(outline[root][0])
+        stack2: list[tuple[Any, float, int]] = [(root, start - left, 0)]
+        while stack2:
+            node_id, x, depth = stack2.pop()
+            positions[node_id] = (x, -float(depth))
+            for kid in children.get(node_id, []):
+                stack2.append((kid, x + offset[kid], depth + 1))
+        start += max(outline[root][1]) - left + gap
     return positions
 
 
-def _counts_text(counts: Any, class_labels: Sequence[str]) -> str:
-    if counts is None:
+def _share_text(share: float | None) -> str:
+    if share is None or share >= 0.9995:
         return ""
-    if isinstance(counts, Mapping):
-        pairs = list(counts.items())
-    else:
-        pairs = [
-            (class_labels[k] if k < len(class_labels) else str(k), c) for k, c in enumerate(counts)
-        ]
-    return ", ".join(f"{label}: {float(c):g}" for label, c in pairs)
+    return f"{100.0 * share:.0f}% of this patient"
 
 
-def _proba_text(proba: Any) -> str:
-    if not proba:
-        return ""
-    return ", ".join(f"{label} {float(p):.2f}" for label, p in proba.items())
+def _cases_text(cases: float) -> str:
+    whole = round(cases)
+    return f"{whole:,} case" + ("" if whole == 1 else "s")
 
 
-def node_hover_text(node: Mapping[str, Any], class_labels: Sequence[str] = ()) -> str:
-    """What a clinician sees when pointing at a node: test and price, or decision; belief; cost.
-
-    The decision, probabilities and expected cost are the model's own for a
-    patient who stops at the node (``selectors.tree_layout``).
-    """
-    lines = []
-    if node.get("is_leaf"):
-        lines.append(f"<b>Decision: {node.get('decision') or '–'}</b>")
-    else:
-        lines.append(f"<b>Test: {node.get('test_label') or node.get('text') or '–'}</b>")
-        if node.get("price") is not None:
-            lines.append(f"Price here: {_money(node.get('price'))}")
-        if node.get("decision"):
-            lines.append(f"If stopped here: {node['decision']}")
-    proba = _proba_text(node.get("proba"))
-    if proba:
-        lines.append(f"Probabilities: {proba}")
-    if node.get("expected_cost") is not None:
-        lines.append(f"Expected cost of that decision: {_money(node['expected_cost'])}")
-    if node.get("refer_cost") is not None and node.get("decision_kind") != "reject":
-        lines.append(f"Referring instead: {_money(node['refer_cost'])}")
-    counts = _counts_text(node.get("class_counts"), class_labels)
-    if counts:
-        lines.append(f"Training cases: {counts}")
-    return "<br>".join(lines)
+def _clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
-def _wrap(text: str, width: int = 16) -> str:
-    """Break a caption into lines of about ``width`` characters (Plotly's ``<br>``)."""
+def _lines(text: str, chars: int, most: int = 2) -> list[str]:
+    """``text`` broken into at most ``most`` lines of about ``chars`` characters."""
     lines: list[str] = []
     for word in text.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
             lines[-1] += " " + word
         else:
             lines.append(word)
-    return "<br>".join(lines)
+    if len(lines) > most:
+        lines = lines[: most - 1] + [" ".join(lines[most - 1 :])]
+    return [_clip(line, chars) for line in lines]
 
 
-def _node_caption(node: Mapping[str, Any]) -> str:
+def class_colours(classes: Sequence[str]) -> dict[str, str]:
+    """One colour per class (Okabe–Ito, colour-blind safe), in the dataset's order; refer grey."""
+    colours = {
+        label: DECISION_COLOURS[i % len(DECISION_COLOURS)] for i, label in enumerate(classes)
+    }
+    colours["Refer"] = REFER_COLOUR
+    return colours
+
+
+def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The rows of a node's details panel (shown on tap, click or keyboard focus).
+
+    Everything comes from the layout (``selectors.tree_layout``): the test and
+    its price for this patient, the training cases and their class mix, and the
+    model's own decision for a patient who stops at the node.
+    """
+    rows: list[tuple[str, str]] = []
     if node.get("is_leaf"):
-        return _wrap(str(node.get("decision") or ""))
-    return _wrap(str(node.get("test_label") or node.get("text") or ""))
+        rows.append(("Conclusion", str(node.get("decision") or "–")))
+    else:
+        rows.append(("Test", str(node.get("test_label") or node.get("text") or "–")))
+        if node.get("price") is not None:
+            rows.append(("Price here", _money(node.get("price"))))
+    if node.get("branch"):
+        rows.append(("Reached by", str(node["branch"])))
+    patient = node.get("patient")
+    if patient:
+        rows.append(("This patient", str(patient.get("text") or "")))
+    share = _share_text(node.get("share"))
+    if share:
+        rows.append(("Share", share))
+    counts = node.get("class_counts") or {}
+    cases = float(node.get("cases", sum(float(c) for c in counts.values())))
+    rows.append(("Training cases", _cases_text(cases)))
+    if counts and cases > 0:
+        rows.append(
+            (
+                "Class mix",
+                ", ".join(
+                    f"{label} {round(float(c)):,} ({100.0 * float(c) / cases:.0f}%)"
+                    for label, c in counts.items()
+                ),
+            )
+        )
+    if not node.get("is_leaf") and node.get("decision"):
+        rows.append(("If stopped here", str(node["decision"])))
+    proba = node.get("proba") or {}
+    if proba:
+        rows.append(
+            (
+                "Model's probabilities",
+                ", ".join(f"{label} {100.0 * float(p):.0f}%" for label, p in proba.items()),
+            )
+        )
+    if node.get("expected_cost") is not None:
+        rows.append(("Expected cost of that conclusion", _money(node["expected_cost"])))
+    if node.get("refer_cost") is not None and node.get("decision_kind") != "reject":
+        rows.append(("Referring instead", _money(node["refer_cost"])))
+    return rows
 
 
-def tree_figure(layout: Mapping[str, Any], *, class_labels: Sequence[str] | None = None) -> dict:
-    """The tree as a node-link diagram; nodes on ``layout["highlight"]`` are drawn heavier.
+# The patient's line on a card is short (a card is narrow); the details panel says it in full.
+CARD_STATUS = {
+    "unavailable": "Unavailable: split",
+    "no_result": "No result: split",
+    "waiting": "Next test here",
+}
+
+
+def _card_patient_text(node: Mapping[str, Any]) -> str:
+    patient = node.get("patient") or {}
+    share = node.get("share")
+    part = f"{100.0 * share:.0f}%" if share is not None and share < 0.9995 else ""
+    if node.get("is_leaf"):
+        return f"{part} ends here" if part else "Ends here"
+    status = patient.get("status")
+    if status == "known":
+        return f"Patient: {patient.get('text')}"
+    text = CARD_STATUS.get(str(status), str(patient.get("text") or ""))
+    return f"{part}: {text.split(':')[0].lower()}" if part else text
+
+
+def _aria(node: Mapping[str, Any]) -> str:
+    return "; ".join(f"{k}: {v}" for k, v in node_details(node))
+
+
+def tree_drawing(layout: Mapping[str, Any]) -> dict:
+    """The tree as SVG geometry: cards, elbow edges, branch labels, the patient's path.
 
     Parameters
     ----------
     layout : mapping
-        ``nodes``: list of dicts with ``id``, ``parent``, ``edge_label``,
-        ``is_leaf``, ``decision``, ``test_label``, ``price``, ``class_counts``,
-        ``expected_cost``; ``highlight``: node ids on a case's path (optional);
-        ``class_labels`` (optional).
-    class_labels : sequence of str, optional
-        Overrides ``layout["class_labels"]`` for the hover counts.
+        ``selectors.tree_layout``'s answer: ``nodes`` (``id``, ``parent``,
+        ``edge_label``, ``is_leaf``, ``decision``, ``test_label``, ``price``,
+        ``class_counts``, ``cases``, ``patient``, ``share`` ...), ``highlight``
+        (the patient's walk), ``classes`` or ``class_labels``.
+
+    Returns
+    -------
+    dict
+        ``width``/``height`` of the drawing; ``nodes`` (card box, texts and the
+        class-mix bar, whose length is proportional to the training cases);
+        ``edges`` (an SVG path each, the patient's edges flagged ``on_path``
+        and listed last, so they are drawn over the others but under every
+        label); ``labels`` (branch labels centred on the edge's own drop into
+        its child, so sibling labels are at least ``NODE_WIDTH + NODE_GAP``
+        apart); ``legend``; ``details`` (``node_details`` per node id).
     """
     nodes = list(layout.get("nodes") or [])
     if not nodes:
         raise ValueError("the tree layout has no nodes")
-    labels = list(class_labels or layout.get("class_labels") or [])
+    classes = list(layout.get("classes") or layout.get("class_labels") or [])
+    for node in nodes:
+        for label in node.get("class_counts") or {}:
+            if label not in classes:
+                classes.append(label)
+    colour_of = class_colours(classes)
     highlight = set(layout.get("highlight") or [])
-    pos = tidy_positions(nodes)
+    has_patient = bool(highlight)
+    width_of = {n["id"]: LEAF_WIDTH if n.get("is_leaf") else NODE_WIDTH for n in nodes}
+    pos = tidy_positions(nodes, widths=width_of, gap=NODE_GAP)
+    card_top = CARD_HEIGHT + (PATIENT_LINE if has_patient else 0)
+    level = card_top + EDGE_ZONE
+    by_id = {n["id"]: n for n in nodes}
 
-    fig = go.Figure()
-    for on_path in (False, True):
-        xs: list = []
-        ys: list = []
-        for node in nodes:
-            parent = node.get("parent")
-            if parent is None:
-                continue
-            if (node["id"] in highlight and parent in highlight) != on_path:
-                continue
-            (x0, y0), (x1, y1) = pos[parent], pos[node["id"]]
-            xs += [x0, x1, None]
-            ys += [y0, y1, None]
-        if xs:
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    hoverinfo="skip",
-                    name="This patient's path" if on_path else "Branches",
-                    showlegend=on_path,
-                    line=dict(
-                        color=HIGHLIGHT_COLOUR if on_path else EDGE_COLOUR,
-                        width=5 if on_path else 1.5,
-                    ),
-                )
-            )
-    # Edge labels sit at the middle of each edge, on the outer side: a left branch's
-    # label extends leftwards and a right branch's rightwards, so siblings never collide.
-    label_x, label_y, label_text, label_side = [], [], [], []
+    def cases_of(node) -> float:
+        counts = node.get("class_counts") or {}
+        return float(node.get("cases", sum(float(c) for c in counts.values())))
+
+    root_cases = max((cases_of(n) for n in nodes if n.get("parent") is None), default=0.0)
+    drawn_nodes, boxes = [], {}
     for node in nodes:
-        if node.get("parent") is None or not node.get("edge_label"):
+        x, y = pos[node["id"]]
+        on_path = node["id"] in highlight
+        height = CARD_HEIGHT + (PATIENT_LINE if on_path else 0)
+        card_width = width_of[node["id"]]
+        # tree.js narrows a line that is a little too long (SVG textLength); a much longer
+        # one is cut here, with its full text in the details and the tooltip.
+        chars = int(SQUEEZE * (card_width - 12) / CHAR_WIDTH)
+        left = MARGIN + x - card_width / 2
+        top = MARGIN + (-y) * level
+        boxes[node["id"]] = (left, top, height)
+        cases = cases_of(node)
+        full = card_width - 16
+        bar_width = full if root_cases <= 0 else BAR_MIN + (full - BAR_MIN) * cases / root_cases
+        segments, at = [], left + 8
+        counts = node.get("class_counts") or {}
+        for label, count in counts.items():
+            if cases <= 0 or float(count) <= 0:
+                continue
+            width = bar_width * float(count) / cases
+            segments.append(
+                {
+                    "x": round(at, 2),
+                    "width": round(width, 2),
+                    "colour": colour_of.get(label, REFER_COLOUR),
+                    "label": label,
+                }
+            )
+            at += width
+        if node.get("is_leaf"):
+            title = str(node.get("decision") or "–")
+            subtitle = _cases_text(cases)
+        else:
+            title = str(node.get("test_label") or node.get("text") or "–")
+            price = node.get("price")
+            subtitle = (_money(price) + " · " if price is not None else "") + _cases_text(cases)
+        patient = node.get("patient") or {}
+        share = _share_text(node.get("share"))
+        patient_text = _card_patient_text(node) if on_path else ""
+        drawn_nodes.append(
+            {
+                "id": node["id"],
+                "x": round(left, 2),
+                "y": round(top, 2),
+                "cx": round(left + card_width / 2, 2),
+                "width": card_width,
+                "height": height,
+                "is_leaf": bool(node.get("is_leaf")),
+                "is_root": node.get("parent") is None,
+                "on_path": on_path,
+                "colour": colour_of.get(str(node.get("decision")), REFER_COLOUR)
+                if node.get("is_leaf")
+                else None,
+                "title": _clip(title, chars),
+                "fit": card_width - 12,
+                "full_title": title,
+                "subtitle": subtitle,
+                "bar_x": round(left + 8, 2),
+                "bar_y": round(top + 41, 2),
+                "bar_width": round(bar_width, 2),
+                "segments": segments,
+                "patient_text": _clip(patient_text, chars + 1),
+                "patient_status": patient.get("status", ""),
+                "aria": _aria(node),
+            }
+        )
+    edges, labels = [], []
+    for node in nodes:
+        parent = node.get("parent")
+        if parent is None:
             continue
-        (x0, y0), (x1, y1) = pos[node["parent"]], pos[node["id"]]
-        label_x.append(x0 + 0.5 * (x1 - x0))
-        label_y.append(y0 + 0.5 * (y1 - y0))
-        label_text.append(str(node["edge_label"]))
-        label_side.append(
-            "middle left"
-            if x1 < x0 - 1e-9
-            else "middle right"
-            if x1 > x0 + 1e-9
-            else "middle center"
+        p_left, p_top, p_height = boxes[parent]
+        c_left, c_top, _ = boxes[node["id"]]
+        px, cx = p_left + width_of[parent] / 2, c_left + width_of[node["id"]] / 2
+        bus = c_top - EDGE_ZONE + 8
+        on_path = node["id"] in highlight and parent in highlight
+        edges.append(
+            {
+                "d": f"M{px:.1f},{p_top + p_height:.1f} V{bus:.1f} H{cx:.1f} V{c_top:.1f}",
+                "on_path": on_path,
+                "target": node["id"],
+            }
         )
-    if label_x:
-        fig.add_trace(
-            go.Scatter(
-                x=label_x,
-                y=label_y,
-                mode="text",
-                text=label_text,
-                textposition=label_side,
-                hoverinfo="skip",
-                showlegend=False,
-                name="Branch values",
-                textfont=dict(size=12, color="#33404f"),
+        text = str(node.get("edge_label") or "")
+        fit = width_of[node["id"]] + NODE_GAP - 8
+        room = int(SQUEEZE * fit / CHAR_WIDTH)
+        lines = _lines(text, room, most=1) if text else []
+        share = _share_text(by_id[node["id"]].get("share")) if on_path else ""
+        if share:
+            lines.append(share.split(" of")[0])
+        if lines:
+            labels.append(
+                {
+                    "x": round(cx, 2),
+                    # the middle of the drop from the bus into the child's card
+                    "y": round((bus + c_top) / 2 - 7 * (len(lines) - 1) + 4, 2),
+                    "lines": lines,
+                    "fit": fit,
+                    "on_path": on_path,
+                    "full": text,
+                }
             )
-        )
-    # One marker trace per decision gives a legend that explains the colours.
-    groups: dict[str, list] = {}
-    for node in nodes:
-        key = "Test" if not node.get("is_leaf") else str(node.get("decision") or "–")
-        groups.setdefault(key, []).append(node)
-    decisions = [k for k in groups if k != "Test"]
-    colour_of = {}
-    palette = iter(DECISION_COLOURS * 4)
-    for decision in sorted(decisions, key=lambda d: (labels.index(d) if d in labels else 99, d)):
-        colour_of[decision] = (
-            REFER_COLOUR if decision.lower().startswith("refer") else next(palette)
-        )
-    for key in ["Test"] + sorted(decisions, key=lambda d: list(colour_of).index(d)):
-        members = groups[key]
-        on = [n["id"] in highlight for n in members]
-        fig.add_trace(
-            go.Scatter(
-                x=[pos[n["id"]][0] for n in members],
-                y=[pos[n["id"]][1] for n in members],
-                mode="markers+text",
-                name="Test node" if key == "Test" else f"Leaf: {key}",
-                text=[_node_caption(n) for n in members],
-                textposition="bottom center" if key != "Test" else "top center",
-                textfont=dict(size=12),
-                hovertext=[node_hover_text(n, labels) for n in members],
-                hoverinfo="text",
-                customdata=[n["id"] for n in members],
-                marker=dict(
-                    symbol="square" if key == "Test" else "circle",
-                    size=[22 if h else 16 for h in on],
-                    color=TEST_NODE_COLOUR if key == "Test" else colour_of[key],
-                    line=dict(
-                        color=[HIGHLIGHT_COLOUR if h else "#33404f" for h in on],
-                        width=[4 if h else 1.5 for h in on],
-                    ),
-                ),
-            )
-        )
-    depth = max(-y for _, y in pos.values())
-    width = max(x for x, _ in pos.values())
-    n_leaves = sum(1 for n in nodes if n["id"] not in {m.get("parent") for m in nodes})
-    # Wide trees get a fixed pixel width (the page scrolls sideways) so captions stay legible.
-    pixel_width = PIXELS_PER_LEAF * (n_leaves + 1)
-    if pixel_width > MIN_SCROLL_WIDTH:
-        fig.update_layout(autosize=False, width=pixel_width)
-    fig.update_layout(
-        font=FONT,
-        margin=dict(l=10, r=10, t=30, b=10),
-        plot_bgcolor="#ffffff",
-        paper_bgcolor="#ffffff",
-        hovermode="closest",
-        dragmode="pan",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
-        xaxis=dict(visible=False, range=[-0.8, width + 0.8]),
-        yaxis=dict(visible=False, range=[-depth - 0.6, 0.5]),
-        height=max(420, 140 * (depth + 1)),
-    )
-    figure = _finish(fig)
-    # Kept alongside the figure so tests and the page can read positions by node id.
-    figure["positions"] = {str(k): [x, y] for k, (x, y) in pos.items()}
-    figure["highlight"] = sorted(highlight, key=str)
-    return figure
+    edges.sort(key=lambda e: e["on_path"])
+    width = MARGIN * 2 + max(x + width_of[k] / 2 for k, (x, _) in pos.items())
+    height = MARGIN * 2 + max(-y for _, y in pos.values()) * level + card_top
+    decisions = {str(n.get("decision")) for n in nodes if n.get("is_leaf")}
+    legend = [{"label": label, "colour": colour_of[label]} for label in classes]
+    if "Refer" in decisions:
+        legend.append({"label": "Refer", "colour": REFER_COLOUR})
+    # Where the details panel starts: the last node the whole patient reached (the split
+    # node, the awaited test, or the leaf), else the root.
+    start = next((n["id"] for n in nodes if n.get("parent") is None), nodes[0]["id"])
+    for node_id in layout.get("highlight") or []:
+        node = by_id.get(node_id) or {}
+        if node.get("share") is None or node["share"] >= 0.9995:
+            start = node_id
+    return {
+        "start": start,
+        "width": round(width, 2),
+        "height": round(height, 2),
+        "nodes": drawn_nodes,
+        "edges": edges,
+        "labels": labels,
+        "legend": legend,
+        "has_patient": has_patient,
+        "highlight": [n for n in (layout.get("highlight") or [])],
+        "details": {
+            str(n["id"]): [{"label": k, "value": v} for k, v in node_details(n)] for n in nodes
+        },
+        "positions": {str(k): [x, y] for k, (x, y) in pos.items()},
+    }
 
 
 # --------------------------------------------------------------------- bar charts

@@ -54,10 +54,18 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
 
     A node's ``decision`` is ``estimator.node_decision(node)``: at a leaf, what
     the model concludes for a patient who ends there; at a test node, what it
-    would conclude for a patient who stopped there (shown on hover).  Both
-    carry the model's probabilities (its own ``probability`` setting), the
-    expected cost and the reject option, so the diagram never disagrees with
-    the advice.  Positions are left to :func:`diagnosis.figures.tidy_positions`.
+    would conclude for a patient who stopped there.  Both carry the model's
+    probabilities (its own ``probability`` setting), the expected cost and the
+    reject option, so the diagram never disagrees with the advice.
+
+    With a case, the patient is walked once with ``TreeStructure.reach`` (the
+    walk the advice uses): ``highlight`` lists the nodes it touched, each of
+    them gets ``patient`` (the patient's value of the node's test, or whether
+    the test is unavailable, gave no result or is awaited) and ``share`` (the
+    part of the patient that reached it: below 1 after an unavailable test,
+    which splits the patient by the training shares).  ``path`` lists the test
+    nodes the walk touched in order, for the text under the diagram.
+    Positions are left to :func:`diagnosis.figures.tree_drawing`.
     """
     estimator = estimator_for(trained)
     tree = _tree_of(estimator)
@@ -70,11 +78,15 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
     names = trained.cost_snapshot.get("names", [])
     tests = {t.name: t for t in dataset.tests.all()}
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
-    known, unavailable, highlight = {}, set(), []
+    known: dict = {}
+    unavailable: set = set()
+    highlight: list[int] = []
+    share: dict[int, float] = {}
     if case is not None:
         state = compute_case_state(case)
         known, unavailable = state.known, state.unavailable
         highlight = [int(n) for n in estimator.decision_path_nodes(known, unavailable)]
+        share = _shares(tree, known, unavailable)
     done = frozenset(known)
 
     def test_of(feature: int):
@@ -87,6 +99,7 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
         for e in tree.edges(n):
             parent_of[int(tree.child[e])] = n
             edge_to[int(tree.child[e])] = e
+    on_path = set(highlight)
     nodes, edges = [], []
     for n in range(tree.n_nodes):
         decision = estimator.node_decision(n)
@@ -96,6 +109,7 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
         name, test = (None, None) if is_leaf else test_of(feature)
         price = None if is_leaf else cost_model.marginal_cost(feature, done)
         test_label = None if is_leaf else (test.display_label if test else name)
+        weights = [float(w) for w in tree.class_weight[n]]
         nodes.append(
             {
                 "id": n,
@@ -107,9 +121,8 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
                 "test_name": name,
                 "test_label": test_label,
                 "price": price,
-                "class_counts": {
-                    label_of[c]: float(w) for c, w in zip(codes, tree.class_weight[n], strict=True)
-                },
+                "cases": float(sum(weights)),
+                "class_counts": {label_of[c]: w for c, w in zip(codes, weights, strict=True)},
                 "proba": {
                     label_of[c]: float(p) for c, p in zip(codes, evidence.proba, strict=True)
                 },
@@ -119,6 +132,8 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
                 "is_leaf": is_leaf,
                 "decision": _decision_label(decision, label_of),
                 "decision_kind": decision.kind,
+                "share": share.get(n) if n in on_path else None,
+                "patient": _patient_at(n, tree, known, unavailable, test) if n in on_path else None,
             }
         )
     for n in range(1, tree.n_nodes):
@@ -126,8 +141,88 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
         _, test = test_of(int(tree.feature[parent]))
         label = _edge_label(tree, parent, edge_to[n], test)
         nodes[n]["edge_label"] = label
-        edges.append({"source": parent, "target": n, "label": label})
-    return {"nodes": nodes, "edges": edges, "highlight": highlight, "class_labels": labels}
+        nodes[n]["branch"] = _branch_text(nodes[parent]["test_label"], label)
+        edges.append(
+            {
+                "source": parent,
+                "target": n,
+                "label": label,
+                "share": share.get(n) if n in on_path and parent in on_path else None,
+            }
+        )
+    path = []
+    for n in highlight:
+        if nodes[n]["is_leaf"]:
+            continue
+        taken = [
+            {"label": nodes[int(c)]["edge_label"], "share": nodes[int(c)]["share"]}
+            for c in tree.children(n)
+            if int(c) in on_path
+        ]
+        path.append(
+            {
+                "node": n,
+                "test_label": nodes[n]["test_label"],
+                "patient": nodes[n]["patient"],
+                "share": nodes[n]["share"],
+                "branches": taken,
+            }
+        )
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "highlight": highlight,
+        "path": path,
+        "class_labels": labels,
+        "classes": [label_of[c] for c in codes],
+    }
+
+
+def _shares(tree: TreeStructure, known, unavailable) -> dict[int, float]:
+    """The part of the patient that reached each node on the walk, from ``TreeStructure.reach``.
+
+    ``reach`` says where the patient ended (leaves and awaited tests, with
+    shares that sum to 1); a node's share is the sum of the ends below it.
+    """
+    reach = tree.reach(known, unavailable)
+    shares: dict[int, float] = {0: 0.0}
+    for end, weight in reach.ends.items():
+        shares[0] += weight
+        for _, edge in tree.path_to(end):
+            node = int(tree.child[edge])
+            shares[node] = shares.get(node, 0.0) + weight
+    return shares
+
+
+def _value_text(value: float, test) -> str:
+    if test is None:
+        return f"{value:g}"
+    if test.is_nominal:
+        return test.choice_label(value)
+    unit = f" {test.unit}" if test.unit else ""
+    return f"{value:g}{unit}"
+
+
+def _patient_at(node: int, tree: TreeStructure, known, unavailable, test) -> dict:
+    """What the walk did at ``node``: the patient's value, a split, a wait, or an end."""
+    if tree.is_leaf(node):
+        return {"status": "end", "text": "Ends here"}
+    feature = int(tree.feature[node])
+    if feature in unavailable:
+        return {"status": "unavailable", "text": "Not available (split by training shares)"}
+    if feature not in known:
+        return {"status": "waiting", "text": "Waiting for this test"}
+    value = known[feature]
+    if value is None or value != value:
+        return {"status": "no_result", "text": "No result (split by training shares)"}
+    return {"status": "known", "text": _value_text(float(value), test), "value": float(value)}
+
+
+def _branch_text(test_label: str | None, edge_label: str) -> str:
+    """The branch into a node in words: "Age ≤ 53.5 years", "Chest pain: asymptomatic"."""
+    if edge_label[:1] in "≤>":
+        return f"{test_label} {edge_label}"
+    return f"{test_label}: {edge_label}"
 
 
 def _edge_label(tree: TreeStructure, node: int, edge: int, test) -> str:

@@ -137,22 +137,15 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
         if case.trained_model_id != trained.pk:
             raise Http404(f"There is no case {case_id}.")
     layout = selectors.tree_layout(user=request.user, trained_model=trained, case=case)
-    if layout is not None:
-        labels = {t.name: t.display_label for t in trained.dataset.tests.all()}
-        for node in layout["nodes"]:
-            if node.get("test_name"):
-                node.setdefault("test_label", labels.get(node["test_name"], node["test_name"]))
-    figure = (
-        figures.tree_figure(layout, class_labels=trained.dataset.class_labels) if layout else None
-    )
+    drawing = figures.tree_drawing(layout) if layout else None
     if request.GET.get("format") == "json":
         if layout is None:
             return JsonResponse({"error": "This model is not a tree."}, status=404)
         return JsonResponse(
-            {"layout": layout, "figure": figure, "highlight": layout.get("highlight") or []}
+            {"layout": layout, "drawing": drawing, "highlight": layout.get("highlight") or []}
         )
     return page(
         request,
         "diagnosis/model_tree.html",
-        {"trained": trained, "layout": layout, "figure": figure, "case": case},
+        {"trained": trained, "layout": layout, "drawing": drawing, "case": case},
     )

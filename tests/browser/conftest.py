@@ -79,3 +79,11 @@ def thyroid_risk_model(transactional_db):
     from diagnosis.management.demo_data import THYROID
 
     return _demo_model(THYROID, "conditioned_loss", "Conditioned loss thyroid (browser test)")
+
+
+@pytest.fixture
+def thyroid_tree_model(transactional_db):
+    """Demo thyroid data and an EG2 tree trained on it (a deep tree with many thresholds)."""
+    from diagnosis.management.demo_data import THYROID
+
+    return _demo_model(THYROID, "eg2", "EG2 thyroid (browser test)")

@@ -18,7 +18,7 @@ LAYOUT = {
             "is_leaf": False,
             "test_label": "Cholesterol",
             "price": 7.27,
-            "class_counts": [50, 40],
+            "class_counts": {"healthy": 50, "sick": 40},
             "expected_cost": 44.0,
             "decision": "healthy",
         },
@@ -29,7 +29,7 @@ LAYOUT = {
             "is_leaf": False,
             "test_label": "Thal",
             "price": 102.9,
-            "class_counts": [40, 10],
+            "class_counts": {"healthy": 40, "sick": 10},
             "expected_cost": 10.0,
             "decision": "healthy",
         },
@@ -39,7 +39,7 @@ LAYOUT = {
             "edge_label": "normal",
             "is_leaf": True,
             "decision": "healthy",
-            "class_counts": [35, 2],
+            "class_counts": {"healthy": 35, "sick": 2},
             "expected_cost": 2.0,
         },
         {
@@ -48,7 +48,7 @@ LAYOUT = {
             "edge_label": "reversible defect",
             "is_leaf": True,
             "decision": "sick",
-            "class_counts": [5, 8],
+            "class_counts": {"healthy": 5, "sick": 8},
             "expected_cost": 5.0,
         },
         {
@@ -57,7 +57,7 @@ LAYOUT = {
             "edge_label": "> 240",
             "is_leaf": True,
             "decision": "sick",
-            "class_counts": [10, 30],
+            "class_counts": {"healthy": 10, "sick": 30},
             "expected_cost": 10.0,
         },
     ],
@@ -65,13 +65,42 @@ LAYOUT = {
 }
 
 
-def test_leaves_are_evenly_spaced_and_parents_centred():
-    """Leaves sit one unit apart in order; every parent is centred over its children."""
+def test_neighbours_are_a_gap_apart_and_parents_centred():
+    """Nodes on one level are at least one unit apart; every parent is centred over its children."""
     pos = figures.tidy_positions(LAYOUT["nodes"])
-    assert [pos[i][0] for i in (2, 3, 4)] == [0.0, 1.0, 2.0]
+    assert pos[3][0] - pos[2][0] == pytest.approx(1.0)
+    assert pos[4][0] - pos[1][0] == pytest.approx(1.0)
     assert pos[1][0] == pytest.approx((pos[2][0] + pos[3][0]) / 2)
     assert pos[0][0] == pytest.approx((pos[1][0] + pos[4][0]) / 2)
+    assert min(x for x, _ in pos.values()) == 0.0
     assert pos[0][1] == 0 and pos[1][1] == -1 and pos[2][1] == -2 and pos[4][1] == -1
+
+
+def test_lopsided_tree_is_narrower_than_its_leaves():
+    """A chain with one leaf per level packs its leaves under each other's subtrees (contours)."""
+    nodes = [{"id": 0, "parent": None}]
+    for depth in range(1, 9):  # each test node has a leaf on the left and the rest on the right
+        nodes.append({"id": 2 * depth - 1, "parent": 2 * depth - 2})
+        nodes.append({"id": 2 * depth, "parent": 2 * depth - 2})
+    pos = figures.tidy_positions(nodes)
+    leaves = [n["id"] for n in nodes if n["id"] not in {m["parent"] for m in nodes}]
+    width = max(x for x, _ in pos.values()) - min(x for x, _ in pos.values())
+    assert width < len(leaves) - 1
+    by_level: dict[float, list[float]] = {}
+    for x, y in pos.values():
+        by_level.setdefault(y, []).append(x)
+    for xs in by_level.values():
+        xs.sort()
+        assert all(b - a >= 1.0 - 1e-9 for a, b in zip(xs, xs[1:], strict=False))
+
+
+def test_widths_keep_cards_apart():
+    """With widths, the room between two cards on a level is at least the gap."""
+    widths = {0: 150, 1: 150, 2: 112, 3: 112, 4: 112}
+    pos = figures.tidy_positions(LAYOUT["nodes"], widths=widths, gap=18)
+    assert pos[3][0] - pos[2][0] == pytest.approx(112 + 18)
+    assert pos[4][0] - pos[1][0] == pytest.approx((150 + 112) / 2 + 18)
+    assert pos[2][0] - widths[2] / 2 == pytest.approx(0.0)
 
 
 def test_tidy_positions_rejects_unknown_parent():
@@ -88,61 +117,91 @@ def test_deep_chain_does_not_recurse():
     assert pos[2999][1] == -2999
 
 
-def test_tree_hover_text_has_price_and_counts():
-    """Hovering a test node shows its test, price, class counts and expected cost."""
-    fig = figures.tree_figure(LAYOUT)
-    hovers = [h for trace in fig["data"] for h in (trace.get("hovertext") or [])]
-    root = next(h for h in hovers if "Cholesterol" in h)
-    assert "$7.27" in root
-    assert "healthy: 50" in root and "sick: 40" in root
-    assert "$44.00" in root
-    leaf = next(h for h in hovers if "Decision: sick" in h and "sick: 8" in h)
-    assert "healthy: 5" in leaf
+def boxes_overlap(a, b) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
 
 
-def test_tree_highlight_draws_the_path_heavier():
-    """The case's path is a separate, thicker edge trace and its nodes get a thick outline."""
-    fig = figures.tree_figure(LAYOUT)
-    path = [t for t in fig["data"] if t.get("name") == "This patient's path"]
-    assert len(path) == 1
-    branches = next(t for t in fig["data"] if t.get("name") == "Branches")
-    assert path[0]["line"]["width"] > branches["line"]["width"]
-    # two highlighted edges (0-1, 1-3): each is x0, x1, None
-    assert len(path[0]["x"]) == 6
-    assert fig["highlight"] == [0, 1, 3]
-    widths = {}
-    for trace in fig["data"]:
-        if trace.get("customdata"):
-            for node_id, w in zip(
-                trace["customdata"], trace["marker"]["line"]["width"], strict=True
-            ):
-                widths[node_id] = w
-    assert widths[3] > widths[2] and widths[0] > widths[4]
+def test_tree_drawing_cards_never_overlap_and_labels_have_room():
+    """No two cards overlap; sibling branch labels are centred a card and a gap apart."""
+    drawing = figures.tree_drawing(LAYOUT)
+    cards = drawing["nodes"]
+    for i, a in enumerate(cards):
+        for b in cards[i + 1 :]:
+            assert not boxes_overlap(a, b), (a["id"], b["id"])
+    labels = sorted(drawing["labels"], key=lambda lab: (lab["y"], lab["x"]))
+    for a, b in zip(labels, labels[1:], strict=False):
+        if a["y"] == b["y"]:
+            assert b["x"] - a["x"] >= figures.LEAF_WIDTH + figures.NODE_GAP - 1e-6
+    assert {lab["full"] for lab in labels} == {"≤ 240", "> 240", "normal", "reversible defect"}
+    assert all(lab["fit"] >= figures.LEAF_WIDTH for lab in labels)
 
 
-def test_tree_without_highlight_has_no_path_trace():
-    """Without a case, no edge is drawn as the patient's path."""
-    fig = figures.tree_figure({**LAYOUT, "highlight": []})
-    assert not [t for t in fig["data"] if t.get("name") == "This patient's path"]
+def test_tree_drawing_node_size_is_the_number_of_cases():
+    """The class-mix bar is longer for more training cases, split by the class counts."""
+    drawing = figures.tree_drawing(LAYOUT)
+    by_id = {n["id"]: n for n in drawing["nodes"]}
+    assert by_id[0]["bar_width"] > by_id[4]["bar_width"] > by_id[3]["bar_width"]
+    segments = by_id[3]["segments"]
+    assert [s["label"] for s in segments] == ["healthy", "sick"]
+    ratio = segments[1]["width"] / segments[0]["width"]
+    assert ratio == pytest.approx(8 / 5, rel=0.01)  # widths are rounded to 2 decimals
+    assert sum(s["width"] for s in segments) == pytest.approx(by_id[3]["bar_width"], abs=0.02)
+    assert "90 cases" in by_id[0]["subtitle"] and "$7.27" in by_id[0]["subtitle"]
+    colours = {item["label"]: item["colour"] for item in drawing["legend"]}
+    assert colours["healthy"] != colours["sick"]
+    assert by_id[3]["colour"] == colours["sick"] and by_id[2]["colour"] == colours["healthy"]
 
 
-def test_tree_edge_labels_and_decision_colours():
-    """Edge labels are drawn; leaves with different decisions get different colours."""
-    fig = figures.tree_figure(LAYOUT)
-    text = next(t for t in fig["data"] if t.get("mode") == "text")
-    assert set(text["text"]) == {"≤ 240", "> 240", "normal", "reversible defect"}
-    colours = {
-        t["name"]: t["marker"]["color"]
-        for t in fig["data"]
-        if str(t.get("name", "")).startswith("Leaf")
-    }
-    assert colours["Leaf: healthy"] != colours["Leaf: sick"]
+def test_tree_drawing_path_is_drawn_last_under_the_labels():
+    """The patient's edges come after the others (drawn over them); labels are a later layer."""
+    drawing = figures.tree_drawing(LAYOUT)
+    flags = [e["on_path"] for e in drawing["edges"]]
+    assert flags == sorted(flags) and sum(flags) == 2
+    assert {e["target"] for e in drawing["edges"] if e["on_path"]} == {1, 3}
+    assert {n["id"] for n in drawing["nodes"] if n["on_path"]} == {0, 1, 3}
+    plain = figures.tree_drawing({**LAYOUT, "highlight": []})
+    assert not any(e["on_path"] for e in plain["edges"]) and not plain["has_patient"]
+
+
+def test_tree_drawing_shows_the_patient_and_the_shares():
+    """A patient's value is on its card; a split patient's branches and ends carry their shares."""
+    nodes = [dict(n) for n in LAYOUT["nodes"]]
+    nodes[0].update(patient={"status": "known", "text": "230 mg/dl"}, share=1.0)
+    nodes[1].update(patient={"status": "unavailable", "text": "Not available"}, share=1.0)
+    nodes[2].update(patient={"status": "end", "text": "Ends here"}, share=0.75)
+    nodes[3].update(patient={"status": "end", "text": "Ends here"}, share=0.25)
+    drawing = figures.tree_drawing({**LAYOUT, "nodes": nodes, "highlight": [0, 1, 3, 2]})
+    by_id = {n["id"]: n for n in drawing["nodes"]}
+    assert by_id[0]["patient_text"] == "Patient: 230 mg/dl"
+    assert by_id[1]["patient_text"] == "Unavailable: split"
+    assert by_id[2]["patient_text"] == "75% ends here"
+    assert by_id[3]["patient_text"] == "25% ends here"
+    shares = {lab["full"]: lab["lines"][1:] for lab in drawing["labels"] if lab["on_path"]}
+    assert shares["normal"] == ["75%"] and shares["reversible defect"] == ["25%"]
+    assert shares["≤ 240"] == []  # the whole patient went that way
+    assert drawing["start"] == 1  # the last node the whole patient reached
+
+
+def test_node_details_say_test_price_cases_and_decision():
+    """A node's details (shown on tap or focus) name the test, price, cases, mix and decision."""
+    rows = dict(figures.node_details({**LAYOUT["nodes"][0], "proba": {"healthy": 0.55}}))
+    assert rows["Test"] == "Cholesterol" and rows["Price here"] == "$7.27"
+    assert rows["Training cases"] == "90 cases"
+    assert rows["Class mix"] == "healthy 50 (56%), sick 40 (44%)"
+    assert rows["If stopped here"] == "healthy"
+    assert rows["Expected cost of that conclusion"] == "$44.00"
+    leaf = dict(figures.node_details(LAYOUT["nodes"][3]))
+    assert leaf["Conclusion"] == "sick" and "Test" not in leaf
 
 
 def test_figures_are_json_without_template():
     """Figure dicts serialise to JSON and do not carry plotly.py's large default template."""
     for fig in (
-        figures.tree_figure(LAYOUT),
         figures.risks_figure(
             [{"action": "healthy", "risk": 3.0}, {"action": "refer", "risk": 1.0, "lowest": True}]
         ),
@@ -191,7 +250,7 @@ def test_checkpoints_figure_sorted_by_time():
 def test_empty_inputs_are_clear_errors():
     """Empty inputs raise ValueError instead of drawing an empty chart."""
     with pytest.raises(ValueError):
-        figures.tree_figure({"nodes": []})
+        figures.tree_drawing({"nodes": []})
     with pytest.raises(ValueError):
         figures.risks_figure([])
     with pytest.raises(ValueError):

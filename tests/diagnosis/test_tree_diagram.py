@@ -137,3 +137,106 @@ def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_datas
         assert list(node["proba"].values()) == pytest.approx(list(conclusion.evidence.proba))
     assert checked_leaves == tree.n_leaves, "every leaf has a patient who ends there"
     assert checked_tests > 0 or tree.n_nodes == 1
+
+
+@pytest.fixture
+def eg2_skewed(skewed_dataset, model_admin):
+    requested = training.create_training(
+        user=model_admin,
+        dataset=skewed_dataset,
+        learner="eg2",
+        params={},
+        error_matrix=skewed_dataset.error_matrices.get(),
+    )
+    trained = training.run_training(trained_model_id=requested.pk)
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    return trained
+
+
+def split_case(trained, clinician):
+    """A case with the first advised test answered and the second one unavailable."""
+    from diagnosis.selectors import case_state
+    from diagnosis.services import cases
+
+    tests = {t.name: t for t in trained.dataset.tests.all()}
+    for row in trained.dataset.cases.order_by("id"):
+        case = cases.start_case(user=clinician, trained_model=trained)
+        first = case_state(user=clinician, case=case).advice
+        if first["kind"] != "extract":
+            continue
+        test = tests[first["test_name"]]
+        value = row.values[test.index]
+        cases.take_step(user=clinician, case=case, action="result", test=test.name, value=value)
+        second = case_state(user=clinician, case=case).advice
+        if second["kind"] != "extract":
+            continue
+        blocked = tests[second["test_name"]]
+        cases.take_step(user=clinician, case=case, action="unavailable", test=blocked.name)
+        return case, test, value, blocked
+    raise AssertionError("no patient reaches a second test")
+
+
+def test_case_path_carries_values_and_shares_from_the_one_walk(eg2_skewed, clinician):
+    """The path is the learner's walk; shares are reach's, split by an unavailable test."""
+    from diagnosis.selectors import case_state
+
+    case, test, value, blocked = split_case(eg2_skewed, clinician)
+    layout = tree_layout(user=clinician, trained_model=eg2_skewed, case=case)
+    estimator = estimator_for(eg2_skewed)
+    tree = estimator.tree_
+    state = case_state(user=clinician, case=case)
+    assert layout["highlight"] == estimator.decision_path_nodes(state.known, state.unavailable)
+    reach = tree.reach(state.known, state.unavailable)
+    nodes = {n["id"]: n for n in layout["nodes"]}
+    # Every end of the walk carries reach's share of the patient; the root carries all of it.
+    assert nodes[0]["share"] == pytest.approx(1.0)
+    for end, weight in reach.ends.items():
+        assert nodes[end]["share"] == pytest.approx(weight)
+    assert sum(nodes[end]["share"] for end in reach.ends) == pytest.approx(1.0)
+    # At the unavailable test, the patient is split over the branches by their training shares.
+    split = [n for n in layout["highlight"] if int(tree.feature[n]) == blocked.index]
+    assert split, "the unavailable test is on the path"
+    for n in split:
+        assert nodes[n]["patient"]["status"] == "unavailable"
+        for e in tree.edges(n):
+            child = int(tree.child[e])
+            if float(tree.branch_weight[e]) > 0:
+                assert nodes[child]["share"] == pytest.approx(
+                    nodes[n]["share"] * float(tree.branch_weight[e])
+                )
+    on_path_edges = [e for e in layout["edges"] if e["share"] is not None]
+    assert all(e["share"] == nodes[e["target"]]["share"] for e in on_path_edges)
+    assert any(e["share"] < 1.0 for e in on_path_edges)
+    # The answered test shows the patient's own value, in the test's unit.
+    root = nodes[0]
+    assert int(tree.feature[0]) == test.index
+    unit = f" {test.unit}" if test.unit else ""
+    assert root["patient"] == {"status": "known", "text": f"{value:g}{unit}", "value": value}
+    assert layout["path"][0]["node"] == 0
+    taken = layout["path"][0]["branches"]
+    assert len(taken) == 1 and taken[0]["label"] == nodes[layout["highlight"][1]]["edge_label"]
+    # Nodes off the path say nothing about the patient.
+    off = [n for n in layout["nodes"] if n["id"] not in set(layout["highlight"])]
+    assert off and all(n["patient"] is None and n["share"] is None for n in off)
+
+
+def test_drawing_details_are_the_layouts_decisions(eg2_skewed, clinician):
+    """The details panel of every node states the model's own decision and the node's cases."""
+    from diagnosis import figures
+
+    case, _, _, _ = split_case(eg2_skewed, clinician)
+    layout = tree_layout(user=clinician, trained_model=eg2_skewed, case=case)
+    drawing = figures.tree_drawing(layout)
+    estimator = estimator_for(eg2_skewed)
+    tree = estimator.tree_
+    assert len(drawing["nodes"]) == tree.n_nodes
+    for node in layout["nodes"]:
+        rows = {r["label"]: r["value"] for r in drawing["details"][str(node["id"])]}
+        decision = estimator.node_decision(node["id"])
+        label = "Refer" if decision.kind == "reject" else CLASSES[int(decision.label)]
+        assert rows["Conclusion" if node["is_leaf"] else "If stopped here"] == label
+        assert rows["Expected cost of that conclusion"] == f"${decision.expected_cost:,.2f}"
+        cases = float(tree.class_weight[node["id"]].sum())
+        assert rows["Training cases"].startswith(f"{round(cases):,} case")
+        if node["id"] != 0:
+            assert rows["Reached by"].endswith(node["edge_label"])

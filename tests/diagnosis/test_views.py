@@ -424,11 +424,11 @@ def test_tree_json_highlights_the_case_path(client, clinician, trained_model):
     nodes = {n["id"]: n for n in data["layout"]["nodes"]}
     for parent, child in zip(highlight, highlight[1:], strict=False):
         assert nodes[child]["parent"] == parent
-    assert any(t.get("name") == "This patient's path" for t in data["figure"]["data"])
+    assert any(e["on_path"] for e in data["drawing"]["edges"])
     plain = client.get(url + "?format=json").json()
     assert plain["highlight"] == []
     page = text(client.get(url + f"?case={case.pk}"))
-    assert 'id="fig-tree"' in page and f"case #{case.pk}" in page
+    assert 'id="tree-view"' in page and f"case #{case.pk}" in page
     case_page = text(client.get(reverse("case-detail", args=[case.pk])))
     assert "show where this patient is in the tree" in case_page
 
