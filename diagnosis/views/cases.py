@@ -193,7 +193,11 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if not state.is_open:  # a second press, or a stale tab, after the case was closed
         messages.error(request, _closed_message(request, case))
         return redirect("case-summary", pk=case.pk)
-    if action in ("classify", "refer") and request.POST.get("confirm") != "yes":
+    if (
+        action in ("classify", "refer")
+        and request.POST.get("confirm") != "yes"
+        and _seen_is_current(request, case)  # else the service refuses it, saying what changed
+    ):
         # A closing action asks first: a real page, so it works without JavaScript.
         confirm = _confirmation(request, case, state, action, classify_form)
         if confirm is not None:
@@ -251,6 +255,12 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         correction=correction,
     )
     return page(request, "diagnosis/case_detail.html", context, status=409 if stale else 400)
+
+
+def _seen_is_current(request: HttpRequest, case: DiagnosisCase) -> bool:
+    """Whether the posted form was made from the case as it is now (no version posted: yes)."""
+    raw = request.POST.get("seen", "")
+    return raw == "" or (raw.isdigit() and int(raw) == case_audit.case_version(case))
 
 
 def _closed_message(request: HttpRequest, case: DiagnosisCase) -> str:

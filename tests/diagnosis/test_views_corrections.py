@@ -246,3 +246,15 @@ def test_api_bad_correction_requests_are_400(clinician, case, body, message):
     """Missing position, nothing to undo or a bad seen: 400 with a message."""
     response = post_json(logged_in(clinician), api(case), body)
     assert response.status_code == 400 and message in response.json()["error"]
+
+
+def test_a_stale_closing_press_is_refused_before_the_confirmation(clinician, case):
+    """Refer pressed on a stale page: 409 with what changed, no confirmation page, still open."""
+    client = logged_in(clinician)
+    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    response = client.post(detail(case), {"action": "refer", "seen": 0})
+    assert response.status_code == 409
+    page = text(response)
+    assert "This page was out of date" in page and "Refer the patient to a specialist?" not in page
+    case.refresh_from_db()
+    assert case.is_open and case.steps.count() == 1
