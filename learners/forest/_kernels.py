@@ -52,45 +52,47 @@ def _n_stumps(size):
 
 
 @njit(cache=True, nogil=True)
-def _best_stump(X, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol):
+def _best_stump(XT, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol, work):
     """The stump on feature ``f`` with the largest minimax reduction.
 
     ``k`` thresholds are the values of ``k`` known cases drawn at random; a
     stump sends ``x <= threshold`` left.  Returns ``(reduction, value,
     left_share)`` where reduction is ``min over the two outcomes of
     F(S) - F(S_outcome)`` (0 when no stump separates the known cases).
+    ``work`` holds scratch arrays reused across nodes.
     """
+    values, known, thresholds, hist, hist_n, missing, known_total, left, l_child, r_child = work
     n = idx.shape[0]
-    known = np.empty(n, dtype=np.int64)
+    row = XT[f]
     n_known = 0
     for i in range(n):
-        if not np.isnan(X[idx[i], f]):
+        v = row[idx[i]]
+        values[i] = v
+        if not np.isnan(v):
             known[n_known] = i
             n_known += 1
     if n_known < 2:
         return 0.0, np.nan, 0.0
-    thresholds = np.empty(k)
+    cuts = thresholds[:k]
     for s in range(k):
-        thresholds[s] = X[idx[known[np.random.randint(n_known)]], f]
-    thresholds.sort()
-    hist = np.zeros((k + 1, n_classes))
-    hist_n = np.zeros(k + 1, dtype=np.int64)
-    missing = np.zeros(n_classes)
-    known_total = np.zeros(n_classes)
+        cuts[s] = values[known[np.random.randint(n_known)]]
+    cuts.sort()
+    hist[: k + 1] = 0.0
+    hist_n[: k + 1] = 0
+    missing[:] = 0.0
+    known_total[:] = 0.0
     for i in range(n):
-        v = X[idx[i], f]
+        v = values[i]
         c = y[idx[i]]
         if np.isnan(v):
             missing[c] += wt[i]
             continue
-        b = np.searchsorted(thresholds, v)  # v <= thresholds[j] exactly for j >= b
+        b = np.searchsorted(cuts, v)  # v <= cuts[j] exactly for j >= b
         hist[b, c] += wt[i]
         hist_n[b] += 1
         known_total[c] += wt[i]
     known_weight = known_total.sum()
-    left = np.zeros(n_classes)
-    left_child = np.empty(n_classes)
-    right_child = np.empty(n_classes)
+    left[:] = 0.0
     n_left = 0
     best = 0.0
     best_value = np.nan
@@ -98,7 +100,7 @@ def _best_stump(X, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol):
     for j in range(k):
         left += hist[j]
         n_left += hist_n[j]
-        if j + 1 < k and thresholds[j + 1] == thresholds[j]:
+        if j + 1 < k and cuts[j + 1] == cuts[j]:
             continue  # the same stump: judge it once, with every case it sends left
         if n_left == 0 or n_left == n_known:
             continue
@@ -107,15 +109,15 @@ def _best_stump(X, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol):
             continue
         share = left_weight / known_weight
         for c in range(n_classes):
-            left_child[c] = left[c] + missing[c] * share
-            right_child[c] = known_total[c] - left[c] + missing[c] * (1.0 - share)
+            l_child[c] = left[c] + missing[c] * share
+            r_child[c] = known_total[c] - left[c] + missing[c] * (1.0 - share)
         reduction = min(
-            F - impurity_jit(left_child, kind, alpha, power),
-            F - impurity_jit(right_child, kind, alpha, power),
+            F - impurity_jit(l_child, kind, alpha, power),
+            F - impurity_jit(r_child, kind, alpha, power),
         )
         if reduction > best + tol:
             best = reduction
-            best_value = thresholds[j]
+            best_value = cuts[j]
             best_share = share
     return best, best_value, best_share
 
@@ -138,6 +140,19 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
     """
     np.random.seed(seed)
     n, m = X.shape
+    XT = np.ascontiguousarray(X.T)
+    work = (
+        np.empty(n),
+        np.empty(n, dtype=np.int64),
+        np.empty(81),
+        np.empty((81, n_classes)),
+        np.empty(81, dtype=np.int64),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+    )
     root_idx = np.flatnonzero(weights > 0.0)
     root_wt = weights[root_idx].astype(np.float64)
     feature = [-1]
@@ -169,7 +184,7 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
         best_share = 0.0
         for f in range(m):
             reduction, value, share = _best_stump(
-                X, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol
+                XT, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol, work
             )
             if reduction <= tol:
                 continue
@@ -192,7 +207,7 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
         # Store the split halfway to the next larger value in the node (same partition).
         above = np.inf
         for i in range(idx.shape[0]):
-            v = X[idx[i], best_f]
+            v = XT[best_f, idx[i]]
             if v > best_value and v < above:
                 above = v
         cut = 0.5 * (best_value + above)
@@ -201,7 +216,7 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
         n_left = 0
         n_right = 0
         for i in range(idx.shape[0]):
-            v = X[idx[i], best_f]
+            v = XT[best_f, idx[i]]
             if np.isnan(v):
                 n_left += 1
                 n_right += 1
@@ -216,7 +231,7 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
         a = 0
         b = 0
         for i in range(idx.shape[0]):
-            v = X[idx[i], best_f]
+            v = XT[best_f, idx[i]]
             if np.isnan(v):
                 if wt[i] * best_share >= MIN_WEIGHT:
                     l_idx[a] = idx[i]
@@ -267,54 +282,83 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
 
 
 @njit(cache=True, nogil=True)
-def forest_acquisition(features, edge_starts, n_edges, children, reached, n_trees, prices):
+def _settle(j, feature, edge_start, n_edges, child, seen, done, front, offset, length, stack):
+    """Move tree ``j``'s frontier past every node whose test is done (leaves drop out).
+
+    ``front[offset[j]:offset[j] + length[j]]`` holds the (global) nodes where
+    tree ``j``'s walk of the row waits; a node whose test is done is replaced
+    by its children the row reaches (``seen``), recursively.
+    """
+    base = offset[j]
+    top = 0
+    for i in range(length[j]):
+        stack[top] = front[base + i]
+        top += 1
+    n = 0
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        f = feature[node]
+        if f < 0:
+            continue
+        if done[f] == 0:
+            front[base + n] = node
+            n += 1
+            continue
+        for e in range(edge_start[node] + n_edges[node] - 1, edge_start[node] - 1, -1):
+            c = child[e]
+            if seen[c]:
+                stack[top] = c
+                top += 1
+    length[j] = n
+
+
+@njit(cache=True, nogil=True)
+def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, prices):
     """Price and number of tests the forest's policy buys for each row.
 
-    ``features[j]``, ``edge_starts[j]``, ``n_edges[j]``, ``children[j]``:
-    tree ``j``'s :class:`TreeStructure` arrays; ``reached[j][node, row]``:
-    whether ``row`` reaches ``node`` of tree ``j`` with all its values known
-    (``node_mass > 0``).  Only the first ``n_trees`` trees take part.
+    The trees' :class:`TreeStructure` arrays are concatenated: tree ``j``'s
+    nodes are ``offset[j]`` to ``offset[j + 1] - 1`` (its root first), and
+    ``edge_start`` / ``child`` hold global edge and node ids.
+    ``reached[row, node]``: whether ``row`` reaches ``node`` with all its
+    values known (``node_mass > 0``, the one walk).
 
     The policy (``BudgetRFClassifier.next_action``): while some tree waits on
     a test not done, buy the test the most trees wait on (ties: the lower
     marginal price, then the lower index) at its marginal price; a tree
-    waits at the first node on its walk whose test is not done.  Returns
+    waits at the first nodes on its walk whose test is not done.  Returns
     ``(cost, n_done)`` per row; ``n_done`` counts the tests done (a derived
     test's inputs included).
     """
-    n_rows = reached[0].shape[1] if n_trees > 0 else 0
+    n_trees = offset.shape[0] - 1
+    n_rows = reached.shape[0]
     m = prices[0].shape[0]
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
     done = np.zeros(m, dtype=np.int64)
     waiting = np.zeros(m, dtype=np.int64)
     stamp = np.zeros(m, dtype=np.int64)
+    front = np.zeros(feature.shape[0], dtype=np.int64)
+    stack = np.zeros(feature.shape[0] + 1, dtype=np.int64)
+    length = np.zeros(n_trees, dtype=np.int64)
     for r in range(n_rows):
+        seen = reached[r]
         done[:] = 0
-        stamp[:] = -1
+        for j in range(n_trees):
+            front[offset[j]] = offset[j]
+            length[j] = 1
+            _settle(
+                j, feature, edge_start, n_edges, child, seen, done, front, offset, length, stack
+            )
         for _ in range(m + 1):
             waiting[:] = 0
+            stamp[:] = -1
             for j in range(n_trees):
-                feature = features[j]
-                start = edge_starts[j]
-                count = n_edges[j]
-                child = children[j]
-                seen = reached[j]
-                stack = [0]
-                while len(stack) > 0:
-                    node = stack.pop()
-                    f = feature[node]
-                    if f < 0:
-                        continue
-                    if done[f] == 0:
-                        if stamp[f] != j:
-                            stamp[f] = j
-                            waiting[f] += 1
-                        continue
-                    for e in range(start[node], start[node] + count[node]):
-                        c = child[e]
-                        if seen[c, r]:
-                            stack.append(c)
+                for i in range(offset[j], offset[j] + length[j]):
+                    f = feature[front[i]]
+                    if stamp[f] != j:
+                        stamp[f] = j
+                        waiting[f] += 1
             best = -1
             best_price = 0.0
             for f in range(m):
@@ -328,11 +372,27 @@ def forest_acquisition(features, edge_starts, n_edges, children, reached, n_tree
                 ):
                     best = f
                     best_price = price
-            stamp[:] = -1
             if best < 0:
                 break
             cost[r] += best_price
             mark_done(best, done, prices, 1)
+            for j in range(n_trees):
+                for i in range(offset[j], offset[j] + length[j]):
+                    if done[feature[front[i]]] > 0:
+                        _settle(
+                            j,
+                            feature,
+                            edge_start,
+                            n_edges,
+                            child,
+                            seen,
+                            done,
+                            front,
+                            offset,
+                            length,
+                            stack,
+                        )
+                        break
         total = 0
         for f in range(m):
             if done[f] > 0:

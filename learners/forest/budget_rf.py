@@ -23,7 +23,6 @@ from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 
 import numpy as np
-from numba import typed
 from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -258,7 +257,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
         n_train = train.shape[0]
         X_valid = X[valid]
         trees: list[TreeStructure] = []
-        parts = typed.List(), typed.List(), typed.List(), typed.List(), typed.List()
+        walks = _ForestWalks(valid.shape[0])
         counts = np.zeros((valid.shape[0], k))
         trace: list[float] = []
         cost = 0.0
@@ -281,18 +280,14 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
                 )
             )
             mass = tree.node_mass(X_valid)
-            for part, array in zip(
-                parts,
-                (tree.feature, tree.edge_start, tree.n_edges, tree.child, mass > 0.0),
-                strict=True,
-            ):
-                part.append(array)
-            spent = forest_acquisition(*parts, len(parts[0]), prices)[0]
+            walks.add(tree, mass)
+            spent = walks.acquisition(prices)[0]
             mean_cost = float(spent.mean()) if spent.size else 0.0
             kept = self.budget is None or mean_cost <= self.budget + 1e-9
             self._report(position, t, kept, mean_cost)
             if not kept:
                 break  # the tree that broke the budget is left out
+            walks.keep()
             trees.append(tree)
             leaves = tree.feature == LEAF
             counts += mass[leaves].T @ tree.class_weight[leaves]
@@ -364,21 +359,11 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
         n = len(self.trees_) if n_trees is None else int(n_trees)
         if not 1 <= n <= len(self.trees_):
             raise ValueError(f"n_trees must be 1 to {len(self.trees_)}, got {n_trees!r}")
-        parts = typed.List(), typed.List(), typed.List(), typed.List(), typed.List()
+        walks = _ForestWalks(X.shape[0])
         for tree in self.trees_[:n]:
-            for part, array in zip(
-                parts,
-                (
-                    tree.feature,
-                    tree.edge_start,
-                    tree.n_edges,
-                    tree.child,
-                    tree.node_mass(X) > 0.0,
-                ),
-                strict=True,
-            ):
-                part.append(array)
-        return forest_acquisition(*parts, n, encode_prices(self.cost_model_))
+            walks.add(tree, tree.node_mass(X))
+            walks.keep()
+        return walks.acquisition(encode_prices(self.cost_model_))
 
     def _summed_counts(self, X: np.ndarray) -> np.ndarray:
         counts = np.zeros((X.shape[0], len(self.classes_)))
@@ -453,19 +438,22 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
                 cuts.append(float(tree.threshold[node]))
                 shares.append(float(tree.branch_weight[start]))
                 moves.append((weight * tree.class_weight[left], weight * tree.class_weight[right]))
-        order = np.argsort(cuts, kind="stable")
-        cut = np.asarray(cuts)[order]
+        cut = np.asarray(cuts)
+        order = np.argsort(cut, kind="stable")
         cdf = np.maximum.accumulate(np.asarray(shares)[order])
         chance = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+        # Interval i holds the values in (sorted cut i-1, sorted cut i]; a tree goes left
+        # there exactly when its own cut is at or above the interval's upper end.
+        upper = np.append(cut[order], np.inf)
+        goes_left = upper[:, None] <= cut[None, :]
+        to_left = np.array([left for left, _ in moves])
+        to_right = np.array([right for _, right in moves])
+        counts = base + goes_left @ to_left + (~goes_left) @ to_right
+        beliefs = smoothed_proba(counts, _SMOOTHING[self.probability])
         after = 0.0
-        for i, p in enumerate(chance):
-            if p <= 0.0:
-                continue
-            upper = cut[i] if i < cut.size else np.inf  # values in (cut[i-1], cut[i]]
-            counts = base.copy()
-            for c, (to_left, to_right) in zip(cuts, moves, strict=True):
-                counts += to_left if upper <= c else to_right
-            after += p * conclusion_cost(self._belief(counts), self.cost_matrix_, self.reject_cost_)
+        for p, belief in zip(chance.tolist(), beliefs, strict=True):
+            if p > 0.0:
+                after += p * conclusion_cost(belief, self.cost_matrix_, self.reject_cost_)
         members = len(self.trees_)
         return evidence_for(
             self._belief(now),
@@ -612,6 +600,57 @@ _STATE_FIELDS = (
 )
 #: Most trees a document may hold.
 _MAX_TREES = 1000
+
+
+class _ForestWalks:
+    """The trees' arrays concatenated for :func:`._kernels.forest_acquisition`.
+
+    ``add`` appends a candidate tree (its arrays with global ids, and which
+    nodes each row reaches, from ``node_mass``); ``keep`` makes it a member.
+    A candidate not kept is replaced by the next ``add``.  The reach table
+    grows by doubling, so adding a tree copies only its own columns.
+    """
+
+    def __init__(self, n_rows: int) -> None:
+        self.n_rows = n_rows
+        self.parts: list[tuple[np.ndarray, ...]] = []
+        self.candidate: tuple[np.ndarray, ...] | None = None
+        self.n_nodes = 0
+        self.reached = np.zeros((n_rows, 1024), dtype=bool)
+
+    def add(self, tree: TreeStructure, mass: np.ndarray) -> None:
+        nodes = self.n_nodes
+        edges = sum(part[1].shape[0] for part in self.parts)
+        end = nodes + tree.n_nodes
+        if end > self.reached.shape[1]:
+            grown = np.zeros((self.n_rows, max(2 * self.reached.shape[1], end)), dtype=bool)
+            grown[:, :nodes] = self.reached[:, :nodes]
+            self.reached = grown
+        self.reached[:, nodes:end] = (mass > 0.0).T
+        self.candidate = (
+            tree.feature,
+            tree.child + nodes,
+            tree.edge_start + edges,
+            tree.n_edges,
+        )
+
+    def keep(self) -> None:
+        assert self.candidate is not None
+        self.parts.append(self.candidate)
+        self.n_nodes += self.candidate[0].shape[0]
+        self.candidate = None
+
+    def acquisition(self, prices) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: what the policy of the members (and the candidate) pays, tests done."""
+        parts = self.parts + ([self.candidate] if self.candidate is not None else [])
+        sizes = [part[0].shape[0] for part in parts]
+        offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        feature, child, edge_start, n_edges = (
+            np.concatenate([part[i] for part in parts]) for i in range(4)
+        )
+        return forest_acquisition(
+            feature, edge_start, n_edges, child, offset, self.reached[:, : offset[-1]], prices
+        )
 
 
 def _split(codes: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:

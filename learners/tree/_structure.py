@@ -227,6 +227,9 @@ class TreeStructure:
 
         The vectorised form of :meth:`reach` for whole rows (NaN = missing:
         every branch by ``branch_weight``).  A row's leaf shares sum to 1.
+        A tree of numeric splits only is walked by a compiled copy of the same
+        arithmetic (:func:`._structure_kernels.numeric_node_mass`, tested
+        equal to the bit to :meth:`_node_mass_python`).
 
         Raises
         ------
@@ -234,6 +237,30 @@ class TreeStructure:
             If a nominal test meets a category that has no branch.
         """
         X = np.atleast_2d(np.asarray(X, dtype=float))
+        if self._numeric_only():
+            from ._structure_kernels import numeric_node_mass
+
+            return numeric_node_mass(
+                np.ascontiguousarray(X),
+                self.feature,
+                self.threshold,
+                self.edge_start,
+                self.child,
+                self.branch_weight,
+            )
+        return self._node_mass_python(X)
+
+    def _numeric_only(self) -> bool:
+        """Whether every split is numeric (a threshold), so the compiled walk applies."""
+        cached = self.__dict__.get("_numeric_splits")
+        if cached is None:
+            inner = self.n_edges > 0
+            cached = bool(np.all(~np.isnan(self.threshold[inner])))
+            self.__dict__["_numeric_splits"] = cached
+        return cached
+
+    def _node_mass_python(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`node_mass` in numpy, node by node (nominal splits; the reference)."""
         mass = np.zeros((self.n_nodes, X.shape[0]))
         mass[0] = 1.0
         for node in self._preorder():
