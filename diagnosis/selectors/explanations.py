@@ -390,7 +390,33 @@ def _explain_expected_cost(
         headline = "Refer to a specialist"
     if proba:
         why.append(_how_sure(proba, evidence.get("support"), names, "who reached the same point"))
+    why += _ensemble_words(advice, evidence, names)
     return headline, why
+
+
+def _ensemble_words(
+    advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names
+) -> list[str]:
+    """Forests and boosted ensembles: how many member trees wait on the ordered test.
+
+    ``waiting`` of ``members`` are tree counts for a forest, vote weights for
+    boosting (then worded as a share of the vote); absent for single models.
+    """
+    waiting, members = evidence.get("waiting"), evidence.get("members")
+    if waiting is None or not members:
+        return []
+    waiting, members = float(waiting), float(members)
+    counted = waiting.is_integer() and members.is_integer()
+    if advice.get("kind") == "extract":
+        test = advice.get("test_label") or names.test(advice.get("test_index"))
+        if counted:
+            trees = "tree is" if waiting == 1 else "trees are"
+            return [f"{int(waiting)} of the model's {int(members)} {trees} waiting on {test}."]
+        return [f"Trees holding {percent(waiting / members)} of the vote are waiting on {test}."]
+    if waiting == 0:
+        every = f"all {int(members)} trees" if counted else "every tree"
+        return [f"The model concludes because {every} reached a leaf for this patient."]
+    return []
 
 
 # ------------------------------------------------------------------------ risk

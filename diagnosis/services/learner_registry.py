@@ -267,6 +267,14 @@ def _check_subsets(cost_model, params: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _check_budget(cost_model, params: Mapping[str, Any]) -> list[str]:
+    """A budget below the cheapest test cannot order anything: say so before training."""
+    from learners.forest import BudgetRFClassifier
+
+    problem = BudgetRFClassifier.budget_problem(cost_model, params.get("budget"))
+    return [] if problem is None else [f"Test budget: {problem}."]
+
+
 #: A setting of the anytime training run, not of any estimator: its range is this form's own.
 _TIME_BUDGET = ParamSpec(
     "time_budget_seconds",
@@ -341,6 +349,39 @@ LEARNERS: dict[str, LearnerSpec] = {
                 "pruning",
                 "Pruning of each tree",
                 choice_labels={"error": "C4.5 error-based", "none": "none"},
+            ),
+        ),
+    ),
+    "budget_rf": LearnerSpec(
+        key="budget_rf",
+        label="Feature-budgeted random forest (Nan et al.): stays within a test budget",
+        estimator_class_path="learners.forest.BudgetRFClassifier",
+        check=_check_budget,
+        description="Cheap trees grown on bootstrap samples are added while the average "
+        "patient's tests, measured on held-out cases, stay within the budget. The forest "
+        "orders the test most of its trees wait on and concludes when every tree is at a leaf.",
+        form=(
+            FormParam(
+                "budget",
+                "Test budget per patient (optional)",
+                help="Most the average patient may spend on tests, in the dataset's prices. "
+                "Empty: no budget (the most trees are grown).",
+            ),
+            FormParam("max_trees", "Most trees", help="The forest never grows beyond this."),
+            FormParam(
+                "impurity",
+                "Split impurity",
+                choice_labels={
+                    "pairs": "threshold-Pairs (alpha chosen on held-out cases)",
+                    "powers": "Powers",
+                },
+                help="Both are admissible (the paper's cost guarantee holds for either).",
+            ),
+            FormParam("power", "Powers exponent l", help="Used only with Powers."),
+            FormParam(
+                "probability",
+                "Forest probabilities",
+                choice_labels={"frequency": "summed leaf counts", "laplace": "Laplace-corrected"},
             ),
         ),
     ),

@@ -33,6 +33,7 @@ from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
 from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
 from ..act._encoding import encode_prices
+from ..costs import CostModel
 from ..policy import (
     Classify,
     Evidence,
@@ -240,16 +241,22 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
         return self
 
     def _check_budget(self) -> None:
-        if self.budget is None:
-            return
-        cheapest = min(
-            self.cost_model_.marginal_cost(t) for t in range(self.cost_model_.n_features)
-        )
-        if self.budget < cheapest:
-            raise ValueError(
-                f"budget {self.budget:g} is below the cheapest test ({cheapest:g}): "
+        problem = self.budget_problem(self.cost_model_, self.budget)
+        if problem is not None:
+            raise ValueError(problem)
+
+    @staticmethod
+    def budget_problem(cost_model: CostModel, budget: float | None) -> str | None:
+        """Why ``budget`` cannot work with these prices (below the cheapest test), or None."""
+        if budget is None:
+            return None
+        cheapest = min(cost_model.marginal_cost(t) for t in range(cost_model.n_features))
+        if budget < cheapest:
+            return (
+                f"budget {budget:g} is below the cheapest test ({cheapest:g}): "
                 "a forest within it could order no test at all"
             )
+        return None
 
     def _grow_forest(self, X, codes, train, valid, kind, alpha, prices, seeds, position):
         """Add bootstrap GreedyTrees while the validation acquisition cost stays in budget."""
@@ -284,7 +291,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
             spent = walks.acquisition(prices)[0]
             mean_cost = float(spent.mean()) if spent.size else 0.0
             kept = self.budget is None or mean_cost <= self.budget + 1e-9
-            self._report(position, t, kept, mean_cost)
+            self._report(position, alpha, t, kept, mean_cost)
             if not kept:
                 break  # the tree that broke the budget is left out
             walks.keep()
@@ -324,17 +331,20 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
                 total += float(self.cost_matrix_[actual, action.label])
         return total / truth.size
 
-    def _report(self, position, t: int, kept: bool, cost: float) -> None:
+    def _report(self, position, alpha, t: int, kept: bool, cost: float) -> None:
+        """Tell ``progress_callback`` how many trees are in against the budget."""
         if self.progress_callback is None:
             return
         a, n_alphas = position
-        fraction = (a + (t + 1) / self.max_trees) / n_alphas
         budget = "no budget" if self.budget is None else f"budget {self.budget:g}"
-        verb = "kept" if kept else "dropped (over budget)"
-        self.progress_callback(
-            min(fraction if kept else (a + 1) / n_alphas, 1.0),
-            f"tree {t + 1} {verb}: validation test cost {cost:.2f}, {budget}",
-        )
+        setting = "" if alpha is None else f"alpha {alpha:g} ({a + 1} of {n_alphas}): "
+        if kept:
+            fraction = (a + (t + 1) / self.max_trees) / n_alphas
+            message = f"{setting}{t + 1} trees, validation test cost {cost:.2f} ({budget})"
+        else:
+            fraction = (a + 1) / n_alphas
+            message = f"{setting}tree {t + 1} would cost {cost:.2f}, over {budget}: kept {t} trees"
+        self.progress_callback(min(fraction, 1.0), message)
 
     # --------------------------------------------------------- prediction
     def predict_proba(self, X) -> np.ndarray:

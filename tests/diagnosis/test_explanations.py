@@ -303,3 +303,28 @@ def test_unavailable_tests_that_split_nothing_are_still_named(toy_dataset):
         s.startswith("Insulin is marked unavailable: the model weighs only the tests")
         for s in explain(advice).why
     )
+
+
+def test_forest_advice_says_how_many_trees_wait_on_the_test(toy_dataset):
+    """A forest's order names how many of its trees wait on the test; a conclusion says all
+    trees reached a leaf; a weighted ensemble gives the share of the vote."""
+    evidence = evidence_for(
+        (0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0, waiting=7, members=40
+    )
+    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
+    assert explain(advice).why[-1] == "7 of the model's 40 trees are waiting on Insulin."
+    done = decide((0.9, 0.1), classes=[0, 1], cost_matrix=MATRIX, waiting=0, members=40)
+    words = explain(action_to_dict(done, dataset=toy_dataset))
+    assert (
+        words.why[-1] == "The model concludes because all 40 trees reached a leaf for this patient."
+    )
+    weighted = evidence_for(
+        (0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0, waiting=1.5, members=2.0
+    )
+    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=weighted), dataset=toy_dataset)
+    assert explain(advice).why[-1] == (
+        f"Trees holding {percent(0.75)} of the vote are waiting on Insulin."
+    )
+    single = evidence_for((0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0)
+    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=single), dataset=toy_dataset)
+    assert not any("waiting" in sentence for sentence in explain(advice).why)

@@ -31,6 +31,7 @@ EXPECTED = {
     "icet": "ICETClassifier",
     "conditioned_loss": "ConditionedLossClassifier",
     "boosting": "BoostingClassifier",
+    "budget_rf": "BudgetRFClassifier",
 }
 
 
@@ -126,6 +127,7 @@ def test_every_learner_fits_and_answers_next_action(key):
         "lsid3": {"r": 1},
         "icet": {"generations": 2, "population": 4},
         "boosting": {"n_trials": 3},
+        "budget_rf": {"max_trees": 3},
     }
     estimator = _build(key, small.get(key, {}), reject_cost=None)
     estimator.fit(X, y)
