@@ -109,7 +109,9 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
     validation_loss_ : float
         Average error (or referral) cost of its conclusions there.
     budget_trace_ : list of float
-        Validation acquisition cost after each kept tree (1, 2, ... trees).
+        Validation acquisition cost after each kept tree (1, 2, ... trees);
+        with no budget, only the whole forest's (one entry: nothing stops it,
+        so the growing forest is not priced tree by tree).
     search_ : list of dict
         For every alpha tried: ``alpha``, ``n_trees``, ``cost``, ``loss``.
 
@@ -288,9 +290,13 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
             )
             mass = tree.node_mass(X_valid)
             walks.add(tree, mass)
-            spent = walks.acquisition(prices)[0]
-            mean_cost = float(spent.mean()) if spent.size else 0.0
-            kept = self.budget is None or mean_cost <= self.budget + 1e-9
+            if self.budget is None:
+                # Nothing to stop for: the forest's cost is measured once, at the end.
+                kept, mean_cost = True, float("nan")
+            else:
+                spent = walks.acquisition(prices)[0]
+                mean_cost = float(spent.mean()) if spent.size else 0.0
+                kept = mean_cost <= self.budget + 1e-9
             self._report(position, alpha, t, kept, mean_cost)
             if not kept:
                 break  # the tree that broke the budget is left out
@@ -300,6 +306,10 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
             counts += mass[leaves].T @ tree.class_weight[leaves]
             trace.append(mean_cost)
             cost = mean_cost
+        if trees and self.budget is None:
+            spent = walks.acquisition(prices)[0]
+            cost = float(spent.mean()) if spent.size else 0.0
+            trace = [cost]
         if not trees:
             trees = [_single_leaf(codes[train], k)]
             leaf = trees[0].class_weight
@@ -338,7 +348,10 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
         a, n_alphas = position
         budget = "no budget" if self.budget is None else f"budget {self.budget:g}"
         setting = "" if alpha is None else f"alpha {alpha:g} ({a + 1} of {n_alphas}): "
-        if kept:
+        if kept and cost != cost:  # no budget: the cost is measured at the end
+            fraction = (a + (t + 1) / self.max_trees) / n_alphas
+            message = f"{setting}{t + 1} trees ({budget})"
+        elif kept:
             fraction = (a + (t + 1) / self.max_trees) / n_alphas
             message = f"{setting}{t + 1} trees, validation test cost {cost:.2f} ({budget})"
         else:

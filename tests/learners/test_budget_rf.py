@@ -148,7 +148,7 @@ def test_budget_stop_removes_the_tree_that_broke_it():
     """Same seed: the budgeted forest is the unbudgeted one's first n trees, where tree n+1
     took the validation cost over the budget and trees 1..n stayed within it."""
     X, y = _noisy()
-    free = BudgetRFClassifier(alpha=0.0, max_trees=12, random_state=4).fit(X, y)
+    free = BudgetRFClassifier(alpha=0.0, max_trees=12, random_state=4, budget=1e9).fit(X, y)
     trace = free.budget_trace_
     assert trace == sorted(trace) and trace[0] < trace[-1]  # unit prices: more trees, more tests
     budget = (trace[2] + trace[3]) / 2 if trace[3] > trace[2] else trace[3] - 1e-6
