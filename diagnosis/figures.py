@@ -161,6 +161,15 @@ def _share_text(share: float | None) -> str:
     return f"{100.0 * share:.0f}% of this patient"
 
 
+def _percent(share: float) -> str:
+    """A share in whole percent; never "0%" or "100%" for a share that is neither."""
+    if 0.0 < share < 0.005:
+        return "<1%"
+    if 0.995 <= share < 1.0:
+        return ">99%"
+    return f"{100.0 * share:.0f}%"
+
+
 def _cases_text(cases: float) -> str:
     whole = round(cases)
     return f"{whole:,} case" + ("" if whole == 1 else "s")
@@ -222,7 +231,7 @@ def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
             (
                 "Class mix",
                 ", ".join(
-                    f"{label} {round(float(c)):,} ({100.0 * float(c) / cases:.0f}%)"
+                    f"{label} {round(float(c)):,} ({_percent(float(c) / cases)})"
                     for label, c in counts.items()
                 ),
             )
@@ -234,7 +243,7 @@ def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
         rows.append(
             (
                 "Model's probabilities",
-                ", ".join(f"{label} {100.0 * float(p):.0f}%" for label, p in proba.items()),
+                ", ".join(f"{label} {_percent(float(p))}" for label, p in proba.items()),
             )
         )
     if node.get("expected_cost") is not None:

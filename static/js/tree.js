@@ -117,8 +117,10 @@
     // As much of the path as fits, but never too small to read (then it starts at the root).
     this.k = Math.max(this.fitK, Math.min(1, Math.max(READABLE, Math.min(w / (x1 - x0 + 40), h / (y1 - y0 + 40)))));
     this.x = w / 2 - this.k * (x0 + x1) / 2;
-    this.y = 20 - this.k * y0;
-    if ((y1 - y0) * this.k < h - 40) { this.y = h / 2 - this.k * (y0 + y1) / 2; }
+    // A path taller than the box shows its end: where the patient is now.
+    this.y = (y1 - y0) * this.k < h - 40 ? h / 2 - this.k * (y0 + y1) / 2 : h - 20 - this.k * y1;
+    var here = this.nodeBox(this.start);
+    if ((x1 - x0) * this.k > w - 40 && here) { this.x = w / 2 - this.k * (here.x + here.w / 2); }
     this.clamp();
     this.apply();
   };
@@ -189,7 +191,7 @@
         if (what === "in") { self.zoomAt(1.4, c[0], c[1]); }
         else if (what === "out") { self.zoomAt(1 / 1.4, c[0], c[1]); }
         else if (what === "fit") { self.fit(); }
-        else if (what === "path") { self.zoomTo(self.path); self.show(self.start); }
+        else if (what === "path") { self.zoomTo(self.path); }
       });
     });
 

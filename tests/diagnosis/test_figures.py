@@ -255,3 +255,19 @@ def test_empty_inputs_are_clear_errors():
         figures.risks_figure([])
     with pytest.raises(ValueError):
         figures.checkpoints_figure([{"elapsed_seconds": 1, "estimated_cost": None}])
+
+
+def test_node_details_never_round_a_few_cases_to_zero():
+    """A class with a handful of a node's cases reads '<1%', not '0%' (nor the rest '100%')."""
+    rows = dict(
+        figures.node_details(
+            {
+                "is_leaf": True,
+                "decision": "negative",
+                "class_counts": {"hyper": 3, "negative": 997},
+                "proba": {"hyper": 0.003, "negative": 0.997},
+            }
+        )
+    )
+    assert rows["Class mix"] == "hyper 3 (<1%), negative 997 (>99%)"
+    assert rows["Model's probabilities"] == "hyper <1%, negative >99%"
