@@ -372,6 +372,7 @@ def tree_drawing(layout: Mapping[str, Any]) -> dict:
                 "height": height,
                 "is_leaf": bool(node.get("is_leaf")),
                 "is_root": node.get("parent") is None,
+                "parent": node.get("parent"),
                 "on_path": on_path,
                 "colour": colour_of.get(str(node.get("decision")), REFER_COLOUR)
                 if node.get("is_leaf")

@@ -168,6 +168,18 @@
     if (title) { title.textContent = (first.label || "Node") + ": " + (first.value || ""); }
   };
 
+  // Arrow keys walk the tree: down to the first branch, up to the parent, left and right
+  // to the neighbouring branches of the same parent.
+  TreeView.prototype.neighbour = function (g, key) {
+    var id = g.getAttribute("data-node"), parent = g.getAttribute("data-parent");
+    if (key === "ArrowDown") { return this.svg.querySelector('[data-parent="' + id + '"]'); }
+    if (key === "ArrowUp") { return parent === null ? null : this.svg.querySelector('[data-node="' + parent + '"]'); }
+    if ((key !== "ArrowLeft" && key !== "ArrowRight") || parent === null) { return null; }
+    var siblings = Array.prototype.slice.call(this.svg.querySelectorAll('[data-parent="' + parent + '"]'));
+    var at = siblings.indexOf(g) + (key === "ArrowRight" ? 1 : -1);
+    return siblings[at] || null;
+  };
+
   TreeView.prototype.hide = function () {
     if (!this.panel || this.panel.hidden) { return; }
     var id = this.panel.getAttribute("data-node");
@@ -225,7 +237,11 @@
     svg.addEventListener("keydown", function (event) {
       var g = event.target.closest && event.target.closest("[data-node]");
       var c = self.center();
-      if (g && (event.key === "Enter" || event.key === " ")) {
+      var next = g && self.neighbour(g, event.key);
+      if (next) {
+        event.preventDefault();
+        next.focus({ preventScroll: true });
+      } else if (g && (event.key === "Enter" || event.key === " ")) {
         event.preventDefault();
         self.show(g.getAttribute("data-node"));
       } else if (event.key === "+" || event.key === "=") {

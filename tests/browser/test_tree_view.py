@@ -118,6 +118,15 @@ def test_tree_from_a_case_shows_root_values_and_details(chromium, live_server, h
         assert test.display_label in panel.inner_text()
         assert "Price here" in panel.inner_text() and "Training cases" in panel.inner_text()
         assert expected in panel.inner_text()
+        # Arrow keys walk the tree: down to the first branch and back up to the root.
+        page.keyboard.press("ArrowDown")
+        first = page.evaluate("document.activeElement.getAttribute('data-node')")
+        assert page.evaluate("document.activeElement.getAttribute('data-parent')") == "0"
+        assert panel.get_attribute("data-node") == first
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate("document.activeElement.getAttribute('data-node')") != first
+        page.keyboard.press("ArrowUp")
+        assert page.evaluate("document.activeElement.getAttribute('data-node')") == "0"
         page.keyboard.press("Escape")
         assert panel.is_hidden()
         # A tap (tablet) or click on a leaf shows the model's conclusion there.
