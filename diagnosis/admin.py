@@ -32,7 +32,9 @@ from .models import (
     TrainingCheckpoint,
 )
 from .permissions import can_act_on_case, is_clinician, is_model_admin
+from .selectors import stale as stale_selectors
 from .services import datasets as dataset_services
+from .services import learner_registry
 from .services import training as training_services
 
 _CHANGE_LIST = engines["django"].from_string(
@@ -44,19 +46,35 @@ _CHANGE_LIST = engines["django"].from_string(
 {% endblock %}"""
 )
 
+# The admin's base template already shows {{ title }} as the page heading, and the form's
+# own errors (non-field ones first) are listed once, each naming its field.
 _IMPORT_PAGE = engines["django"].from_string(
     """{% extends "admin/base_site.html" %}
 {% block content %}
-<h1>Import a dataset</h1>
 <p>A CSV needs a header row; numeric columns are detected, the others become categories.
 Every test costs 1 until you set its price. A UCI folder brings Turney's prices when it has a
 <code>costs/</code> folder. Nothing is saved when the file has an error.</p>
 <form method="post" enctype="multipart/form-data">{% csrf_token %}
-{{ form.non_field_errors }}
+{% if form.errors %}<p class="errornote">Nothing was imported; correct the errors below.</p>
+{% endif %}
 <table>{{ form.as_table }}</table>
 <div class="submit-row"><input type="submit" value="Import" class="default"></div>
 </form>
 {% endblock %}"""
+)
+
+# The tests inline: prices and groups in columns, the rarely edited fields folded under "More".
+_TESTS_INLINE = "admin/diagnosis/dataset/tests_inline.html"
+_MAIN_TEST_FIELDS = (
+    "index",
+    "name",
+    "label",
+    "unit",
+    "kind",
+    "price",
+    "discounted_price",
+    "group",
+    "delayed",
 )
 
 
@@ -70,7 +88,18 @@ class DiagnosticTestInline(admin.TabularInline):
     form = DiagnosticTestForm
     formset = DiagnosticTestFormSet
     extra = 0
-    fields = DiagnosticTestForm.Meta.fields
+    template = _TESTS_INLINE
+    #: Columns of the table; the other fields are under each row's "More".
+    main_fields = _MAIN_TEST_FIELDS
+    fieldsets = [
+        (None, {"fields": main_fields}),
+        (
+            "More",
+            {
+                "fields": [f for f in DiagnosticTestForm.Meta.fields if f not in _MAIN_TEST_FIELDS],
+            },
+        ),
+    ]
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "group":
@@ -84,6 +113,7 @@ class ErrorMatrixInline(admin.TabularInline):
     form = ErrorMatrixForm
     formset = ErrorMatrixFormSet
     extra = 0
+    fields = ["name", "matrix", "reject_cost"]
 
 
 class ModelAdminsOnly(admin.ModelAdmin):
@@ -105,13 +135,89 @@ class ModelAdminsOnly(admin.ModelAdmin):
         return is_model_admin(request.user) and super().has_delete_permission(request, obj)
 
 
+def _retrain(modeladmin, request, trained_models) -> None:
+    """Queue a new training of each model (same learner, params and matrix; current prices)."""
+    for trained in trained_models:
+        try:
+            new = training_services.request_training(
+                user=request.user,
+                dataset=trained.dataset,
+                learner=trained.learner,
+                params=trained.params,
+                error_matrix=trained.error_matrix,
+                name=trained.name,
+            )
+        except (ValidationError, PermissionDenied) as exc:
+            modeladmin.message_user(
+                request,
+                f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}",
+                messages.ERROR,
+            )
+        else:
+            modeladmin.message_user(request, f"Queued {new} (#{new.pk}).", messages.SUCCESS)
+
+
+class DatasetMedia:
+    """The dataset page's own styles (compact tests table, matrix grids)."""
+
+    css = {"all": ["css/admin.css"]}
+
+
 @admin.register(Dataset)
 class DatasetAdmin(ModelAdminsOnly):
     form = DatasetForm
     inlines = [TestGroupInline, DiagnosticTestInline, ErrorMatrixInline]
-    list_display = ["name", "n_cases", "n_tests", "classes", "created_at"]
+    list_display = ["name", "n_cases", "n_tests", "classes", "n_old_models", "created_at"]
     search_fields = ["name", "description"]
     change_list_template = _CHANGE_LIST
+    change_form_template = "admin/diagnosis/dataset/change_form.html"
+    actions = ["retrain_old_models"]
+    Media = DatasetMedia
+
+    def get_list_display(self, request):
+        @admin.display(description="models on old values")
+        def n_old_models(obj: Dataset) -> int:
+            return len(stale_selectors.models_on_old_values(user=request.user, dataset=obj))
+
+        return [n_old_models if f == "n_old_models" else f for f in self.list_display]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        dataset = self.get_object(request, object_id)
+        if dataset is not None and self.has_view_permission(request, dataset):
+            extra_context = {
+                **(extra_context or {}),
+                "old_models": stale_selectors.models_on_old_values(
+                    user=request.user, dataset=dataset
+                ),
+                "old_models_url": reverse("admin:diagnosis_trainedmodel_changelist")
+                + f"?dataset__id__exact={dataset.pk}&values=old",
+            }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def response_change(self, request, obj):
+        old = stale_selectors.models_on_old_values(user=request.user, dataset=obj)
+        if old:
+            listed = "; ".join(f"{s.trained} ({', '.join(s.reasons)})" for s in old)
+            self.message_user(
+                request,
+                f"{len(old)} trained model(s) still use the values they were trained with: "
+                f"{listed}. Retrain them with the action “Retrain the models trained on old "
+                "values” (datasets list) or “Retrain” on the models list.",
+                messages.WARNING,
+            )
+        return super().response_change(request, obj)
+
+    @admin.action(description="Retrain the models trained on old values")
+    def retrain_old_models(self, request, queryset):
+        old = [
+            s.trained
+            for dataset in queryset
+            for s in stale_selectors.models_on_old_values(user=request.user, dataset=dataset)
+        ]
+        if not old:
+            self.message_user(request, "Every model already uses the current values.")
+            return
+        _retrain(self, request, old)
 
     @admin.display(description="cases")
     def n_cases(self, obj: Dataset) -> int:
@@ -205,8 +311,8 @@ class TrainedModelAdmin(ModelAdminsOnly):
     fields = [
         "name",
         "dataset",
-        "learner",
-        "params",
+        "learner_name",
+        "parameters",
         "error_matrix",
         "status",
         "progress",
@@ -228,33 +334,53 @@ class TrainedModelAdmin(ModelAdminsOnly):
     ]
     readonly_fields = [f for f in fields if f != "name"]
 
+    class ValuesFilter(admin.SimpleListFilter):
+        """Models trained on the dataset's current prices and matrix, or on older ones."""
+
+        title = "trained on"
+        parameter_name = "values"
+
+        def lookups(self, request, model_admin):
+            return [("old", "old prices or matrix"), ("current", "current values")]
+
+        def queryset(self, request, queryset):
+            if self.value() not in ("old", "current"):
+                return queryset
+            old = stale_selectors.stale_model_ids(user=request.user, queryset=queryset)
+            if self.value() == "old":
+                return queryset.filter(pk__in=old)
+            return queryset.exclude(pk__in=old)
+
+    @admin.display(description="learner")
+    def learner_name(self, obj: TrainedModel) -> str:
+        try:
+            return learner_registry.get_spec(obj.learner).label
+        except ValidationError:
+            return obj.learner
+
+    @admin.display(description="parameters")
+    def parameters(self, obj: TrainedModel) -> str:
+        """Each parameter under the training form's own label, with its value."""
+        try:
+            labels = {p.name: p.label for p in learner_registry.get_spec(obj.learner).params}
+        except ValidationError:
+            labels = {}
+        shown = [f"{labels.get(k, k)}: {v}" for k, v in sorted((obj.params or {}).items())]
+        return "; ".join(shown) or "defaults"
+
     @admin.display(description="progress")
     def progress_percent(self, obj: TrainedModel) -> str:
         return f"{obj.progress * 100:.0f}%"
+
+    def get_list_filter(self, request):
+        return [*self.list_filter, self.ValuesFilter]
 
     def has_add_permission(self, request) -> bool:
         return False  # trainings start from the Train page or the "retrain" action
 
     @admin.action(description="Retrain with the dataset's current prices")
     def retrain(self, request, queryset):
-        for trained in queryset:
-            try:
-                new = training_services.request_training(
-                    user=request.user,
-                    dataset=trained.dataset,
-                    learner=trained.learner,
-                    params=trained.params,
-                    error_matrix=trained.error_matrix,
-                    name=trained.name,
-                )
-            except (ValidationError, PermissionDenied) as exc:
-                self.message_user(
-                    request,
-                    f"{trained}: {' '.join(getattr(exc, 'messages', [str(exc)]))}",
-                    messages.ERROR,
-                )
-            else:
-                self.message_user(request, f"Queued {new} (#{new.pk}).", messages.SUCCESS)
+        _retrain(self, request, queryset)
 
     @admin.action(description="Cancel queued or running trainings")
     def cancel(self, request, queryset):

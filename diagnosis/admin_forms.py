@@ -1,10 +1,17 @@
-"""Admin forms: every price, range, choice list and error matrix is checked before saving."""
+"""Admin forms: every price, range, choice list and error matrix is checked before saving.
+
+Nothing is typed as JSON: class labels and choices are lines of text, derived-from inputs a
+comma-separated list, an error matrix a grid of number boxes labelled with the class names.
+Every error names its row (the test or matrix) and its field.
+"""
 
 from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .services.validation import (
@@ -17,23 +24,201 @@ from .services.validation import (
 )
 
 
+class LinesField(forms.CharField):
+    """A list of strings edited one per line."""
+
+    def __init__(self, *, rows: int = 3, **kwargs) -> None:
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": rows, "cols": 28}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple)):
+            return "\n".join(str(v) for v in value)
+        return value
+
+    def to_python(self, value) -> list[str]:
+        text = super().to_python(value) or ""
+        return [line.strip() for line in str(text).splitlines() if line.strip()]
+
+
+class ChoicesField(LinesField):
+    """Nominal codes, one ``code: label`` per line (e.g. ``0: normal``)."""
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple)):
+            return "\n".join(
+                f"{c.get('code')}: {c.get('label')}" if isinstance(c, dict) else str(c)
+                for c in value
+            )
+        return value
+
+    def to_python(self, value) -> list[dict]:
+        choices = []
+        for line in super().to_python(value):
+            code, colon, label = line.partition(":")
+            code = code.strip()
+            try:
+                number = float(code)
+                parsed: object = int(number) if number.is_integer() else number
+            except ValueError:
+                parsed = code
+            choices.append({"code": parsed, "label": label.strip() if colon else ""})
+        return choices
+
+
+class NamesField(forms.CharField):
+    """Test names, comma-separated (``TT4, T4U``)."""
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple)):
+            return ", ".join(str(v) for v in value)
+        return value
+
+    def to_python(self, value) -> list[str]:
+        text = super().to_python(value) or ""
+        return [n.strip() for n in str(text).split(",") if n.strip()]
+
+
+class MatrixWidget(forms.MultiWidget):
+    """K x K number boxes in a table: a row per actual class, a column per concluded class."""
+
+    def __init__(self, class_labels, attrs=None) -> None:
+        self.class_labels = list(class_labels)
+        k = len(self.class_labels)
+        cell = {"step": "any", "min": "0", "class": "matrix-cell"}
+        widgets = {f"r{i}c{j}": forms.NumberInput(attrs=cell) for i in range(k) for j in range(k)}
+        super().__init__(widgets, attrs)
+
+    def decompress(self, value):
+        k = len(self.class_labels)
+        return _flat(value, k) if value else [None] * (k * k)
+
+    def render(self, name, value, attrs=None, renderer=None):
+        labels, k = self.class_labels, len(self.class_labels)
+        if not k:
+            return format_html("<p>{}</p>", "Save the class labels first; the grid follows them.")
+        values = _flat(value, k) if value else [None] * (k * k)
+        base_id = (attrs or {}).get("id") or self.attrs.get("id") or name
+        head = format_html_join("", '<th scope="col">{}</th>', ((label,) for label in labels))
+        rows = []
+        for i, actual in enumerate(labels):
+            cells = []
+            for j, concluded in enumerate(labels):
+                n = i * k + j
+                suffix = self.widgets_names[n]
+                box = self.widgets[n].render(
+                    name + suffix,
+                    values[n],
+                    {
+                        "id": base_id + suffix,
+                        "aria-label": f"cost when the patient is {actual} "
+                        f"and the conclusion is {concluded}",
+                    },
+                    renderer,
+                )
+                cells.append(format_html('<td class="{}">{}</td>', "diag" if i == j else "", box))
+            rows.append(
+                format_html('<tr><th scope="row">{}</th>{}</tr>', actual, mark_safe("".join(cells)))
+            )
+        return format_html(
+            '<table class="cost-matrix"><thead><tr><th scope="col" class="corner">'
+            "patient is &darr; / concluded &rarr;</th>{}</tr></thead><tbody>{}</tbody></table>",
+            head,
+            mark_safe("".join(rows)),
+        )
+
+
+def _flat(value, k: int) -> list:
+    """A K x K table (list of rows) or an already flat list of K*K cells, as a flat list."""
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
+        return [
+            value[i][j] if i < len(value) and j < len(value[i]) else None
+            for i in range(k)
+            for j in range(k)
+        ]
+    cells = list(value) if isinstance(value, (list, tuple)) else []
+    return (cells + [None] * (k * k))[: k * k]
+
+
+class MatrixField(forms.Field):
+    """The grid's K x K raw cells as rows; numbers are checked by ``clean_matrix``."""
+
+    def __init__(self, class_labels, **kwargs) -> None:
+        self.class_labels = list(class_labels)
+        kwargs.setdefault("widget", MatrixWidget(self.class_labels))
+        kwargs.setdefault(
+            "help_text",
+            "What each conclusion costs for each actual class (row: the patient's class; "
+            "column: the class concluded); 0 on the diagonal means a right conclusion is free.",
+        )
+        super().__init__(**kwargs)
+
+    def to_python(self, value):
+        k = len(self.class_labels)
+        cells = ["" if v is None else str(v).strip() for v in _flat(value, k)]
+        return [[cells[i * k + j] or None for j in range(k)] for i in range(k)]
+
+    def validate(self, value) -> None:
+        if self.required and not any(c is not None for row in value or [] for c in row):
+            raise ValidationError("Enter the error costs.", code="required")
+
+    def has_changed(self, initial, data) -> bool:
+        k = len(self.class_labels)
+
+        def number(v):
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                return v if v not in ("", None) else None
+
+        before = [number(v) for v in _flat(initial, k)] if initial else [None] * (k * k)
+        return before != [number(v) for v in _flat(data, k)]
+
+
+class NamedErrorsMixin:
+    """Prefixes each field error with its row and field, unless the message already names them.
+
+    ``row_name()`` says which row (test, matrix) the form is; Django's own messages
+    ("Enter a number.") then read "glucose, price: Enter a number."
+    """
+
+    def row_name(self) -> str:
+        raise NotImplementedError
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        if not self._errors:
+            return
+        row = self.row_name()
+        for field, errors in self._errors.items():
+            if field == forms.forms.NON_FIELD_ERRORS or field not in self.fields:
+                continue
+            label = str(self.fields[field].label or field).lower()
+            named = [
+                message if row in message else f"{row}, {label}: {message}" for message in errors
+            ]
+            self._errors[field] = self.error_class(named, renderer=self.renderer)
+
+
 class DatasetForm(forms.ModelForm):
+    class_labels = LinesField(
+        label="Class labels",
+        rows=4,
+        help_text="One class per line; the order gives the class code (first line = 0).",
+    )
+
     class Meta:
         model = Dataset
         fields = ["name", "description", "class_labels", "source"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2, "cols": 60})}
 
     def clean_class_labels(self):
         labels = self.cleaned_data["class_labels"]
-        if not isinstance(labels, list) or not all(
-            isinstance(x, str) and x.strip() for x in labels
-        ):
-            raise ValidationError(
-                'Class labels must be a list of names, e.g. ["healthy", "disease"].'
-            )
         if len(labels) < 2:
             raise ValidationError("A dataset needs at least two classes.")
         if len(set(labels)) != len(labels):
-            raise ValidationError("Class labels must be unique.")
+            repeated = sorted({x for x in labels if labels.count(x) > 1})
+            raise ValidationError(f"Class labels must be unique; repeated: {', '.join(repeated)}.")
         if self.instance.pk:
             used = self.instance.cases.order_by("-label").values_list("label", flat=True).first()
             if used is not None and used >= len(labels):
@@ -43,9 +228,39 @@ class DatasetForm(forms.ModelForm):
         return [x.strip() for x in labels]
 
 
-class DiagnosticTestForm(forms.ModelForm):
+def _narrow(width_em: float, **attrs) -> dict:
+    return {"style": f"width: {width_em}em", **attrs}
+
+
+class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
+    choices = ChoicesField(
+        required=False,
+        rows=3,
+        label="Choices",
+        help_text="Nominal tests: one code: label per line, e.g. 0: normal.",
+    )
+    derived_from = NamesField(
+        required=False,
+        label="Derived from",
+        help_text="Tests it is computed from, comma-separated (e.g. TT4, T4U).",
+        widget=forms.TextInput(attrs=_narrow(9)),
+    )
+
     class Meta:
         model = DiagnosticTest
+        widgets = {
+            "index": forms.NumberInput(attrs=_narrow(3.5)),
+            "name": forms.TextInput(attrs=_narrow(8)),
+            "label": forms.TextInput(attrs=_narrow(11)),
+            "unit": forms.TextInput(attrs=_narrow(4.5)),
+            "price": forms.NumberInput(attrs=_narrow(5.5, step="any")),
+            "discounted_price": forms.NumberInput(attrs=_narrow(5.5, step="any")),
+            "min_value": forms.NumberInput(attrs=_narrow(6, step="any")),
+            "max_value": forms.NumberInput(attrs=_narrow(6, step="any")),
+            "formula": forms.TextInput(attrs=_narrow(9)),
+            "formula_tolerance": forms.NumberInput(attrs=_narrow(5, step="any")),
+        }
+        labels = {"discounted_price": "Price in group", "delayed": "Lab (later)"}
         fields = [
             "index",
             "name",
@@ -64,6 +279,10 @@ class DiagnosticTestForm(forms.ModelForm):
             "formula_tolerance",
         ]
 
+    def row_name(self) -> str:
+        data = getattr(self, "cleaned_data", {}) or {}
+        return f"Test {data.get('name') or self.instance.name or 'new'}"
+
     def clean(self):
         data = super().clean()
         name = data.get("name") or "this test"
@@ -76,7 +295,11 @@ class DiagnosticTestForm(forms.ModelForm):
             clean_range(data.get("min_value"), data.get("max_value"), name=name)
         except ValidationError as exc:
             self.add_error("max_value", exc)
-        if data.get("kind") == DiagnosticTest.NOMINAL:
+        if data.get("kind") == DiagnosticTest.NOMINAL and not data.get("choices"):
+            self.add_error(
+                "choices", f"{name} is nominal: give its choices, one code: label per line."
+            )
+        elif data.get("kind") == DiagnosticTest.NOMINAL:
             try:
                 data["choices"] = clean_choices(data.get("choices"), name=name)
             except ValidationError as exc:
@@ -84,11 +307,7 @@ class DiagnosticTestForm(forms.ModelForm):
         elif data.get("choices"):
             self.add_error("choices", f"Only nominal tests have choices; {name} is numeric.")
         derived = data.get("derived_from") or []
-        if not isinstance(derived, list) or not all(isinstance(x, str) for x in derived):
-            self.add_error(
-                "derived_from", 'Derived from must be a list of test names, e.g. ["TT4", "T4U"].'
-            )
-        elif data.get("formula") or "formula_tolerance" in self.changed_data:
+        if data.get("formula") or "formula_tolerance" in self.changed_data:
             try:
                 formula = clean_formula(
                     data.get("formula"),
@@ -151,34 +370,50 @@ class DiagnosticTestFormSet(BaseInlineFormSet):
                 )
 
 
-class ErrorMatrixForm(forms.ModelForm):
+class ErrorMatrixForm(NamedErrorsMixin, forms.ModelForm):
+    """A named matrix as a grid labelled with the dataset's classes, plus the referral cost."""
+
     class Meta:
         model = ErrorMatrix
         fields = ["name", "matrix", "reject_cost"]
-        help_texts = {"matrix": "One row per actual class, e.g. [[0, 100], [500, 0]]."}
+        labels = {"reject_cost": "Cost of referring"}
+        widgets = {
+            "name": forms.TextInput(attrs=_narrow(14)),
+            "reject_cost": forms.NumberInput(attrs=_narrow(7, step="any", min="0")),
+        }
+
+    def __init__(self, *args, class_labels=(), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.class_labels = list(class_labels)
+        self.fields["matrix"] = MatrixField(self.class_labels, label="Error costs")
+
+    def row_name(self) -> str:
+        data = getattr(self, "cleaned_data", {}) or {}
+        return f"Matrix {data.get('name') or self.instance.name or 'new'}"
+
+    def clean_matrix(self):
+        return clean_matrix(self.cleaned_data.get("matrix"), self.class_labels)
 
     def clean_reject_cost(self):
         return clean_reject_cost(self.cleaned_data.get("reject_cost"))
 
 
 class ErrorMatrixFormSet(BaseInlineFormSet):
-    """A matrix must be K x K for the dataset's classes, finite and non-negative."""
+    """Each matrix is K x K for the dataset's classes (checked by the library); names unique."""
+
+    def get_form_kwargs(self, index):
+        kwargs = super().get_form_kwargs(index)
+        kwargs["class_labels"] = list(self.instance.class_labels or [])
+        return kwargs
 
     def clean(self):
         super().clean()
-        labels = self.instance.class_labels or []
         names = []
         for form in self.forms:
             data = getattr(form, "cleaned_data", None)
             if not data or data.get("DELETE"):
                 continue
             names.append(data.get("name"))
-            if "matrix" in data:
-                try:
-                    data["matrix"] = clean_matrix(data["matrix"], labels)
-                    form.instance.matrix = data["matrix"]
-                except ValidationError as exc:
-                    form.add_error("matrix", exc)
         duplicates = sorted({n for n in names if n and names.count(n) > 1})
         if duplicates:
             raise ValidationError(

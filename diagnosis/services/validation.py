@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
 from learners import ModelDocumentError
+from learners._validation import check_cost_matrix
 from learners.derived import DEFAULT_TOLERANCE, DerivedFormula
 from learners.serialization import parse_document
 
@@ -37,7 +39,12 @@ def _number(value: Any, where: str) -> float:
 
 
 def clean_matrix(matrix: Any, class_labels: Sequence[str]) -> list[list[float]]:
-    """``matrix[actual][predicted]``: K x K for the K classes, finite, non-negative."""
+    """``matrix[actual][predicted]`` for the K classes, as the library accepts it.
+
+    The cells are read as numbers here (each message names the row and column by class);
+    whether the table is a valid cost matrix (K x K, finite, non-negative) is the library's
+    ``check_cost_matrix``.
+    """
     k = len(class_labels)
     if not isinstance(matrix, (list, tuple)) or len(matrix) != k:
         raise ValidationError(
@@ -52,12 +59,24 @@ def clean_matrix(matrix: Any, class_labels: Sequence[str]) -> list[list[float]]:
         cleaned = []
         for j, value in enumerate(row):
             where = f"Row {i + 1} ({class_labels[i]}), column {j + 1} ({class_labels[j]})"
-            number = _number(value, where)
-            if number < 0:
-                raise ValidationError(f"{where}: {number:g} is negative; costs must be ≥ 0.")
-            cleaned.append(number)
+            if value is None or (isinstance(value, str) and not value.strip()):
+                raise ValidationError(f"{where}: empty; enter a cost (0 when it costs nothing).")
+            cleaned.append(_number(value, where))
         rows.append(cleaned)
-    return rows
+    try:
+        checked = check_cost_matrix(rows, k)
+    except ValueError as exc:
+        cell = _CELL.search(str(exc))
+        if cell:
+            i, j = int(cell["i"]), int(cell["j"])
+            where = f"Row {i + 1} ({class_labels[i]}), column {j + 1} ({class_labels[j]})"
+            raise ValidationError(f"{where}: {cell['rest']}; costs must be ≥ 0.") from None
+        raise ValidationError(f"The error matrix: {exc}.") from None
+    return checked.tolist()
+
+
+# The library names a bad cell as "cost_matrix[i, j] = <value> is negative".
+_CELL = re.compile(r"\[(?P<i>\d+), (?P<j>\d+)\] = (?P<rest>.+)$")
 
 
 def clean_reject_cost(value: Any) -> float | None:

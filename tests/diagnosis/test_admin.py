@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import io
-import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -23,7 +23,7 @@ def _form_data(dataset: Dataset) -> dict:
     data = {
         "name": dataset.name,
         "description": dataset.description,
-        "class_labels": json.dumps(dataset.class_labels),
+        "class_labels": "\n".join(dataset.class_labels),
         "source": dataset.source,
     }
     groups = list(dataset.groups.all())
@@ -53,11 +53,11 @@ def _form_data(dataset: Dataset) -> dict:
             "kind": t.kind,
             "min_value": "" if t.min_value is None else t.min_value,
             "max_value": "" if t.max_value is None else t.max_value,
-            "choices": json.dumps(t.choices),
+            "choices": "\n".join(f"{c['code']}: {c['label']}" for c in t.choices),
             "price": t.price,
             "discounted_price": t.discounted_price,
             "group": t.group_id or "",
-            "derived_from": json.dumps(t.derived_from),
+            "derived_from": ", ".join(t.derived_from),
             "formula": t.formula,
             "formula_tolerance": t.formula_tolerance,
         }
@@ -70,11 +70,16 @@ def _form_data(dataset: Dataset) -> dict:
                 f"error_matrices-{i}-id": m.pk,
                 f"error_matrices-{i}-dataset": dataset.pk,
                 f"error_matrices-{i}-name": m.name,
-                f"error_matrices-{i}-matrix": json.dumps(m.matrix),
                 f"error_matrices-{i}-reject_cost": "" if m.reject_cost is None else m.reject_cost,
+                **_grid(f"error_matrices-{i}-matrix", m.matrix),
             }
         )
     return data
+
+
+def _grid(field: str, matrix) -> dict:
+    """The matrix as the grid's number boxes post it: one per cell, named r<actual>c<concluded>."""
+    return {f"{field}_r{i}c{j}": v for i, row in enumerate(matrix) for j, v in enumerate(row)}
 
 
 def _post(client, dataset, data):
@@ -104,18 +109,17 @@ def _matrix_field(dataset, name="Uniform 100"):
 @pytest.mark.parametrize(
     ("matrix", "message"),
     [
-        ("[[0, 100, 5], [100, 0, 5]]", "Row 1 (healthy) must have 2 entries"),
-        ("[[0, 100]]", "must have 2 rows, one per class (healthy, disease)"),
-        ("[[0, -1], [100, 0]]", "Row 1 (healthy), column 2 (disease): -1 is negative"),
-        ('[[0, "abc"], [100, 0]]', "column 2 (disease): 'abc' is not a number"),
-        ('[[0, "inf"], [100, 0]]', "must be a finite number"),
+        ([[0, -1], [100, 0]], "Row 1 (healthy), column 2 (disease): -1 is negative"),
+        ([[0, "abc"], [100, 0]], "Row 1 (healthy), column 2 (disease): 'abc' is not a number"),
+        ([[0, "inf"], [100, 0]], "Row 1 (healthy), column 2 (disease): 'inf' must be a finite"),
+        ([[0, 100], ["", 0]], "Row 2 (disease), column 1 (healthy): empty; enter a cost"),
     ],
 )
 def test_invalid_error_matrix_is_refused(admin_client, toy_dataset, matrix, message):
-    """Non-square, wrong-size, negative, non-numeric or infinite matrix: message, nothing saved."""
+    """Negative, non-numeric, infinite or empty cell: named by its classes, nothing saved."""
     before = _snapshot(toy_dataset)
     data = _form_data(toy_dataset)
-    data[_matrix_field(toy_dataset)] = matrix
+    data.update(_grid(_matrix_field(toy_dataset), matrix))
     response, text = _post(admin_client, toy_dataset, data)
     assert response.status_code == 200
     assert message in text
@@ -141,8 +145,9 @@ def test_negative_reject_cost_is_refused(admin_client, toy_dataset):
         ("min_value", "600", "Minimum of glucose (600) is above its maximum (500)"),
         ("name", "insulin", "Test names must be unique; repeated: insulin"),
         ("index", "7", "Test indices must be 0..2"),
-        ("derived_from", '["nothing"]', "derived from 'nothing', which is not another test"),
-        ("choices", '[{"code": 0, "label": "x"}]', "Only nominal tests have choices"),
+        ("derived_from", "nothing", "derived from 'nothing', which is not another test"),
+        ("choices", "0: x", "Only nominal tests have choices"),
+        ("price", "abc", "Test glucose, price: Enter a number."),
     ],
 )
 def test_invalid_test_fields_are_refused(admin_client, toy_dataset, field, value, message):
@@ -159,10 +164,11 @@ def test_invalid_test_fields_are_refused(admin_client, toy_dataset, field, value
 @pytest.mark.parametrize(
     ("choices", "message"),
     [
-        ('[{"code": 0, "label": "f"}, {"code": 0, "label": "m"}]', "code 0 appears twice"),
-        ('[{"code": 0.5, "label": "f"}]', "code 0.5 must be a whole number"),
-        ('[{"code": 0}]', 'must be an object with exactly "code" and "label"'),
-        ("[]", "must be a non-empty list"),
+        ("0: f\n0: m", "Choices of sex: code 0 appears twice"),
+        ("0.5: f", "Choice 1 of sex: code 0.5 must be a whole number"),
+        ("0: f\nmale", "Choice 2 of sex: code 'male' must be a whole number"),
+        ("0:", "Choice 1 of sex: the label is empty"),
+        ("", "sex is nominal: give its choices, one code: label per line"),
     ],
 )
 def test_malformed_nominal_choices_are_refused(admin_client, toy_dataset, choices, message):
@@ -178,16 +184,16 @@ def test_malformed_nominal_choices_are_refused(admin_client, toy_dataset, choice
 def test_class_labels_must_be_distinct(admin_client, toy_dataset):
     """Repeated class names are refused."""
     data = _form_data(toy_dataset)
-    data["class_labels"] = '["a", "a"]'
+    data["class_labels"] = "a\na"
     response, text = _post(admin_client, toy_dataset, data)
-    assert response.status_code == 200 and "Class labels must be unique" in text
+    assert response.status_code == 200 and "Class labels must be unique; repeated: a" in text
 
 
 def test_valid_price_change_is_saved(admin_client, toy_dataset):
     """A consistent edit is stored."""
     data = _form_data(toy_dataset)
     data["tests-0-price"] = "11.5"
-    data[_matrix_field(toy_dataset)] = "[[0, 50], [200, 0]]"
+    data.update(_grid(_matrix_field(toy_dataset), [[0, 50], [200, 0]]))
     response, _ = _post(admin_client, toy_dataset, data)
     assert response.status_code == 302
     assert toy_dataset.tests.get(name="glucose").price == 11.5
@@ -256,3 +262,106 @@ def test_retrain_action_queues_a_new_training(
         trained_model.error_matrix_id,
     )
     assert new.status == "queued" and sent == [[new.pk]]
+
+
+def _change_page(client, dataset) -> str:
+    response = client.get(reverse("admin:diagnosis_dataset_change", args=[dataset.pk]))
+    assert response.status_code == 200
+    return html.unescape(response.content.decode())
+
+
+def test_error_matrix_is_a_grid_labelled_with_the_class_names(admin_client, toy_dataset):
+    """Each matrix is a K x K table of number boxes, rows and columns named by the classes."""
+    page = _change_page(admin_client, toy_dataset)
+    field = _matrix_field(toy_dataset)
+    matrix = toy_dataset.error_matrices.get(name="Uniform 100").matrix
+    labels = toy_dataset.class_labels
+    # one per matrix, and one in the empty row that "Add another" copies
+    assert page.count('class="cost-matrix"') == toy_dataset.error_matrices.count() + 1
+    for i, actual in enumerate(labels):
+        assert f'<th scope="row">{actual}</th>' in page
+        for j, concluded in enumerate(labels):
+            box = re.search(rf'<input[^>]*name="{field}_r{i}c{j}"[^>]*>', page).group(0)
+            assert f'value="{matrix[i][j]:g}"' in box or f'value="{matrix[i][j]}"' in box
+            assert f"patient is {actual} and the conclusion is {concluded}" in box
+    assert "[[" not in page  # no JSON to type anywhere on the page
+
+
+def test_labels_and_choices_are_lines_not_json(admin_client, toy_dataset):
+    """Class labels are one per line; a nominal test's choices are 'code: label' lines."""
+    page = _change_page(admin_client, toy_dataset)
+    labels = re.search(r'<textarea name="class_labels"[^>]*>\s*(.*?)</textarea>', page, re.S)
+    assert labels.group(1).splitlines() == toy_dataset.class_labels
+    sex = toy_dataset.tests.get(name="sex")
+    index = list(toy_dataset.tests.order_by("index")).index(sex)
+    choices = re.search(
+        rf'<textarea name="tests-{index}-choices"[^>]*>\s*(.*?)</textarea>', page, re.S
+    )
+    assert choices.group(1).splitlines() == [f"{c['code']}: {c['label']}" for c in sex.choices]
+
+
+def test_new_class_labels_and_choices_are_saved_from_lines(admin_client, toy_dataset):
+    """Renamed classes and choices typed as lines are stored as the lists the app reads."""
+    data = _form_data(toy_dataset)
+    data["class_labels"] = "  well \nill\n\n"
+    index = list(toy_dataset.tests.order_by("index")).index(toy_dataset.tests.get(name="sex"))
+    data[f"tests-{index}-choices"] = "0: woman\n1 : man"
+    response, _ = _post(admin_client, toy_dataset, data)
+    assert response.status_code == 302
+    toy_dataset.refresh_from_db()
+    assert toy_dataset.class_labels == ["well", "ill"]
+    assert toy_dataset.tests.get(name="sex").choices == [
+        {"code": 0, "label": "woman"},
+        {"code": 1, "label": "man"},
+    ]
+
+
+def test_prices_are_columns_and_the_rest_is_folded(admin_client, toy_dataset):
+    """Prices, group and kind are table columns; range, choices and derivation sit under More."""
+    page = _change_page(admin_client, toy_dataset)
+    head = re.search(r'id="tests-group".*?<thead>(.*?)</thead>', page, re.S).group(1)
+    for column in ("Price", "Price in group", "Group", "Kind"):
+        assert f">{column}</th>" in head
+    for folded in ("Min value", "Choices", "Derived from"):
+        assert folded not in head
+    assert page.count('<details class="more-fields"') == toy_dataset.tests.count() + 1  # + empty
+
+
+def test_an_error_under_more_opens_it(admin_client, toy_dataset):
+    """A folded field with an error is shown open, with the test and field named."""
+    data = _form_data(toy_dataset)
+    data["tests-0-min_value"] = "600"
+    _, text = _post(admin_client, toy_dataset, data)
+    assert '<details class="more-fields" open>' in text
+    assert "Minimum of glucose (600) is above its maximum (500)" in text
+
+
+def test_import_page_shows_its_heading_and_each_error_once(admin_client):
+    """One 'Import a dataset' heading; each problem listed once."""
+    upload = io.BytesIO(b"a,b,y\n1,2,x\n3,oops,z\n5,6,x\n")
+    upload.name = "bad.csv"
+    response = admin_client.post(
+        reverse("admin:diagnosis_dataset_import"),
+        {"source": "csv", "name": "Bad", "file": upload, "class_column": "y"},
+    )
+    text = html.unescape(response.content.decode())
+    assert len(re.findall(r"<h1[^>]*>\s*Import a dataset\s*</h1>", text)) == 1
+    assert text.count("'oops' is not a number") == 1
+    response = admin_client.post(reverse("admin:diagnosis_dataset_import"), {"source": "uci"})
+    text = html.unescape(response.content.decode())
+    assert text.count("Give the folder path.") == 1 and text.count("This field is required") == 1
+
+
+def test_model_page_labels_learner_and_parameters(admin_client, toy_dataset, model_admin):
+    """A training's parameters are listed under the training form's labels, not raw keys."""
+    from diagnosis.services import learner_registry
+    from diagnosis.services.training import create_training
+
+    trained = create_training(
+        user=model_admin, dataset=toy_dataset, learner="act", params={"r": 2}, error_matrix=None
+    )
+    response = admin_client.get(reverse("admin:diagnosis_trainedmodel_change", args=[trained.pk]))
+    page = html.unescape(response.content.decode())
+    spec = learner_registry.get_spec("act")
+    label = next(p.label for p in spec.params if p.name == "r")
+    assert spec.label in page and f"{label}: 2" in page
