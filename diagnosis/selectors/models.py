@@ -216,7 +216,7 @@ _STRATEGIES = (
 )
 
 
-def _class_rows(figures: dict, class_labels: list[str]) -> dict:
+def _class_rows(figures: dict, class_labels: list[str], *, can_refer: bool) -> dict:
     """Confusion rows and per-class sensitivity/specificity, labelled with the class names."""
     from learners.baselines import class_rates
 
@@ -224,7 +224,10 @@ def _class_rows(figures: dict, class_labels: list[str]) -> dict:
     if not confusion:
         return {"confusion_rows": [], "rates": []}
     rates = class_rates(confusion)
-    with_refer = len(confusion[0]) > len(confusion)
+    # The "referred" column only where referring was possible or happened.
+    with_refer = len(confusion[0]) > len(confusion) and (
+        can_refer or any(row[-1] for row in confusion)
+    )
     return {
         "confusion_rows": [
             {
@@ -267,12 +270,16 @@ def model_comparison(*, user, trained_model: TrainedModel) -> dict:
             "mean_test_cost": figures.get("mean_test_cost"),
             "mean_total_cost": figures.get("mean_total_cost"),
             "n_test_cases": figures.get("n_test_cases"),
-            **_class_rows(figures, labels),
+            **_class_rows(
+                figures, labels, can_refer=trained_model.reject_cost_snapshot is not None
+            ),
         }
         if key == "order_nothing":
             row["conclusion"] = _conclusion_words(figures.get("conclusion"), labels)
         rows.append(row)
-    return {"rows": rows, "measured": bool(baselines), "class_labels": labels}
+    own, plain = rows[0]["mean_total_cost"], rows[1]["mean_total_cost"]
+    beats = None if own is None or plain is None else own < plain
+    return {"rows": rows, "measured": bool(baselines), "class_labels": labels, "beats": beats}
 
 
 def _conclusion_words(conclusion: dict | None, labels: list[str]) -> str:

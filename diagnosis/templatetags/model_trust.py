@@ -14,7 +14,9 @@ register = template.Library()
 
 
 @register.inclusion_tag("diagnosis/_model_warnings.html", takes_context=True)
-def model_warnings(context, trained_model, compact: bool = False) -> dict:
+def model_warnings(
+    context, trained_model, compact: bool = False, on_model_page: bool = False
+) -> dict:
     """The banner for ``trained_model`` (``compact``: one short line, for a card)."""
     request = context.get("request")
     if trained_model is None or request is None:
@@ -22,5 +24,6 @@ def model_warnings(context, trained_model, compact: bool = False) -> dict:
     return {
         "warnings": warnings_for(user=request.user, trained_model=trained_model),
         "compact": compact,
+        "on_model_page": on_model_page,
         "model": trained_model,
     }
