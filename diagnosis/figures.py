@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from html import escape
 from typing import Any
 
 import plotly.graph_objects as go
+from django.utils.safestring import SafeString, mark_safe
 
 __all__ = [
     "checkpoints_figure",
@@ -22,6 +24,7 @@ __all__ = [
     "node_details",
     "tidy_positions",
     "tree_drawing",
+    "tree_svg",
 ]
 
 # Colour-blind-safe palette (Okabe–Ito) for decisions; refer gets its own.
@@ -455,6 +458,115 @@ def tree_drawing(layout: Mapping[str, Any]) -> dict:
         },
         "positions": {str(k): [x, y] for k, (x, y) in pos.items()},
     }
+
+
+def _attrs(**attrs: Any) -> str:
+    """SVG attributes, escaped; ``None`` and ``False`` leave an attribute out."""
+    parts = []
+    for name, value in attrs.items():
+        if value is None or value is False:
+            continue
+        parts.append(f' {name.rstrip("_").replace("_", "-")}="{escape(str(value))}"')
+    return "".join(parts)
+
+
+def tree_svg(drawing: Mapping[str, Any]) -> SafeString:
+    """The SVG markup of :func:`tree_drawing`'s geometry, every text escaped.
+
+    Built here rather than in a template: a tree has hundreds of elements and
+    Python strings render them in a few milliseconds.  Layers, bottom to top:
+    edges (the patient's last), branch labels (on a halo, so no line hides
+    them), node cards.  Every card is a focusable button whose accessible
+    name is its details; ``static/js/tree.js`` zooms and shows the details.
+    """
+    help_text = (
+        f"Decision tree: {len(drawing['nodes'])} nodes. Tab or the arrow keys move from node "
+        "to node (down: first branch, up: parent, left and right: neighbouring branches); "
+        "a node's details appear over the tree."
+    )
+    out = [
+        "<svg"
+        + _attrs(
+            class_="tree-svg",
+            xmlns="http://www.w3.org/2000/svg",
+            tabindex="-1",
+            width=drawing["width"],
+            height=drawing["height"],
+            viewBox=f"0 0 {drawing['width']} {drawing['height']}",
+            role="group",
+            aria_label=help_text,
+        )
+        + '>\n<g class="tree-viewport">\n<g class="tree-edges" aria-hidden="true">'
+    ]
+    for edge in drawing["edges"]:
+        kind = "tree-edge on-path" if edge["on_path"] else "tree-edge"
+        out.append(f"<path{_attrs(d=edge['d'], class_=kind)}/>")
+    out.append('</g>\n<g class="tree-labels" aria-hidden="true">')
+    for label in drawing["labels"]:
+        kind = "tree-edge-label on-path" if label["on_path"] else "tree-edge-label"
+        out.append(f"<text{_attrs(x=label['x'], y=label['y'], class_=kind)}>")
+        for i, line in enumerate(label["lines"]):
+            extra = _attrs(dy=14, class_="tree-share") if i else ""
+            tspan = _attrs(x=label["x"], data_fit=label["fit"]) + extra
+            out.append(f"<tspan{tspan}>{escape(line)}</tspan>")
+        if label["lines"] and label["full"] != label["lines"][0]:
+            out.append(f"<title>{escape(label['full'])}</title>")
+        out.append("</text>")
+    out.append('</g>\n<g class="tree-nodes">')
+    for node in drawing["nodes"]:
+        kind = " ".join(
+            ["tree-node"]
+            + (["leaf"] if node["is_leaf"] else [])
+            + (["on-path"] if node["on_path"] else [])
+            + (["root"] if node["is_root"] else [])
+        )
+        group = _attrs(
+            class_=kind,
+            data_node=node["id"],
+            data_parent=None if node["is_root"] else node["parent"],
+            tabindex=0,
+            role="button",
+            aria_label=node["aria"],
+        )
+        x, y, cx, fit = node["x"], node["y"], node["cx"], node["fit"]
+        out.append(f"<g{group}>")
+        box = _attrs(class_="tree-card-box", x=x, y=y, width=node["width"], height=node["height"])
+        out.append(f'<rect{box} rx="6"/>')
+        if node["is_leaf"]:
+            stripe = _attrs(x=x, y=y, width=6, height=node["height"], fill=node["colour"])
+            out.append(f'<rect{stripe} rx="3"/>')
+        title = _attrs(
+            x=cx,
+            y=y,
+            dy=18,
+            class_="tree-title",
+            data_fit=fit,
+            fill=node["colour"] if node["is_leaf"] else None,
+        )
+        tip = (
+            f"<title>{escape(node['full_title'])}</title>"
+            if node["title"] != node["full_title"]
+            else ""
+        )
+        out.append(f"<text{title}>{escape(node['title'])}{tip}</text>")
+        sub = _attrs(x=cx, y=y, dy=34, class_="tree-sub", data_fit=fit)
+        out.append(f"<text{sub}>{escape(node['subtitle'])}</text>")
+        frame = _attrs(
+            class_="tree-bar-frame", x=node["bar_x"], y=node["bar_y"], width=node["bar_width"]
+        )
+        out.append(f'<rect{frame} height="9"/>')
+        for seg in node["segments"]:
+            piece = _attrs(x=seg["x"], y=node["bar_y"], width=seg["width"], fill=seg["colour"])
+            out.append(f'<rect{piece} height="9"><title>{escape(seg["label"])}</title></rect>')
+        if node["patient_text"]:
+            status = node["patient_status"] or "end"
+            line = _attrs(
+                x=cx, y=y, dy=70, class_=f"tree-patient tree-patient-{status}", data_fit=fit
+            )
+            out.append(f"<text{line}>{escape(node['patient_text'])}</text>")
+        out.append("</g>")
+    out.append("</g>\n</g>\n</svg>")
+    return mark_safe("\n".join(out))  # noqa: S308  every text above is escaped
 
 
 # --------------------------------------------------------------------- bar charts

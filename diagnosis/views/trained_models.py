@@ -147,5 +147,11 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
     return page(
         request,
         "diagnosis/model_tree.html",
-        {"trained": trained, "layout": layout, "drawing": drawing, "case": case},
+        {
+            "trained": trained,
+            "layout": layout,
+            "drawing": drawing,
+            "tree_svg": figures.tree_svg(drawing) if drawing else None,
+            "case": case,
+        },
     )

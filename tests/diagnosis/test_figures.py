@@ -271,3 +271,18 @@ def test_node_details_never_round_a_few_cases_to_zero():
     )
     assert rows["Class mix"] == "hyper 3 (<1%), negative 997 (>99%)"
     assert rows["Model's probabilities"] == "hyper <1%, negative >99%"
+
+
+def test_tree_svg_escapes_text_and_makes_every_node_a_button():
+    """The SVG has one focusable button per node, named by its details; every text is escaped."""
+    nodes = [dict(n) for n in LAYOUT["nodes"]]
+    nodes[2]["edge_label"] = '<script>alert("x")</script>'
+    nodes[0]["test_label"] = "Chol & <b>HDL</b>"
+    svg = str(figures.tree_svg(figures.tree_drawing({**LAYOUT, "nodes": nodes})))
+    assert "<script>" not in svg and "<b>" not in svg
+    assert "&lt;script&gt;" in svg and "Chol &amp; &lt;b&gt;HDL&lt;/b&gt;" in svg
+    assert svg.count('role="button"') == len(nodes) == svg.count('tabindex="0"')
+    assert svg.count("data-parent=") == len(nodes) - 1
+    assert svg.count('class="tree-edge on-path"') == 2
+    assert svg.index('class="tree-edges"') < svg.index('class="tree-labels"')
+    assert svg.index('class="tree-labels"') < svg.index('class="tree-nodes"')
