@@ -16,6 +16,12 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture
+def uci_dir() -> Path:
+    """The shared UCI data folder (read through ../shared, never copied into the repository)."""
+    return shared_dir() / "data" / "uci"
+
+
+@pytest.fixture
 def cheap_vs_informative():
     """32 cases: x0 separates the classes perfectly (1 bit), x1 gets 3 in 4 right (0.189 bit)."""
     y8 = np.array([0, 0, 0, 0, 1, 1, 1, 1])

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import shared_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -153,11 +152,11 @@ def test_fuzz_calls_and_attributes_never_run(text):
     assert calls == []
 
 
-def test_default_tolerance_fits_the_ann_thyroid_data():
+def test_default_tolerance_fits_the_ann_thyroid_data(uci_dir):
     """FTI = TT4 / T4U (ann-thyroid scales them: TT4 / (10 T4U)) within 5% for >= 99% of rows."""
     formula = DerivedFormula.parse("TT4 / (10 * T4U)")
     for name in ("ann-train.data", "ann-test.data"):
-        table = np.loadtxt(shared_dir() / "data" / "uci" / "thyroid-disease" / name)
+        table = np.loadtxt(uci_dir / "thyroid-disease" / name)
         tt4, t4u, fti = table[:, 18], table[:, 19], table[:, 20]
         agree = [
             formula.agrees(f, formula.evaluate({"TT4": a, "T4U": b}))
