@@ -22,6 +22,7 @@
     this.svg.removeAttribute("width");
     this.svg.removeAttribute("height");
     this.svg.removeAttribute("viewBox");
+    box.classList.add("ready");
     this.fitTexts();
     this.bind();
     this.fit();

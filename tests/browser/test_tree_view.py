@@ -108,6 +108,9 @@ def test_tree_from_a_case_shows_root_values_and_details(chromium, live_server, h
             for t in page.locator(".tree-edge-label.on-path .tree-share").all_text_contents()
         ]
         assert len(shares) >= 2 and all(0 < s < 100 for s in shares)
+        # The path above the tree gives the same shares of the patient as the drawing.
+        listed = page.locator(".tree-path strong.tree-share").all_text_contents()
+        assert {int(t.rstrip("%")) for t in listed} == set(shares)
         # Keyboard: Tab from the toolbar reaches the root; its details appear.
         panel = page.locator("#tree-details-panel")
         assert panel.is_hidden()
