@@ -13,6 +13,14 @@ models that weigh them), the steps and every test priced for this patient now.
     {"action": "refer", "reason": "family history", "seen": 4}   # an overrule's reason
     {"action": "correct", "position": 0, "value": 240, "reason": "typed 24"}
     {"action": "undo", "reason": "wrong patient's sample"}
+    {"action": "results", "results": {"age": 54, "sex": "male", "goitre": null}}
+
+``results`` records several tests at once (the free questions, a derived test
+with its inputs), each as its own step at its own price; ``null`` marks a test
+unknown / not available.  All or nothing: on any bad value the 400 answer also
+has ``"errors": {"<test name>": ["..."]}`` and nothing is saved.  A derived test
+with a formula (thyroid FTI from TT4 and T4U) is computed when its inputs are
+recorded; a typed value for it that contradicts them is refused.
 
 ``seen`` (optional) is the case ``version`` the client last read: when the
 case changed since (another tab, another program, a repeated request), the step
@@ -43,7 +51,7 @@ from django.views.decorators.http import require_http_methods
 from . import selectors
 from .permissions import CaseNotFound
 from .selectors import case_audit
-from .services import case_actions
+from .services import case_actions, case_batch
 from .services import cases as case_services
 from .services.validation import clean_step_body, parse_json_object
 
@@ -135,6 +143,12 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         body = clean_step_body(parse_json_object(request.body))
         action = body["action"]
+        if action == "results":
+            case_batch.take_results(
+                user=request.user, case=case, results=body["results"], seen=body["seen"]
+            )
+            case.refresh_from_db()
+            return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         fields = (
             {"position": body["position"], "value": body["value"]}
             if action == "correct"
@@ -157,4 +171,8 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
     except (case_services.CaseClosed, case_actions.StaleCase) as exc:
         return _error(" ".join(exc.messages), 409)
     except ValidationError as exc:
+        if hasattr(exc, "error_dict"):  # several results: each test's messages by its name
+            return JsonResponse(
+                {"error": " ".join(exc.messages), "errors": exc.message_dict}, status=400
+            )
         return _error(" ".join(exc.messages), 400)

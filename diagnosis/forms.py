@@ -208,3 +208,75 @@ class TrainForm(forms.Form):
                 for message in exc.messages:
                     self.add_error(None, message)
         return data
+
+
+UNKNOWN = "unknown"
+
+
+class ResultsForm(forms.Form):
+    """Several tests in one form (free questions, a derived test with its inputs).
+
+    One field per test, named ``t<index>``, built like :class:`ResultForm`'s;
+    a nominal test's list ends with "unknown / not available", a numeric test
+    has an "unknown" box ``t<index>_unknown``.  :meth:`results` gives the
+    service the raw values by test name (``None`` = unknown); the service
+    (``record_results``) checks them all and saves all or nothing.
+    """
+
+    def __init__(self, *args: Any, tests: list[DiagnosticTest], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tests = list(tests)
+        self.rows: list[tuple[DiagnosticTest, str, str | None]] = []
+        for position, test in enumerate(self.tests):
+            field = ResultForm(test=test).fields["value"]
+            field.label = test.display_label
+            attrs = field.widget.attrs
+            attrs.pop("accesskey", None)
+            if position:
+                attrs.pop("autofocus", None)
+            name = f"t{test.index}"
+            unknown_name = None
+            if test.is_nominal:
+                field.widget.choices = [
+                    *field.widget.choices,
+                    (UNKNOWN, "unknown / not available"),
+                ]
+            else:
+                unknown_name = f"{name}_unknown"
+                self.fields[unknown_name] = forms.BooleanField(label="unknown", required=False)
+            self.fields[name] = field
+            self.rows.append((test, name, unknown_name))
+
+    def results(self) -> dict[str, Any]:
+        """Test name -> the value as typed, or None when marked unknown."""
+        data = self.data
+        results: dict[str, Any] = {}
+        for test, name, unknown_name in self.rows:
+            value = data.get(name)
+            unknown = value == UNKNOWN or (unknown_name is not None and data.get(unknown_name))
+            results[test.name] = None if unknown else value
+        return results
+
+    def add_test_errors(self, errors: dict[str, list[str]]) -> list[str]:
+        """Put the service's messages next to their fields; returns those about no field."""
+        by_name = {test.name: name for test, name, _ in self.rows}
+        rest: list[str] = []
+        for test_name, messages in errors.items():
+            field = by_name.get(test_name)
+            for message in messages:
+                if field is None:
+                    rest.append(message)
+                else:
+                    self.add_error(field, message)
+        return rest
+
+    def bound_rows(self) -> list[dict[str, Any]]:
+        """What the template draws per test: the test, its field and its "unknown" box."""
+        return [
+            {
+                "test": test,
+                "field": self[name],
+                "unknown": self[unknown_name] if unknown_name else None,
+            }
+            for test, name, unknown_name in self.rows
+        ]

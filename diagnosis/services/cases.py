@@ -363,16 +363,17 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
             errors.setdefault(field, []).extend(exc.messages)
             continue
         chosen.append((test, number))
-    if not errors:
-        given = {t.index: n for t, n in chosen if n is not None}
-        known = {**state.known, **given}
-        unknown = set(state.unavailable) | {t.index for t, n in chosen if n is None}
-        for test, number in chosen:
-            if number is None:
-                continue
-            problem = _derived_problem(locked, cost_model, test, number, known, unknown)
-            if problem:
-                errors.setdefault(test.name, []).append(problem)
+    given = {t.index: n for t, n in chosen if n is not None}
+    known = {**state.known, **given}
+    unknown = set(state.unavailable) | {t.index for t, n in chosen if n is None}
+    names = locked.trained_model.cost_snapshot.get("names", [])
+    for test, number in chosen:
+        sources = cost_model.derived.get(test.index, ())
+        if number is None or any(names[s] in errors for s in sources):
+            continue  # an input's own error is said first
+        problem = _derived_problem(locked, cost_model, test, number, known, unknown)
+        if problem:
+            errors.setdefault(test.name, []).append(problem)
     if errors:
         raise ValidationError(errors)
     before = locked.steps.aggregate(last=Max("position"))["last"]

@@ -190,6 +190,7 @@ _STEP_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
     "position": ((int,), "a step's position (an integer)"),
     "seen": ((int,), "the case version you last read (an integer)"),
     "reason": ((str,), "text"),
+    "results": ((dict,), 'an object of test names and values, e.g. {"age": 54, "goitre": null}'),
 }
 
 

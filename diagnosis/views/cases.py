@@ -23,6 +23,7 @@ from ..permissions import CaseNotFound, require_clinician
 from ..selectors import case_audit
 from ..services import case_actions
 from ..services import cases as case_services
+from . import result_blocks
 from .common import messages_of, page
 
 
@@ -107,6 +108,7 @@ def _case_context(
     errors: list[str] | None = None,
     entry_name: str | None = None,
     correction: dict[str, Any] | None = None,
+    results_form=None,
 ) -> dict[str, Any]:
     advice = state.advice
     explanation = state.explanation
@@ -132,6 +134,7 @@ def _case_context(
         result_form.fields["value"].widget.attrs.pop("autofocus", None)
     return {
         **audit,
+        **result_blocks.block_context(state, entry, bound=results_form),
         "case": case,
         "state": state,
         "trained": case.trained_model,
@@ -167,6 +170,8 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
     action = request.POST.get("action", "")
     entry_name = request.POST.get("test") or None
+    if action == "results":  # several tests in one form (free questions, a derived test)
+        return _post_results(request, case, state, entry_name)
     result_form = classify_form = None
     fields: dict[str, Any] = {}
     correction: dict[str, Any] | None = None
@@ -255,6 +260,29 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         correction=correction,
     )
     return page(request, "diagnosis/case_detail.html", context, status=409 if stale else 400)
+
+
+def _post_results(request: HttpRequest, case: DiagnosisCase, state, entry_name) -> HttpResponse:
+    try:
+        posted = result_blocks.post_results(request, case, state)
+    except CaseNotFound as exc:
+        raise Http404(str(exc)) from exc
+    except case_services.CaseClosed:
+        messages.error(request, _closed_message(request, case))
+        return redirect("case-summary", pk=case.pk)
+    case.refresh_from_db()
+    if posted.saved or not case.is_open:
+        return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
+    state = selectors.case_state(user=request.user, case=case)
+    context = _case_context(
+        request,
+        case,
+        state,
+        errors=posted.errors,
+        entry_name=entry_name,
+        results_form=posted.form,
+    )
+    return page(request, "diagnosis/case_detail.html", context, status=409 if posted.stale else 400)
 
 
 def _seen_is_current(request: HttpRequest, case: DiagnosisCase) -> bool:

@@ -267,3 +267,49 @@ def test_admin_form_checks_the_formula_against_derived_from(with_formula):
     assert form.is_valid(), form.errors
     assert form.cleaned_data["formula"] == "TT4/T4U"
     assert DerivedFormula.parse(form.cleaned_data["formula"]).inputs == ("TT4", "T4U")
+
+
+# ---------------------------------------------------------------------- the JSON API
+def _post_json(user, case, body):
+    """POST ``body`` to the case's step API as ``user`` (session login, like test_api)."""
+    from django.test import Client
+    from django.urls import reverse
+    from login_helpers import login_request
+
+    client = Client()
+    assert client.login(
+        request=login_request(), username=user.username, password="pw-for-tests-123"
+    )
+    return client.post(
+        reverse("api-case-step", args=[case.pk]),
+        data=json.dumps(body),
+        content_type="application/json",
+    )
+
+
+def test_api_records_free_answers_in_one_post(with_formula, clinician):
+    """{"action": "results"} saves each answer as its own step; null is unknown."""
+    case = cases.start_case(user=clinician, trained_model=with_formula)
+    response = _post_json(
+        clinician, case, {"action": "results", "results": {"age": 70, "on_thyroxine": None}}
+    )
+    assert response.status_code == 200, response.content
+    steps = response.json()["steps"]
+    assert [(s["test"], s["kind"], s["price"]) for s in steps] == [
+        ("age", "result", 0.0),
+        ("on_thyroxine", "unavailable", 0.0),
+    ]
+
+
+def test_api_batch_errors_are_per_test_and_save_nothing(with_formula, clinician):
+    """A bad batch answers 400 with each test's messages under its name; nothing saved."""
+    case = cases.start_case(user=clinician, trained_model=with_formula)
+    results = {"TT4": 120, "T4U": 0.8, "FTI": 300, "on_thyroxine": "maybe"}
+    response = _post_json(clinician, case, {"action": "results", "results": results})
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert set(errors) == {"FTI", "on_thyroxine"}
+    assert "contradicts" in errors["FTI"][0] and "maybe" in errors["on_thyroxine"][0]
+    assert not case.steps.exists()
+    response = _post_json(clinician, case, {"action": "results", "results": [1, 2]})
+    assert response.status_code == 400 and "object" in response.json()["error"]

@@ -1,0 +1,67 @@
+"""The case screen's several-tests form: free questions together, a derived test with its inputs.
+
+Which tests go together is the selector's (``selectors.entry_blocks``); saving
+them is the service's (``services.case_batch.take_results``).  This module only
+builds the form and turns the post into the service's call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest
+
+from ..forms import ResultsForm
+from ..selectors.entry_blocks import entry_block
+from ..services import case_batch
+from .common import messages_of
+
+__all__ = ["Posted", "block_context", "post_results"]
+
+
+def block_context(state, entry, *, bound: ResultsForm | None = None) -> dict[str, Any]:
+    """``entry_block`` (or None) and, for several tests, their ``results_form``."""
+    block = entry_block(state, entry)
+    form = None
+    if block is not None and block.is_batch:
+        tests = [o.test for o in block.options]
+        if bound is not None and [t.pk for t in bound.tests] == [t.pk for t in tests]:
+            form = bound
+        else:
+            form = ResultsForm(tests=tests)
+    return {"entry_block": block, "results_form": form}
+
+
+@dataclass
+class Posted:
+    """What became of a posted several-tests form."""
+
+    saved: bool
+    form: ResultsForm | None = None
+    errors: list[str] = field(default_factory=list)
+    stale: bool = False
+
+
+def post_results(request: HttpRequest, case, state) -> Posted:
+    """Save the posted form through the service; on refusal, the form with its messages."""
+    names = request.POST.getlist("tests")
+    options = {o.test.name: o for o in state.test_options}
+    tests = [options[n].test for n in names if n in options]
+    if not tests:
+        message = "The form named no test of this model; reload the page."
+        return Posted(saved=False, errors=[message])
+    form = ResultsForm(request.POST, tests=tests)
+    form.is_valid()  # the fields only carry text; the service checks every value
+    try:
+        case_batch.take_results(
+            user=request.user, case=case, results=form.results(), seen=request.POST.get("seen")
+        )
+    except case_batch.case_actions.StaleCase as exc:
+        return Posted(saved=False, form=form, errors=messages_of(exc), stale=True)
+    except ValidationError as exc:
+        if hasattr(exc, "error_dict"):
+            return Posted(saved=False, form=form, errors=form.add_test_errors(exc.message_dict))
+        return Posted(saved=False, form=form, errors=messages_of(exc))
+    return Posted(saved=True)
