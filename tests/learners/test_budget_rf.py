@@ -19,9 +19,10 @@ from learners import (
     evaluate,
     model_from_json,
 )
+from learners.act._encoding import encode_prices
 from learners.forest import ALPHA_GRID, BudgetRFClassifier
 from learners.forest._impurity import PAIRS, POWERS, impurity, pairs_impurity, powers_impurity
-from learners.forest._kernels import impurity_jit
+from learners.forest._kernels import grow_greedy_tree, impurity_jit
 
 
 # ------------------------------------------------------------------ impurities
@@ -85,17 +86,10 @@ def _figure_1():
 
 
 def _root_feature(X, y, costs, alpha):
-    model = BudgetRFClassifier(
-        test_costs=costs, alpha=alpha, max_trees=1, validation_fraction=0.05, random_state=0
-    )
-    # The paper's sets are the whole table: grow the tree on every case once (weights 1).
-    from learners.act._encoding import encode_prices
-    from learners.forest._kernels import grow_greedy_tree
-
+    """The root test GreedyTree picks on the whole table (every case once, weight 1)."""
     feature, *_ = grow_greedy_tree(
         X, y, np.ones(len(y)), 2, PAIRS, alpha, 2.0, encode_prices(CostModel(costs)), 0, 1e-9
     )
-    del model
     return int(feature[0])
 
 
