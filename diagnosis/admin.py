@@ -81,6 +81,8 @@ _MAIN_TEST_FIELDS = (
 class TestGroupInline(admin.TabularInline):
     model = TestGroup
     extra = 0
+    verbose_name = "test group"
+    verbose_name_plural = "test groups (tests cheaper together)"
 
 
 class DiagnosticTestInline(admin.TabularInline):
@@ -108,12 +110,20 @@ class DiagnosticTestInline(admin.TabularInline):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
-class ErrorMatrixInline(admin.TabularInline):
+class ErrorMatrixInline(admin.StackedInline):
+    """One block per matrix: its name, the K x K grid, the cost of referring."""
+
     model = ErrorMatrix
     form = ErrorMatrixForm
     formset = ErrorMatrixFormSet
     extra = 0
     fields = ["name", "matrix", "reject_cost"]
+    verbose_name = "error matrix"
+    verbose_name_plural = "error matrices"
+
+
+# The page's full width goes to the forms (the app list stays on the admin's home page).
+admin.site.enable_nav_sidebar = False
 
 
 class ModelAdminsOnly(admin.ModelAdmin):

@@ -122,7 +122,7 @@ class MatrixWidget(forms.MultiWidget):
             )
         return format_html(
             '<table class="cost-matrix"><thead><tr><th scope="col" class="corner">'
-            "patient is &darr; / concluded &rarr;</th>{}</tr></thead><tbody>{}</tbody></table>",
+            "patient &darr; concluded &rarr;</th>{}</tr></thead><tbody>{}</tbody></table>",
             head,
             mark_safe("".join(rows)),
         )

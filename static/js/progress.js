@@ -10,6 +10,8 @@
   var msg = box.querySelector("[data-message]");
   var elapsed = box.querySelector("[data-elapsed]");
   var status = box.querySelector("[data-status]");
+  // The pill beside the model's name says the same status as the bar (not the one at load).
+  var pill = document.getElementById("model-status");
   function fmt(seconds) {
     if (seconds === null || seconds === undefined) { return "not started"; }
     var s = Math.round(seconds), m = Math.floor(s / 60);
@@ -26,6 +28,10 @@
         msg.textContent = d.message || "";
         elapsed.textContent = fmt(d.elapsed_seconds);
         status.textContent = d.status_label;
+        if (pill && d.status) {
+          pill.textContent = d.status_label;
+          pill.className = "pill pill-" + d.status;
+        }
         if (d.finished) { window.location.reload(); return; }
         setTimeout(tick, 1000);
       })
