@@ -289,6 +289,12 @@ def main(argv: list[str] | None = None) -> int:
                 "--workers",
                 str(args.workers),
                 "--no-control-socket",
+                # bin/run's gunicorn settings (each worker preloads the ready models), if any.
+                *(
+                    ["--config", "python:config.gunicorn"]
+                    if (ROOT / "config" / "gunicorn.py").is_file()
+                    else []
+                ),
             ],
             cwd=ROOT,
             env=env,

@@ -1,0 +1,48 @@
+"""Web workers load the ready models before serving (config/gunicorn.py's worker hook)."""
+
+from __future__ import annotations
+
+import pytest
+
+from config import gunicorn as gunicorn_config
+from diagnosis.selectors import model_cache
+from diagnosis.selectors.preload import preload_ready_models
+
+pytestmark = pytest.mark.django_db
+
+
+def test_ready_models_are_in_the_cache_after_preloading(trained_model, monkeypatch):
+    """After the preload, the case screen's estimator lookup does not parse the JSON again."""
+    assert preload_ready_models() == 1
+    parsed = []
+    monkeypatch.setattr(model_cache, "model_from_json", lambda text: parsed.append(text))
+    assert model_cache.get_estimator(trained_model) is not None
+    assert parsed == []
+
+
+def test_a_broken_model_does_not_stop_the_preload(trained_model):
+    """A model whose JSON no longer loads is skipped, the others still load."""
+    from diagnosis.models import TrainedModel
+
+    broken = TrainedModel.objects.create(
+        dataset=trained_model.dataset,
+        learner="eg2",
+        status=TrainedModel.SUCCEEDED,
+        model_json='{"not": "a model"}',
+    )
+    assert broken.is_ready
+    assert preload_ready_models() == 1
+
+
+def test_gunicorn_workers_preload_before_serving(trained_model):
+    """bin/run's gunicorn config preloads in each worker's post_worker_init hook."""
+    model_cache.clear()
+    gunicorn_config.post_worker_init(worker=None)
+    parsed = []
+    original = model_cache.model_from_json
+    try:
+        model_cache.model_from_json = lambda text: parsed.append(text)
+        model_cache.get_estimator(trained_model)
+    finally:
+        model_cache.model_from_json = original
+    assert parsed == []
