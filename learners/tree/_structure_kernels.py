@@ -4,9 +4,9 @@ Same arithmetic, row by row, as the numpy walk (``_node_mass_python``): a row
 at a node with a known value goes wholly down the edge its value takes
 (``here * (1 + 0)``), a missing value (NaN) sends ``here * (0 + branch_weight)``
 down every edge, and each child, having one parent, receives exactly one
-addition to its zero.  Nodes are visited in id order, which puts every parent
-before its children (``TreeStructure.validate`` guarantees it).  The result is
-equal to the bit (``tests/learners/test_node_mass.py``).
+addition to its zero (``TreeStructure.validate`` guarantees one parent each),
+so the order nodes are visited in does not matter.  The result is equal to
+the bit (``tests/learners/test_node_mass.py``).
 """
 
 from __future__ import annotations
@@ -17,32 +17,48 @@ from numba import njit
 
 @njit(cache=True, nogil=True)
 def numeric_node_mass(X, feature, threshold, edge_start, child, branch_weight):
-    """Share of each row of ``X`` at each node, shape ``(n_nodes, n_rows)``."""
+    """Share of each row of ``X`` at each node, shape ``(n_nodes, n_rows)``.
+
+    Row by row, only the nodes the row reaches are visited (a depth-first
+    walk: a known value follows one edge, a missing one every edge), so the
+    work is the path lengths, not ``n_nodes x n_rows``; each reached child
+    gets its parent's share times ``1`` or ``(0 + branch_weight)``, as in
+    the numpy walk.
+    """
     n_nodes = feature.shape[0]
     n_rows = X.shape[0]
     mass = np.zeros((n_nodes, n_rows))
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
     for r in range(n_rows):
         mass[0, r] = 1.0
-    for node in range(n_nodes):
-        f = feature[node]
-        if f < 0:
-            continue
-        cut = threshold[node]
-        first = edge_start[node]
-        left = child[first]
-        right = child[first + 1]
-        left_share = branch_weight[first]
-        right_share = branch_weight[first + 1]
-        for r in range(n_rows):
+        top = 0
+        stack[top] = 0
+        top += 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            f = feature[node]
+            if f < 0:
+                continue
             here = mass[node, r]
             if here == 0.0:
                 continue
+            first = edge_start[node]
+            left = child[first]
+            right = child[first + 1]
             value = X[r, f]
             if value != value:
-                mass[left, r] += here * (0.0 + left_share)
-                mass[right, r] += here * (0.0 + right_share)
-            elif value <= cut:
+                mass[left, r] += here * (0.0 + branch_weight[first])
+                mass[right, r] += here * (0.0 + branch_weight[first + 1])
+                stack[top] = right
+                stack[top + 1] = left
+                top += 2
+            elif value <= threshold[node]:
                 mass[left, r] += here * 1.0
+                stack[top] = left
+                top += 1
             else:
                 mass[right, r] += here * 1.0
+                stack[top] = right
+                top += 1
     return mass
