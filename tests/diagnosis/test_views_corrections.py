@@ -258,3 +258,21 @@ def test_a_stale_closing_press_is_refused_before_the_confirmation(clinician, cas
     assert "This page was out of date" in page and "Refer the patient to a specialist?" not in page
     case.refresh_from_db()
     assert case.is_open and case.steps.count() == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"action": "undo", "reason": "r"},
+        {"action": "correct", "position": 0, "correct-value": "160", "reason": "r"},
+        {"action": "refer"},
+    ],
+)
+def test_another_clinician_cannot_correct_or_close(clinician, other_clinician, case, body):
+    """Corrections and the confirmation page answer 404 to anyone but the case's clinician."""
+    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    response = logged_in(other_clinician).post(detail(case), body)
+    assert response.status_code == 404
+    api_body = {k.replace("correct-", ""): v for k, v in body.items()}
+    assert post_json(logged_in(other_clinician), api(case), api_body).status_code == 404
+    assert case.steps.get().is_active
