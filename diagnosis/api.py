@@ -3,7 +3,9 @@
 ``GET  /api/cases/<id>/step`` returns the case state: ``advice`` (the model's
 action as numbers, ``action.to_dict()`` plus class and test names),
 ``explanation`` (the same advice in words, with the risk of each action for
-models that weigh them), the steps and every test priced for this patient now.
+models that weigh them, the error costs the model decides with as ``costs``,
+and, for a patient split by an unavailable test, one phrase per branch as
+``branches``), the steps and every test priced for this patient now.
 ``POST /api/cases/<id>/step`` with a JSON body takes one step and returns the new state::
 
     {"action": "result", "test": "chol", "value": 233}
