@@ -177,7 +177,7 @@ class DatasetMedia:
 class DatasetAdmin(ModelAdminsOnly):
     form = DatasetForm
     inlines = [TestGroupInline, DiagnosticTestInline, ErrorMatrixInline]
-    list_display = ["name", "n_cases", "n_tests", "classes", "n_old_models", "created_at"]
+    list_display = ["name", "n_cases", "n_tests", "classes", "created_at"]
     search_fields = ["name", "description"]
     change_list_template = _CHANGE_LIST
     change_form_template = "admin/diagnosis/dataset/change_form.html"
@@ -189,7 +189,8 @@ class DatasetAdmin(ModelAdminsOnly):
         def n_old_models(obj: Dataset) -> int:
             return len(stale_selectors.models_on_old_values(user=request.user, dataset=obj))
 
-        return [n_old_models if f == "n_old_models" else f for f in self.list_display]
+        # Added per request: the count needs the user (the selector checks the permission).
+        return [*self.list_display[:-1], n_old_models, self.list_display[-1]]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         dataset = self.get_object(request, object_id)

@@ -365,3 +365,24 @@ def test_model_page_labels_learner_and_parameters(admin_client, toy_dataset, mod
     spec = learner_registry.get_spec("act")
     label = next(p.label for p in spec.params if p.name == "r")
     assert spec.label in page and f"{label}: 2" in page
+
+
+def test_the_admin_passes_djangos_system_checks():
+    """manage.py check (run by migrate in bin/run) finds nothing wrong in the admin."""
+    from django.core.management import call_command
+
+    call_command("check", "--fail-level", "WARNING")
+
+
+def test_the_datasets_list_counts_models_on_old_values(admin_client, trained_model):
+    """The datasets list has a column counting the models trained on older values."""
+    url = reverse("admin:diagnosis_dataset_changelist")
+    page = html.unescape(admin_client.get(url).content.decode())
+    assert "models on old values" in page.lower()
+    cell = re.search(r'<td class="field-n_old_models">(\d+)</td>', page)
+    assert cell is not None and cell.group(1) == "0"
+    test = trained_model.dataset.tests.get(index=0)
+    test.price += 1
+    test.save()
+    page = html.unescape(admin_client.get(url).content.decode())
+    assert re.search(r'<td class="field-n_old_models">(\d+)</td>', page).group(1) == "1"
