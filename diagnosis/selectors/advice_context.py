@@ -45,9 +45,11 @@ def decision_costs(estimator, class_labels: Sequence[str]) -> dict:
     conditioned-loss model, whose matrix is its own loss: PENALTY for a
     wrong conclusion, minus REWARD for a right one.  ``reject_cost`` is what
     a referral is charged (None: the model never refers, or for ``"risk"``,
-    referrals are not priced).
+    referrals are not priced).  ``{}`` for a model without a cost matrix.
     """
     labels = [str(c) for c in class_labels]
+    if getattr(estimator, "cost_matrix_", None) is None:
+        return {}  # a model without an error matrix: nothing to show
     matrix = np.asarray(estimator.cost_matrix_, dtype=float)
     if isinstance(estimator, ConditionedLossClassifier):
         penalty, reward = float(estimator.penalty), float(estimator.reward)
