@@ -328,3 +328,19 @@ def test_forest_advice_says_how_many_trees_wait_on_the_test(toy_dataset):
     single = evidence_for((0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0)
     advice = action_to_dict(Extract(test=1, cost=3.0, evidence=single), dataset=toy_dataset)
     assert not any("waiting" in sentence for sentence in explain(advice).why)
+
+
+def test_the_grid_is_the_models_snapshot_not_todays_matrix(trained_model, clinician):
+    """Editing the dataset's error matrix after training leaves the case's grid as trained."""
+    from diagnosis.selectors import case_state
+    from diagnosis.services import cases
+
+    trained_model.error_matrix.__class__.objects.filter(pk=trained_model.error_matrix_id).update(
+        matrix=[[0.0, 7.0], [9.0, 0.0]]
+    )
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    grid = case_state(user=clinician, case=case).explanation.costs
+    assert [row["cells"] for row in grid["rows"]] == [
+        [money(v) for v in row] for row in trained_model.matrix_snapshot
+    ]
+    assert "$7.00" not in str(grid) and "$9.00" not in str(grid)
