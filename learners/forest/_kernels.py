@@ -282,12 +282,12 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
 
 
 @njit(cache=True, nogil=True)
-def _settle(j, feature, edge_start, n_edges, child, seen, done, front, offset, length, stack):
+def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack):
     """Move tree ``j``'s frontier past every node whose test is done (leaves drop out).
 
     ``front[offset[j]:offset[j] + length[j]]`` holds the (global) nodes where
     tree ``j``'s walk of the row waits; a node whose test is done is replaced
-    by its children the row reaches (``seen``), recursively.
+    by its children row ``r`` reaches (``reached[child, r]``), recursively.
     """
     base = offset[j]
     top = 0
@@ -307,7 +307,7 @@ def _settle(j, feature, edge_start, n_edges, child, seen, done, front, offset, l
             continue
         for e in range(edge_start[node] + n_edges[node] - 1, edge_start[node] - 1, -1):
             c = child[e]
-            if seen[c]:
+            if reached[c, r]:
                 stack[top] = c
                 top += 1
     length[j] = n
@@ -320,7 +320,7 @@ def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, pri
     The trees' :class:`TreeStructure` arrays are concatenated: tree ``j``'s
     nodes are ``offset[j]`` to ``offset[j + 1] - 1`` (its root first), and
     ``edge_start`` / ``child`` hold global edge and node ids.
-    ``reached[row, node]``: whether ``row`` reaches ``node`` with all its
+    ``reached[node, row]``: whether ``row`` reaches ``node`` with all its
     values known (``node_mass > 0``, the one walk).
 
     The policy (``BudgetRFClassifier.next_action``): while some tree waits on
@@ -331,7 +331,7 @@ def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, pri
     test's inputs included).
     """
     n_trees = offset.shape[0] - 1
-    n_rows = reached.shape[0]
+    n_rows = reached.shape[1]
     m = prices[0].shape[0]
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
@@ -342,13 +342,23 @@ def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, pri
     stack = np.zeros(feature.shape[0] + 1, dtype=np.int64)
     length = np.zeros(n_trees, dtype=np.int64)
     for r in range(n_rows):
-        seen = reached[r]
         done[:] = 0
         for j in range(n_trees):
             front[offset[j]] = offset[j]
             length[j] = 1
             _settle(
-                j, feature, edge_start, n_edges, child, seen, done, front, offset, length, stack
+                j,
+                feature,
+                edge_start,
+                n_edges,
+                child,
+                reached,
+                r,
+                done,
+                front,
+                offset,
+                length,
+                stack,
             )
         for _ in range(m + 1):
             waiting[:] = 0
@@ -385,7 +395,8 @@ def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, pri
                             edge_start,
                             n_edges,
                             child,
-                            seen,
+                            reached,
+                            r,
                             done,
                             front,
                             offset,

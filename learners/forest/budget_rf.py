@@ -302,8 +302,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
                 break  # the tree that broke the budget is left out
             walks.keep()
             trees.append(tree)
-            leaves = tree.feature == LEAF
-            counts += mass[leaves].T @ tree.class_weight[leaves]
+            counts += _leaf_counts(tree, mass)
             trace.append(mean_cost)
             cost = mean_cost
         if trees and self.budget is None:
@@ -391,8 +390,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
     def _summed_counts(self, X: np.ndarray) -> np.ndarray:
         counts = np.zeros((X.shape[0], len(self.classes_)))
         for tree in self.trees_:
-            leaves = tree.feature == LEAF
-            counts += tree.node_mass(X)[leaves].T @ tree.class_weight[leaves]
+            counts += _leaf_counts(tree, tree.node_mass(X))
         return counts
 
     # --------------------------------------------------------------- policy
@@ -639,17 +637,17 @@ class _ForestWalks:
         self.parts: list[tuple[np.ndarray, ...]] = []
         self.candidate: tuple[np.ndarray, ...] | None = None
         self.n_nodes = 0
-        self.reached = np.zeros((n_rows, 1024), dtype=bool)
+        self.reached = np.zeros((1024, n_rows), dtype=bool)  # node x row
 
     def add(self, tree: TreeStructure, mass: np.ndarray) -> None:
         nodes = self.n_nodes
         edges = sum(part[1].shape[0] for part in self.parts)
         end = nodes + tree.n_nodes
-        if end > self.reached.shape[1]:
-            grown = np.zeros((self.n_rows, max(2 * self.reached.shape[1], end)), dtype=bool)
-            grown[:, :nodes] = self.reached[:, :nodes]
+        if end > self.reached.shape[0]:
+            grown = np.zeros((max(2 * self.reached.shape[0], end), self.n_rows), dtype=bool)
+            grown[:nodes] = self.reached[:nodes]
             self.reached = grown
-        self.reached[:, nodes:end] = (mass > 0.0).T
+        np.greater(mass, 0.0, out=self.reached[nodes:end])
         self.candidate = (
             tree.feature,
             tree.child + nodes,
@@ -672,8 +670,14 @@ class _ForestWalks:
             np.concatenate([part[i] for part in parts]) for i in range(4)
         )
         return forest_acquisition(
-            feature, edge_start, n_edges, child, offset, self.reached[:, : offset[-1]], prices
+            feature, edge_start, n_edges, child, offset, self.reached[: offset[-1]], prices
         )
+
+
+def _leaf_counts(tree: TreeStructure, mass: np.ndarray) -> np.ndarray:
+    """Each row's leaf class weights in ``tree``, mixed by its shares: ``(n_rows, K)``."""
+    leaves = tree.feature == LEAF
+    return mass[leaves].T @ tree.class_weight[leaves]
 
 
 def _split(codes: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:
