@@ -287,7 +287,7 @@ def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, off
 
     ``front[offset[j]:offset[j] + length[j]]`` holds the (global) nodes where
     tree ``j``'s walk of the row waits; a node whose test is done is replaced
-    by its children row ``r`` reaches (``reached[child, r]``), recursively.
+    by its children row ``r`` reaches (bit ``r`` of ``reached[child]``), recursively.
     """
     base = offset[j]
     top = 0
@@ -307,21 +307,24 @@ def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, off
             continue
         for e in range(edge_start[node] + n_edges[node] - 1, edge_start[node] - 1, -1):
             c = child[e]
-            if reached[c, r]:
+            if (reached[c, r >> 3] >> (7 - (r & 7))) & 1:
                 stack[top] = c
                 top += 1
     length[j] = n
 
 
 @njit(cache=True, nogil=True)
-def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, prices):
+def forest_acquisition(
+    feature, edge_start, n_edges, child, offset, reached, n_rows_of_reached, prices
+):
     """Price and number of tests the forest's policy buys for each row.
 
     The trees' :class:`TreeStructure` arrays are concatenated: tree ``j``'s
     nodes are ``offset[j]`` to ``offset[j + 1] - 1`` (its root first), and
     ``edge_start`` / ``child`` hold global edge and node ids.
-    ``reached[node, row]``: whether ``row`` reaches ``node`` with all its
-    values known (``node_mass > 0``, the one walk).
+    ``reached[node]``: the rows that reach ``node`` with all their values
+    known (``node_mass > 0``, the one walk), bit-packed (``np.packbits``
+    along the rows; ``n_rows_of_reached`` rows).
 
     The policy (``BudgetRFClassifier.next_action``): while some tree waits on
     a test not done, buy the test the most trees wait on (ties: the lower
@@ -331,7 +334,7 @@ def forest_acquisition(feature, edge_start, n_edges, child, offset, reached, pri
     test's inputs included).
     """
     n_trees = offset.shape[0] - 1
-    n_rows = reached.shape[1]
+    n_rows = n_rows_of_reached
     m = prices[0].shape[0]
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)

@@ -637,17 +637,18 @@ class _ForestWalks:
         self.parts: list[tuple[np.ndarray, ...]] = []
         self.candidate: tuple[np.ndarray, ...] | None = None
         self.n_nodes = 0
-        self.reached = np.zeros((1024, n_rows), dtype=bool)  # node x row
+        # node x row, bit-packed along the rows: which rows reach each node
+        self.reached = np.zeros((1024, (n_rows + 7) // 8), dtype=np.uint8)
 
     def add(self, tree: TreeStructure, mass: np.ndarray) -> None:
         nodes = self.n_nodes
         edges = sum(part[1].shape[0] for part in self.parts)
         end = nodes + tree.n_nodes
         if end > self.reached.shape[0]:
-            grown = np.zeros((max(2 * self.reached.shape[0], end), self.n_rows), dtype=bool)
+            grown = np.zeros((max(2 * self.reached.shape[0], end), self.reached.shape[1]), np.uint8)
             grown[:nodes] = self.reached[:nodes]
             self.reached = grown
-        np.greater(mass, 0.0, out=self.reached[nodes:end])
+        self.reached[nodes:end] = np.packbits(mass > 0.0, axis=1)
         self.candidate = (
             tree.feature,
             tree.child + nodes,
@@ -670,7 +671,14 @@ class _ForestWalks:
             np.concatenate([part[i] for part in parts]) for i in range(4)
         )
         return forest_acquisition(
-            feature, edge_start, n_edges, child, offset, self.reached[: offset[-1]], prices
+            feature,
+            edge_start,
+            n_edges,
+            child,
+            offset,
+            self.reached[: offset[-1]],
+            self.n_rows,
+            prices,
         )
 
 
