@@ -6,8 +6,8 @@ Each measurement runs in a fresh Python process with its own numba cache folder
   cold       no warm-up: the first ACT fit (the app's default parameters, heart data with
              Turney's prices) compiles its kernels itself; this is what a worker did before;
   setup      ``warm_kernels`` on an empty cache (``bin/run``'s set-up step), then the fit;
-  worker     a new process on the cache the set-up filled: ``warm_kernels`` (what the Celery
-             worker does at start, before its pool), then the fit.
+  worker     a new process on the cache the set-up filled: ``warm_kernels`` (what each Celery
+             pool process does as it starts, on a background thread), then the fit.
 
     python -m benchmarks.kernel_warmup
 """

@@ -1,9 +1,10 @@
 """The Celery application; configuration comes from Django settings (``CELERY_*``)."""
 
 import os
+import threading
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -13,11 +14,17 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["diagnosis"])
 
 
-@worker_init.connect
-def warm_kernels_before_the_pool_starts(**_kwargs) -> None:
-    """Compile (or load from numba's disk cache) every learner's kernels in the worker's main
-    process before it forks its pool, so the first training fits at once (bin/run's set-up,
-    ``manage.py warm_kernels``, has filled the disk cache)."""
+@worker_process_init.connect
+def warm_kernels_in_the_background(**_kwargs) -> threading.Thread:
+    """Each pool process loads every learner's compiled kernels (from numba's disk cache, which
+    bin/run's set-up step ``manage.py warm_kernels`` fills) on a background thread as it starts.
+
+    The process takes tasks at once (Celery kills a pool process that is slow to start); a
+    training that arrives meanwhile waits at most for the rest of the loading, never for a
+    compilation from scratch.
+    """
     from diagnosis.services.warmup import warm_kernels
 
-    warm_kernels()
+    thread = threading.Thread(target=warm_kernels, name="warm-kernels", daemon=True)
+    thread.start()
+    return thread

@@ -5,8 +5,9 @@ A learner's compiled kernels are built the first time it fits (ACT's lookahead e
 once on a tiny made-up table shaped like the app's data (numeric and nominal tests, missing
 values, a group discount, a derived test, with and without a referral cost), through the same
 registry the training service uses, so the same kernels are compiled for the same argument
-types; ``bin/run``'s set-up (``manage.py warm_kernels``) fills the disk cache and the Celery
-worker's start loads it into memory, so no training waits on the compiler.
+types; ``bin/run``'s set-up (``manage.py warm_kernels``) fills the disk cache and each Celery
+pool process loads it into memory as it starts (a background thread, config/celery.py), so no
+training waits on the compiler.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from celery.signals import worker_init
+from celery.signals import worker_process_init
 from django.core.management import call_command
 from numba.core.registry import CPUDispatcher
 
@@ -64,10 +64,28 @@ def test_the_command_reports_each_learner(capsys):
     assert all(f"{key} " in out for key in learner_registry.LEARNERS)
 
 
-def test_the_worker_warms_before_its_pool_starts():
-    """The Celery worker's init signal (before forking its pool) runs the warm-up."""
-    import config.celery  # noqa: F401  (connects the receiver)
+def test_each_worker_process_warms_on_a_background_thread(monkeypatch):
+    """A starting pool process returns at once and loads the kernels on a thread of its own."""
+    import threading
 
-    receivers = [r() for _, r in worker_init.receivers]
-    names = {getattr(r, "__name__", "") for r in receivers if r is not None}
-    assert "warm_kernels_before_the_pool_starts" in names
+    from config import celery as celery_config
+    from diagnosis.services import warmup
+
+    assert any(
+        getattr(ref(), "__name__", "") == "warm_kernels_in_the_background"
+        for _, ref in worker_process_init.receivers
+        if callable(ref)
+    )
+    release = threading.Event()
+    calls = []
+
+    def slow_warm_up():
+        release.wait(10)
+        calls.append(threading.current_thread().name)
+
+    monkeypatch.setattr(warmup, "warm_kernels", slow_warm_up)
+    thread = celery_config.warm_kernels_in_the_background()
+    assert thread.is_alive() and calls == []  # the process did not wait for it
+    release.set()
+    thread.join(10)
+    assert calls == ["warm-kernels"]
