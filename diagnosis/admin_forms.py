@@ -378,7 +378,7 @@ class ErrorMatrixForm(NamedErrorsMixin, forms.ModelForm):
         fields = ["name", "matrix", "reject_cost"]
         labels = {"reject_cost": "Cost of referring"}
         widgets = {
-            "name": forms.TextInput(attrs=_narrow(14)),
+            "name": forms.TextInput(attrs=_narrow(24)),
             "reject_cost": forms.NumberInput(attrs=_narrow(7, step="any", min="0")),
         }
 
