@@ -139,6 +139,7 @@ def test_a_training_requested_while_the_broker_is_down_waits_queued(
     from config.celery import app
 
     trained = _queued(toy_dataset, model_admin)
+
     # A broker address where nothing listens: the same refusal a stopped Redis gives.
     def fresh_connections():  # Celery caches its connection and producer pools
         app._pool = None
