@@ -190,12 +190,13 @@ class NamedErrorsMixin:
         if not self._errors:
             return
         row = self.row_name()
+        name = row.split(" ", 1)[-1]  # "Test glucose" -> "glucose": a message naming it is kept
         for field, errors in self._errors.items():
             if field == forms.forms.NON_FIELD_ERRORS or field not in self.fields:
                 continue
             label = str(self.fields[field].label or field).lower()
             named = [
-                message if row in message else f"{row}, {label}: {message}" for message in errors
+                message if name in message else f"{row}, {label}: {message}" for message in errors
             ]
             self._errors[field] = self.error_class(named, renderer=self.renderer)
 

@@ -253,10 +253,10 @@ def test_admin_form_checks_the_formula_against_derived_from(with_formula):
         "label": "FTI",
         "unit": "",
         "kind": "numeric",
-        "choices": "[]",
+        "choices": "",
         "price": 0,
         "discounted_price": 0,
-        "derived_from": json.dumps(["TT4", "T4U"]),
+        "derived_from": "TT4, T4U",  # the admin's comma-separated names
         "formula": "TT4 ** T4U",
         "formula_tolerance": 0.05,
     }
