@@ -147,7 +147,11 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         action = body["action"]
         if action == "results":
             case_batch.take_results(
-                user=request.user, case=case, results=body["results"], seen=body["seen"]
+                user=request.user,
+                case=case,
+                results=body["results"],
+                seen=body["seen"],
+                reason=body["reason"] or "",
             )
             case.refresh_from_db()
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..models import DiagnosisCase, DiagnosisStep
@@ -21,9 +22,12 @@ __all__ = ["take_results"]
 
 @transaction.atomic
 def take_results(
-    *, user, case: DiagnosisCase, results: Any, seen: Any = None
+    *, user, case: DiagnosisCase, results: Any, seen: Any = None, reason: str = ""
 ) -> list[DiagnosisStep]:
     """Record ``results`` (test name -> value, None = unknown) if the poster saw this version.
+
+    ``reason`` (optional) is why the clinician overrules the advice: it is stored
+    with every step of the form that does not follow the advice of its moment.
 
     Raises
     ------
@@ -41,6 +45,16 @@ def take_results(
         )
     locked = case_steps._lock_open_case(user, case)
     case_actions.check_seen(user=user, case=locked, seen=case_actions._seen(seen))
+    why = case_actions._reason(reason, what="advice is overruled", required=False)
     steps = case_steps.record_results(user=user, case=locked, results=results)
+    if why:
+        overruled = [s for s in steps if not s.followed_advice]
+        if not overruled:
+            raise ValidationError(
+                "These steps follow the advice; a reason is only recorded when you overrule it."
+            )
+        for step in overruled:
+            step.overrule_reason = why
+            step.save(update_fields=["overrule_reason"])
     case.refresh_from_db()
     return steps

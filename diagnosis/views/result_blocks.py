@@ -56,7 +56,11 @@ def post_results(request: HttpRequest, case, state) -> Posted:
     form.is_valid()  # the fields only carry text; the service checks every value
     try:
         case_batch.take_results(
-            user=request.user, case=case, results=form.results(), seen=request.POST.get("seen")
+            user=request.user,
+            case=case,
+            results=form.results(),
+            seen=request.POST.get("seen"),
+            reason=request.POST.get("reason", ""),
         )
     except case_batch.case_actions.StaleCase as exc:
         return Posted(saved=False, form=form, errors=messages_of(exc), stale=True)

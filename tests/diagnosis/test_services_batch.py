@@ -313,3 +313,28 @@ def test_api_batch_errors_are_per_test_and_save_nothing(with_formula, clinician)
     assert not case.steps.exists()
     response = _post_json(clinician, case, {"action": "results", "results": [1, 2]})
     assert response.status_code == 400 and "object" in response.json()["error"]
+
+
+def test_take_results_refuses_a_stale_form_and_keeps_an_overrule_reason(with_formula, clinician):
+    """A form from an older case version saves nothing; a reason goes on the overruling steps."""
+    from diagnosis.services import case_actions, case_batch
+
+    case = cases.start_case(user=clinician, trained_model=with_formula)
+    cases.record_results(user=clinician, case=case, results={"age": 40})
+    with pytest.raises(case_actions.StaleCase):
+        case_batch.take_results(user=clinician, case=case, results={"on_thyroxine": 0}, seen=0)
+    assert case.steps.count() == 1
+    steps = case_batch.take_results(
+        user=clinician,
+        case=case,
+        results={"TT4": 120, "T4U": 0.8},
+        seen=1,
+        reason="labs already drawn",
+    )
+    assert [(s.test.name, s.followed_advice) for s in steps][:2] == [
+        ("TT4", False),
+        ("T4U", False),
+    ]
+    stored = {s.test.name: s.overrule_reason for s in _steps(case)}
+    assert stored["TT4"] == stored["T4U"] == "labs already drawn"
+    assert stored["age"] == ""
