@@ -295,7 +295,7 @@ def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisSte
         index = ready[0]
         sources = cost_model.derived[index]
         try:
-            value = formulas[index].evaluate({names[s]: state.known[s] for s in sources})
+            value = _computed_value(formulas[index], names, sources, state.known)
             number = clean_value(tests[index], value)
         except (ValueError, ValidationError):
             failed.add(index)
@@ -314,6 +314,12 @@ def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisSte
                 and advice.get("test_index") == index,
             )
         )
+
+
+def _computed_value(formula, names, sources, known) -> float:
+    """The formula's value, kept to 4 significant digits (as a lab reports it; well inside
+    any tolerance), so a computed FTI reads 84.91, not 84.9057."""
+    return float(f"{formula.evaluate({names[s]: known[s] for s in sources}):.4g}")
 
 
 # ------------------------------------------------------------- several at once

@@ -338,3 +338,10 @@ def test_take_results_refuses_a_stale_form_and_keeps_an_overrule_reason(with_for
     stored = {s.test.name: s.overrule_reason for s in _steps(case)}
     assert stored["TT4"] == stored["T4U"] == "labs already drawn"
     assert stored["age"] == ""
+
+
+def test_computed_value_keeps_four_significant_digits(with_formula, clinician):
+    """FTI from TT4 90 and T4U 1.06 is stored as 84.91, not 84.9057."""
+    case = cases.start_case(user=clinician, trained_model=with_formula)
+    _record_inputs(case, clinician, tt4=90.0, t4u=1.06)
+    assert _steps(case)[-1].value == 84.91
