@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..services.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .cases import CaseState, TestOption, estimator_for
 
-__all__ = ["Computed", "EntryBlock", "entry_block"]
+__all__ = ["Computed", "EntryBlock", "computed_formulas", "entry_block"]
 
 
 @dataclass
@@ -126,3 +126,9 @@ def entry_block(state: CaseState, entry: TestOption | None) -> EntryBlock | None
         if len(asked) > 1:
             return EntryBlock("free", [by_index[i] for i in asked])
     return None
+
+
+def computed_formulas(state: CaseState) -> dict[int, str]:
+    """Test index -> formula text of the tests this case computes (its model's snapshot)."""
+    snapshot = state.case.trained_model.cost_snapshot
+    return {index: formula.text for index, formula in formulas_from_snapshot(snapshot).items()}

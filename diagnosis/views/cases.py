@@ -80,6 +80,7 @@ def step_rows(state) -> list[dict[str, Any]]:
     """The steps of a case, ready to show: value, price, discount, advice followed."""
     rows = []
     audit = case_audit.step_audit(state.steps)
+    computed = result_blocks.computed_formulas(state)
     for step in state.steps:
         rows.append(
             {
@@ -93,6 +94,7 @@ def step_rows(state) -> list[dict[str, Any]]:
                     else ""
                 ),
                 "advice_text": selectors.advice_headline(step.advice),
+                "computed": computed.get(step.test.index) if step.test_id else None,
             }
         )
     return rows

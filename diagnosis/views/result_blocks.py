@@ -14,11 +14,11 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from ..forms import ResultsForm
-from ..selectors.entry_blocks import entry_block
+from ..selectors.entry_blocks import computed_formulas, entry_block
 from ..services import case_batch
 from .common import messages_of
 
-__all__ = ["Posted", "block_context", "post_results"]
+__all__ = ["Posted", "block_context", "computed_formulas", "post_results"]
 
 
 def block_context(state, entry, *, bound: ResultsForm | None = None) -> dict[str, Any]:

@@ -159,6 +159,8 @@ def test_fti_computed(chromium, live_server, thyroid_risk_model, size):
         value = float(fti_row.locator("td").nth(2).inner_text().split()[0])
         assert value == pytest.approx(tt4 / t4u, rel=1e-3)
         assert dollars(fti_row.locator("td.num").inner_text()) == 0.0
+        assert "computed: TT4 / T4U" in fti_row.inner_text()
+        assert fti_row.get_by_role("link", name="Correct").count() == 0  # correct its inputs
         paid = [dollars(p) for p in rows.locator("td.num").all_inner_texts()][-3:-1]
         assert sum(paid) == pytest.approx(dollars(page.locator("#accumulated-cost").inner_text()))
         assert page.locator("#test-options tr[data-test=FTI]").count() == 0

@@ -82,3 +82,14 @@ def test_without_formula_fti_is_typed_in_the_same_form(screen, clinician, withou
     assert f'name="t{_index(without_formula, "T4U")}"' in page
     assert f'name="t{_index(without_formula, "FTI")}"' in page
     assert "Save 2 results" in page
+
+
+def test_computed_fti_is_marked_and_offers_no_correction(screen, clinician, with_formula):
+    """The steps table says how FTI was computed and offers no "Correct" for it."""
+    case = cases.start_case(user=clinician, trained_model=with_formula)
+    cases.record_results(user=clinician, case=case, results={"TT4": 120, "T4U": 0.8})
+    page = screen.get(_url(case)).content.decode()
+    assert "computed: TT4 / T4U" in page
+    fti = case.steps.get(test__name="FTI")
+    assert f"?correct={fti.position}" not in page
+    assert f"?correct={fti.position - 1}" in page  # T4U can be corrected
