@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +34,9 @@ class UCIDataset:
     costs : learners.CostModel or None
         Turney's prices, or None when the folder has no costs.
     description : str
+    formulas : dict of str to str
+        How a derived feature follows from its inputs (``learners.derived``
+        syntax), e.g. ``{"FTI": "TT4 / (10 * T4U)"}``; empty when unknown.
     """
 
     name: str
@@ -44,6 +47,7 @@ class UCIDataset:
     class_labels: list[str]
     costs: CostModel | None
     description: str = ""
+    formulas: dict[str, str] = field(default_factory=dict)
 
     @property
     def class_counts(self) -> dict[str, int]:

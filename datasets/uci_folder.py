@@ -93,6 +93,7 @@ def read_uci_folder(path, *, name: str | None = None, **options) -> UCIDataset:
         class_labels=list(spec.class_labels(settings)),
         costs=costs,
         description=spec.description,
+        formulas=dict(spec.formulas),
     )
 
 

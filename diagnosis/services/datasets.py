@@ -316,6 +316,8 @@ def uci_tests(uci) -> list[dict]:
             spec["price"] = spec["discounted_price"] = 0.0
         if i in derived:
             spec["derived_from"] = derived[i]
+            if feature in uci.formulas:
+                spec["formula"] = uci.formulas[feature]
         tests.append(spec)
     return tests
 

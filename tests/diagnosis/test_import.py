@@ -157,6 +157,7 @@ def test_uci_thyroid_data_file_has_derived_fti(model_admin):
     )
     fti = dataset.tests.get(name="FTI")
     assert fti.derived_from == ["TT4", "T4U"]
+    assert fti.formula == "TT4 / (10 * T4U)"  # ann-thyroid's scaling of FTI = TT4 / T4U
     from diagnosis.selectors import cost_model_for
 
     model = cost_model_for(dataset)
