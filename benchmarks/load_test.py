@@ -24,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -211,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         DJANGO_HTTPS="false",
         ALLOWED_HOSTS="127.0.0.1,localhost",
         API_RATE_LIMIT="1000000/m",  # the load is the point here, not the limit
+        DJANGO_STATIC_ROOT=str(Path(tempfile.mkdtemp(prefix="load-test-static-"))),
     )
     print("Setting up (as bin/run does, on PostgreSQL):", flush=True)
     if args.reuse:
@@ -225,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     _run(["migrate", "--noinput"], env, "migrate")
     _run(["load_demo_data"], env, "demo data and models")
+    _run(["collectstatic", "--noinput", "--verbosity", "0"], env, "collectstatic")
     out = _run(["shell", "-c", _SETUP.format(clinicians=args.clinicians)], env, "users, tokens")
     setup = json.loads(out.split("SETUP", 1)[1].splitlines()[0])
     print(f"  models: {', '.join(m['name'] for m in setup['models'])}", flush=True)
