@@ -28,6 +28,8 @@ def test_the_sign_in_page_also_denies_unused_browser_features(client):
     response = client.get(reverse("login"))
     assert "camera=()" in response["Permissions-Policy"]
     assert "geolocation=()" in response["Permissions-Policy"]
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
 
 
 def test_static_files_are_not_marked_no_store(client):
