@@ -399,7 +399,7 @@ def test_running_model_page_polls_progress_and_failed_shows_reason(
         status="running", progress=0.4, finished_at=None
     )
     page = text(client.get(reverse("model-detail", args=[trained_model.pk])))
-    assert 'id="training-progress"' in page and "js/progress.js" in page and "40%" in page
+    assert 'id="training-progress"' in page and static("js/progress.js") in page and "40%" in page
     TrainedModel.objects.filter(pk=trained_model.pk).update(
         status="failed", error="Out of memory in fit"
     )
