@@ -35,7 +35,9 @@ def test_admin_dataset_matrix_and_import_screens(chromium, live_server, heart_mo
             for box in page.locator("#tests-group tr.has_original td.field-price input").all():
                 right = box.bounding_box()
                 assert right is not None and right["x"] + right["width"] <= width
-            for box in page.locator("#tests-group tr.has_original td.field-discounted_price input").all():
+            for box in page.locator(
+                "#tests-group tr.has_original td.field-discounted_price input"
+            ).all():
                 right = box.bounding_box()
                 assert right is not None and right["x"] + right["width"] <= width
         page.screenshot(path=str(OUT / f"admin-dataset-{size}.png"), full_page=True)
