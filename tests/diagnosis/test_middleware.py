@@ -6,7 +6,6 @@ from datetime import timedelta
 
 from django.contrib.sessions.models import Session
 from django.templatetags.static import static
-from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 
