@@ -8,7 +8,11 @@ features, the values inside an array.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
 from .costs import CostModel
 
@@ -72,3 +76,26 @@ def check_test_costs(test_costs, n_features: int) -> CostModel:
             f"test_costs describes {test_costs.n_features} tests but X has {n_features} features"
         )
     return test_costs
+
+
+def validate_costed_fit(estimator: Any, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """Check ``X`` (NaN = missing), ``y`` and ``estimator``'s cost parameters for ``fit``.
+
+    Sets ``classes_``, ``n_features_in_``, ``cost_matrix_``, ``reject_cost_`` and
+    ``cost_model_`` on ``estimator``; returns ``X`` as floats and the class codes of ``y``.
+    """
+    X, y = validate_data(
+        estimator, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
+    )
+    check_classification_targets(y)
+    estimator.classes_, codes = np.unique(y, return_inverse=True)
+    k = len(estimator.classes_)
+    estimator.cost_matrix_ = check_cost_matrix(estimator.cost_matrix, k)
+    estimator.reject_cost_ = check_reject_cost(estimator.reject_cost, k)
+    estimator.cost_model_ = check_test_costs(estimator.test_costs, X.shape[1])
+    return X, codes
+
+
+def validate_rows(estimator: Any, X) -> np.ndarray:
+    """``X`` (NaN = missing) as floats, checked against ``estimator``'s fitted tests."""
+    return validate_data(estimator, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)

@@ -9,11 +9,11 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
-from .._validation import check_cost_matrix
+from .._validation import check_cost_matrix, validate_rows
 from ..policy import (
     Classify,
     Extract,
@@ -274,7 +274,7 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     def predict_proba(self, X) -> np.ndarray:
         """The ensemble's belief: ``sum_k alpha_k W(t_k(x))`` normalized (NaN = missing)."""
         check_is_fitted(self, "members_")
-        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        X = validate_rows(self, X)
         self._check_categories(X)
         scores = np.zeros((X.shape[0], len(self.classes_)))
         for alpha, tree in zip(self.alphas_, self.members_, strict=True):

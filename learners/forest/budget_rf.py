@@ -21,17 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
-from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
+from .._validation import check_cost_matrix, validate_costed_fit, validate_rows
 from ..act._encoding import encode_prices
 from ..costs import CostModel
 from ..policy import (
@@ -132,6 +132,12 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
     training classes.
     """
 
+    # Attributes fit sets through validate_costed_fit (declared for the type checker only).
+    classes_: np.ndarray
+    cost_matrix_: np.ndarray
+    reject_cost_: Any
+    cost_model_: CostModel
+
     _parameter_constraints = constraints(
         CostSensitiveClassifier._parameter_constraints,
         budget=[Interval(Real, 0, None, closed="left"), None],
@@ -194,15 +200,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
             that do not fit the data, bad parameters) or a budget below the
             cheapest test.
         """
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
-        )
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        k = len(self.classes_)
-        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, k)
-        self.reject_cost_ = check_reject_cost(self.reject_cost, k)
-        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        X, codes = validate_costed_fit(self, X, y)
         self._check_budget()
         rng = np.random.default_rng(self._random_seed())
         train, valid = _split(codes, self.validation_fraction, rng)
@@ -362,7 +360,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
     def predict_proba(self, X) -> np.ndarray:
         """The summed leaf class weights of every tree, as probabilities (NaN: missing)."""
         check_is_fitted(self, "trees_")
-        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        X = validate_rows(self, X)
         return smoothed_proba(self._summed_counts(X), _SMOOTHING[self.probability])
 
     def predict(self, X) -> np.ndarray:
@@ -377,7 +375,7 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
         :meth:`next_action`, compiled (``evaluate`` charges the same).
         """
         check_is_fitted(self, "trees_")
-        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        X = validate_rows(self, X)
         n = len(self.trees_) if n_trees is None else int(n_trees)
         if not 1 <= n <= len(self.trees_):
             raise ValueError(f"n_trees must be 1 to {len(self.trees_)}, got {n_trees!r}")

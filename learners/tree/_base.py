@@ -16,12 +16,11 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
-from .._validation import check_cost_matrix, check_reject_cost, check_test_costs
+from .._validation import check_cost_matrix, validate_costed_fit, validate_rows
 from ..policy import (
     Classify,
     Evidence,
@@ -61,6 +60,10 @@ class CaseInputMixin:
     reject_cost: Any
     categorical_features: Any
     n_features_in_: int
+    classes_: np.ndarray
+    cost_matrix_: np.ndarray
+    reject_cost_: Any
+    cost_model_: Any
 
     def _check_feature(self, f) -> int:
         try:
@@ -106,15 +109,7 @@ class CaseInputMixin:
         ``cost_model_`` and ``categories_``; returns ``X`` as floats and the
         class codes of ``y``.
         """
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", dtype=np.float64, y_numeric=False
-        )
-        check_classification_targets(y)
-        self.classes_, y_codes = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
-        self.cost_matrix_ = check_cost_matrix(self.cost_matrix, n_classes)
-        self.reject_cost_ = check_reject_cost(self.reject_cost, n_classes)
-        self.cost_model_ = check_test_costs(self.test_costs, X.shape[1])
+        X, y_codes = validate_costed_fit(self, X, y)
         self.categories_ = self._categories(X)
         return X, y_codes
 
@@ -174,7 +169,7 @@ class TreePolicyMixin(CaseInputMixin):
             feature that was not seen in training.
         """
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        X = validate_rows(self, X)
         self._check_categories(X)
         return self.tree_.proba(X, self._node_proba())
 
