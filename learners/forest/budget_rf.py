@@ -45,6 +45,7 @@ from ..policy import (
     evidence_for,
 )
 from ..serialization import SerializableMixin
+from ..tree._base import CaseInputMixin
 from ..tree._structure import LEAF, TreeStructure, smoothed_proba
 from ._impurity import PAIRS, POWERS
 from ._kernels import forest_acquisition, grow_greedy_tree
@@ -59,7 +60,7 @@ _SMOOTHING = {"laplace": 1.0, "frequency": 0.0}
 _IMPURITIES = {"pairs": PAIRS, "powers": POWERS}
 
 
-class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
+class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassifier):
     """Feature-budgeted random forest (Nan, Wang & Saligrama, ICML 2015).
 
     Parameters
@@ -182,11 +183,6 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
         self.validation_fraction = validation_fraction
         self.probability = probability
         self.progress_callback = progress_callback
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # NaN: missing, down both branches by share
-        return tags
 
     # ---------------------------------------------------------------- fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -500,25 +496,6 @@ class BudgetRFClassifier(SerializableMixin, CostSensitiveClassifier):
             raise NotFittedError(
                 f"This {type(self).__name__} instance is not fitted yet; call fit first."
             )
-
-    def _check_known(self, known, unavailable) -> tuple[dict[int, float], frozenset[int]]:
-        """Known values keyed by int (JSON gives strings), None as NaN; checked indices."""
-        values = {}
-        for f, value in known.items():
-            try:
-                values[self._check_feature(f)] = np.nan if value is None else float(value)
-            except TypeError:
-                raise ValueError(f"value of feature {f} must be a number, got {value!r}") from None
-        return values, frozenset(self._check_feature(f) for f in unavailable)
-
-    def _check_feature(self, f) -> int:
-        try:
-            index = int(f)
-        except (TypeError, ValueError):
-            raise ValueError(f"feature index expected, got {f!r}") from None
-        if not 0 <= index < self.n_features_in_:
-            raise ValueError(f"feature {index} is out of range for {self.n_features_in_} features")
-        return index
 
     def _refresh_caches(self) -> None:
         """Label list and the trees' walk lists, built once (prediction leaves ``__dict__``)."""
