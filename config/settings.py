@@ -239,6 +239,8 @@ SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# Under /api/ a refused CSRF check answers JSON (programs read JSON), elsewhere the usual page.
+CSRF_FAILURE_VIEW = "diagnosis.views.csrf.csrf_failure"
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -131,3 +131,14 @@ def test_post_needs_csrf_token_from_the_session(clinician, case):
     )
     assert response.status_code == 200
     assert response.json()["status"] == "referred"
+
+
+def test_a_post_without_a_csrf_token_gets_a_json_403_not_an_html_page(clinician, case):
+    """The session API's CSRF refusal is JSON naming the fix, as every other API answer."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(clinician)
+    answer = client.post(api(case), data='{"action": "refer"}', content_type="application/json")
+    assert answer.status_code == 403 and answer["Content-Type"] == "application/json"
+    assert "bearer token" in answer.json()["error"]
+    page = client.post(reverse("case-new"), {"model": case.trained_model_id})
+    assert page.status_code == 403 and page["Content-Type"].startswith("text/html")
