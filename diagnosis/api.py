@@ -117,7 +117,7 @@ def state_to_dict(state) -> dict[str, Any]:
                 "unit": o.test.unit,
                 "min_value": o.test.min_value,
                 "max_value": o.test.max_value,
-                "choices": o.test.choices if o.test.is_nominal else None,
+                "choices": state.vocabulary.choices_for(o.test) if o.test.is_nominal else None,
                 "price_now": o.price_now,
                 "full_price": o.full_price,
                 "discount_from": o.discount_from,

@@ -22,7 +22,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver
-from ninja import Field, NinjaAPI, Schema
+from ninja import Field, NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as SchemaError
 from ninja.parser import Parser
@@ -36,6 +36,7 @@ from .permissions import CaseNotFound
 from .services import api_tokens, case_actions
 from .services import cases as case_services
 from .services.validation import parse_json_object
+from .services.vocabulary import vocabulary_of
 
 __all__ = ["api", "urlpatterns"]
 
@@ -247,7 +248,7 @@ def list_models(request: HttpRequest):
             "dataset": m.dataset.name,
             "status": m.status,
             "ready": m.is_ready,
-            "class_labels": list(m.dataset.class_labels),
+            "class_labels": vocabulary_of(m).class_labels,
         }
         for m in selectors.models_for_user(user=request.user)
     ]
@@ -278,7 +279,7 @@ def start_case(request: HttpRequest, payload: CaseIn):
     case = case_services.start_case(
         user=request.user, trained_model=trained, patient_reference=payload.patient_reference
     )
-    return 201, _state(request, case.pk)
+    return Status(201, _state(request, case.pk))
 
 
 @api.get(

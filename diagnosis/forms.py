@@ -31,14 +31,18 @@ class ResultForm(forms.Form):
     API goes through.
     """
 
-    def __init__(self, *args: Any, test: DiagnosticTest, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, test: DiagnosticTest, choices: list | None = None, **kwargs: Any
+    ) -> None:
+        """``choices``: the test's choices as the case's model learned them (else today's)."""
         super().__init__(*args, **kwargs)
         self.test = test
+        self.choices = list(test.choices or []) if choices is None else choices
         label = f"{test.display_label} result"
         attrs = {"autofocus": True, "accesskey": "v", "class": "value-input"}
         if test.is_nominal:
             choices = [("", "— choose —")] + [
-                (str(int(c["code"])), str(c["label"])) for c in (test.choices or [])
+                (str(int(c["code"])), str(c["label"])) for c in self.choices
             ]
             self.fields["value"] = forms.CharField(
                 label=label, required=False, widget=forms.Select(attrs=attrs, choices=choices)
@@ -66,7 +70,7 @@ class ResultForm(forms.Form):
             )
 
     def clean_value(self) -> float:
-        return clean_value(self.test, self.cleaned_data["value"])
+        return clean_value(self.test, self.cleaned_data["value"], self.choices)
 
 
 class ClassifyForm(forms.Form):
@@ -223,12 +227,16 @@ class ResultsForm(forms.Form):
     (``record_results``) checks them all and saves all or nothing.
     """
 
-    def __init__(self, *args: Any, tests: list[DiagnosticTest], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, tests: list[DiagnosticTest], vocabulary=None, **kwargs: Any
+    ) -> None:
+        """``vocabulary``: the case's model's words for its codes (else today's choices)."""
         super().__init__(*args, **kwargs)
         self.tests = list(tests)
         self.rows: list[tuple[DiagnosticTest, str, str | None]] = []
         for position, test in enumerate(self.tests):
-            field = ResultForm(test=test).fields["value"]
+            choices = vocabulary.choices_for(test) if vocabulary is not None else None
+            field = ResultForm(test=test, choices=choices).fields["value"]
             field.label = test.display_label
             attrs = field.widget.attrs
             attrs.pop("accesskey", None)

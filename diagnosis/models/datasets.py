@@ -123,11 +123,15 @@ class DiagnosticTest(models.Model):
     def is_nominal(self) -> bool:
         return self.kind == self.NOMINAL
 
-    def choice_label(self, code: float | int | None) -> str:
-        """Label of a nominal code (the code itself when unknown)."""
+    def choice_label(self, code: float | int | None, choices: list | None = None) -> str:
+        """Label of a nominal code (the code itself when unknown).
+
+        ``choices`` are the words a trained model keeps for this test
+        (``services.vocabulary``); without them, today's.
+        """
         if code is None:
             return ""
-        for choice in self.choices or []:
+        for choice in (self.choices if choices is None else choices) or []:
             if int(choice["code"]) == int(code):
                 return str(choice["label"])
         return f"{code:g}" if isinstance(code, float) else str(code)

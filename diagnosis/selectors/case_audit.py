@@ -16,6 +16,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import DiagnosisCase, DiagnosisStep
 from ..permissions import is_clinician, require_case_access
+from ..services.vocabulary import vocabulary_of
 
 __all__ = [
     "CaseEvent",
@@ -86,7 +87,8 @@ def step_value_text(step: DiagnosisStep) -> str:
     if step.value is None or step.test is None:
         return ""
     if step.test.is_nominal:
-        return step.test.choice_label(step.value)
+        # in the words the case's model learned, whatever the choices are called today
+        return vocabulary_of(step.case.trained_model).choice_label(step.test, step.value)
     unit = f" {step.test.unit}" if step.test.unit else ""
     return f"{step.value:g}{unit}"
 
@@ -112,7 +114,7 @@ def _who(user, viewer) -> str:
 
 def describe_event(event: CaseEvent, *, viewer=None) -> str:
     """One line: what changed, by whom, when (UTC), and why for a correction."""
-    labels = list(event.step.case.trained_model.dataset.class_labels)
+    labels = vocabulary_of(event.step.case.trained_model).class_labels
     when = f"{event.at:%Y-%m-%d %H:%M:%S} UTC"
     who = _who(event.user, viewer)
     number = event.step.position + 1
@@ -146,10 +148,7 @@ def with_others_acted(cases: QuerySet[DiagnosisCase]) -> QuerySet[DiagnosisCase]
 def outcome_text(case: DiagnosisCase) -> str:
     """How the case ended: "Classified as <class>", "Referred", or "Open"."""
     if case.status == DiagnosisCase.CLASSIFIED:
-        labels = list(case.trained_model.dataset.class_labels)
-        label = case.final_label
-        name = labels[label] if label is not None and 0 <= label < len(labels) else label
-        return f"Classified as {name}"
+        return f"Classified as {vocabulary_of(case.trained_model).class_label(case.final_label)}"
     return case.get_status_display()
 
 

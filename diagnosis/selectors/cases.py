@@ -18,6 +18,7 @@ from learners.tree import TreeStructure
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
 from ..services.costs import cost_model_from_snapshot
+from ..services.vocabulary import Vocabulary, vocabulary_of
 from .advice_context import branch_rows, decision_costs
 from .explanations import Explanation, explain
 from .model_cache import get_estimator
@@ -72,6 +73,8 @@ class CaseState:
     explanation: Explanation | None = None
     #: step position -> display label of the done test whose group discounted it
     step_discounts: dict[int, str] = field(default_factory=dict)
+    #: what the model's codes mean, as when it was trained (class names, choices)
+    vocabulary: Vocabulary | None = None
 
 
 def _mentioned_tests(action) -> Iterable[int]:
@@ -91,8 +94,12 @@ def action_to_dict(
     estimator=None,
     known: Mapping[int, float] | None = None,
     unavailable: Iterable[int] = (),
+    vocabulary: Vocabulary | None = None,
 ) -> dict:
     """The advice to store and show: ``action.to_dict()`` plus the names it needs.
+
+    ``vocabulary`` is what the model's codes meant when it was trained (class
+    names, choices); by default the dataset's words today.
 
     ``classes`` are the model's ``classes_`` (the class codes ``proba`` and the
     evidence are aligned with); by default 0..K-1.  Added to the action's
@@ -113,7 +120,7 @@ def action_to_dict(
     (:func:`~diagnosis.selectors.advice_context.branch_rows`); with
     ``unavailable``, ``unavailable_labels`` names the tests marked so.
     """
-    labels = list(dataset.class_labels)
+    labels = list(dataset.class_labels if vocabulary is None else vocabulary.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
     mentioned = set(_mentioned_tests(action))
     tests = {t.index: t for t in dataset.tests.filter(index__in=mentioned)}
@@ -159,7 +166,10 @@ def action_to_dict(
         tree = getattr(estimator, "tree_", None)
         evidence = action.evidence
         if isinstance(tree, TreeStructure) and evidence is not None and len(evidence.nodes) > 1:
-            split = {t.index: t for t in dataset.tests.all()}
+            tests_now = list(dataset.tests.all())
+            split = {
+                t.index: t for t in (vocabulary.as_trained(tests_now) if vocabulary else tests_now)
+            }
             result["branches"] = branch_rows(
                 tree, evidence.nodes, known or {}, split, result["class_labels"]
             )
@@ -194,6 +204,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     steps = list(case.steps.select_related("test").order_by("position"))
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    vocabulary = vocabulary_of(trained)
     advice = None
     if case.is_open:
         estimator = estimator_for(trained)
@@ -205,6 +216,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
             estimator=estimator,
             known=known,
             unavailable=unavailable,
+            vocabulary=vocabulary,
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])
@@ -257,7 +269,8 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
         accumulated_cost=float(sum(s.price for s in steps)),
         advice=advice,
         test_options=options,
-        class_labels=list(dataset.class_labels),
+        class_labels=list(vocabulary.class_labels),
+        vocabulary=vocabulary,
         is_open=case.is_open,
         explanation=explain(advice),
         step_discounts=step_discounts,

@@ -12,6 +12,7 @@ from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
 from ..permissions import is_model_admin, require_clinician
 from ..services import learner_registry
 from ..services.training_data import THIN_SUPPORT
+from ..services.vocabulary import vocabulary_of
 
 __all__ = [
     "case_outcomes",
@@ -148,7 +149,7 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
         "param_labels": {p.name: p.label for p in spec.params} if spec else {},
         "dataset_name": dataset.name,
         "dataset_size": dataset.cases.count(),
-        "class_labels": list(dataset.class_labels),
+        "class_labels": vocabulary_of(trained_model).class_labels,
         "prices": prices,
         "matrix": trained_model.matrix_snapshot,
         "error_matrix_name": trained_model.error_matrix.name
@@ -257,7 +258,7 @@ def model_comparison(*, user, trained_model: TrainedModel) -> dict:
     require_model_access(user, trained_model)
     metrics = trained_model.metrics or {}
     baselines = metrics.get("baselines") or {}
-    labels = list(trained_model.dataset.class_labels)
+    labels = vocabulary_of(trained_model).class_labels
     rows = []
     for key, title in _STRATEGIES:
         figures = metrics if key == "model" else baselines.get(key) or {}
@@ -308,7 +309,7 @@ def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
     if not trained_model.is_ready or metrics.get("mean_total_cost") is None:
         return []
     warnings = []
-    labels = list(trained_model.dataset.class_labels)
+    labels = vocabulary_of(trained_model).class_labels
     nothing = (metrics.get("baselines") or {}).get("order_nothing") or {}
     own, plain = metrics.get("mean_total_cost"), nothing.get("mean_total_cost")
     if plain is not None and own >= plain:

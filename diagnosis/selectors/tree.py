@@ -9,6 +9,7 @@ from learners.tree import TreeStructure
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_access
 from ..services.costs import cost_model_from_snapshot
+from ..services.vocabulary import vocabulary_of
 from .cases import compute_case_state, estimator_for
 from .models import require_model_access
 
@@ -72,11 +73,12 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
     if tree is None:
         return None
     dataset = trained.dataset
-    labels = list(dataset.class_labels)
+    vocabulary = vocabulary_of(trained)
+    labels = vocabulary.class_labels
     codes = [int(c) for c in estimator.classes_]
     label_of = {c: labels[c] if 0 <= c < len(labels) else str(c) for c in codes}
     names = trained.cost_snapshot.get("names", [])
-    tests = {t.name: t for t in dataset.tests.all()}
+    tests = {t.name: t for t in vocabulary.as_trained(list(dataset.tests.all()))}
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     known: dict = {}
     unavailable: set = set()

@@ -35,6 +35,7 @@ from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import compute_case_state
 from . import cases as case_steps
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
+from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",
@@ -146,7 +147,9 @@ def correct_result(
             f"{original.test.display_label} is computed from its inputs; correct those instead "
             "and it is computed again."
         )
-    number = case_steps.clean_value(original.test, value)
+    number = case_steps.clean_value(
+        original.test, value, vocabulary_of(locked.trained_model).choices_for(original.test)
+    )
     if number == original.value:
         raise ValidationError(
             f"{original.test.display_label} is already recorded as that value; nothing to correct."

@@ -19,6 +19,7 @@ from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import require_case_access, require_clinician
 from ..selectors.cases import CaseState, compute_case_state
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
+from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",
@@ -88,33 +89,36 @@ def _number_text(value: float, unit: str) -> str:
     return f"{value:g}{unit}"
 
 
-def clean_value(test: DiagnosticTest, value: Any) -> float:
+def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -> float:
     """``value`` as the float the model expects: in range for numeric, a choice code for nominal.
 
     The one place a result is checked: the screen's form and the JSON API both
     call it, so they accept and refuse the same values with the same words.
     A nominal value may be the choice's code (``1``, ``"1"``, ``"1.0"``) or
-    its label (``"male"``).
+    its label (``"male"``). ``choices`` are the test's choices as the case's model
+    learned them (:class:`~diagnosis.services.vocabulary.Vocabulary`); without
+    them, today's.
     """
     label = test.display_label
+    choices = list(test.choices or []) if choices is None else choices
     if value is None or (isinstance(value, str) and not value.strip()):
         raise ValidationError(f"Enter the {label} result.")
     if test.is_nominal:
-        for choice in test.choices:
+        for choice in choices:
             if isinstance(value, str) and value.strip() == str(choice["label"]):
                 return float(choice["code"])
         try:
             number = float(value)
         except (TypeError, ValueError):
             number = math.nan
-        codes = {int(c["code"]) for c in test.choices}
+        codes = {int(c["code"]) for c in choices}
         if (
             isinstance(value, bool)
             or math.isnan(number)
             or not number.is_integer()
             or int(number) not in codes
         ):
-            options = ", ".join(f"{c['code']} ({c['label']})" for c in test.choices)
+            options = ", ".join(f"{c['code']} ({c['label']})" for c in choices)
             raise ValidationError(f"{value!r} is not one of the {label} results: {options}.")
         return float(int(number))
     try:
@@ -162,7 +166,7 @@ def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any
     state = compute_case_state(case)
     if test.index in state.known:
         raise ValidationError(f"{test.display_label} already has a result for this patient.")
-    number = clean_value(test, value)
+    number = clean_value(test, value, state.vocabulary.choices_for(test))
     cost_model = cost_model_from_snapshot(case.trained_model.cost_snapshot)
     problem = _derived_problem(case, cost_model, test, number, state.known, state.unavailable)
     if problem:
@@ -296,7 +300,7 @@ def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisSte
         sources = cost_model.derived[index]
         try:
             value = _computed_value(formulas[index], names, sources, state.known)
-            number = clean_value(tests[index], value)
+            number = clean_value(tests[index], value, state.vocabulary.choices_for(tests[index]))
         except (ValueError, ValidationError):
             failed.add(index)
             continue
@@ -364,7 +368,11 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
                 )
             if value is None and test.index in state.unavailable:
                 raise ValidationError(f"{test.display_label} is already marked unavailable.")
-            number = None if value is None else clean_value(test, value)
+            number = (
+                None
+                if value is None
+                else clean_value(test, value, state.vocabulary.choices_for(test))
+            )
         except ValidationError as exc:
             errors.setdefault(field, []).extend(exc.messages)
             continue
@@ -414,7 +422,7 @@ def _class_index(label: int | str, labels: list[str]) -> int:
 def classify(*, user, case: DiagnosisCase, label: int | str) -> DiagnosisStep:
     """Conclude with class ``label`` (index or name; may overrule the advice) and close the case."""
     given, case = case, _lock_open_case(user, case)
-    index = _class_index(label, list(case.trained_model.dataset.class_labels))
+    index = _class_index(label, vocabulary_of(case.trained_model).class_labels)
     state = compute_case_state(case)
     advice = state.advice or {}
     step = _add_step(

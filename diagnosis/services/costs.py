@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from learners import CostModel
 from learners.derived import DerivedFormula
 
+from .vocabulary import vocabulary_snapshot
+
 __all__ = ["cost_model_for", "cost_model_from_snapshot", "cost_snapshot", "formulas_from_snapshot"]
 
 
@@ -44,6 +46,8 @@ def cost_snapshot(dataset) -> dict:
         raise ValidationError(f"Dataset {dataset.name!r}: {exc}") from None
     snapshot = model.to_dict()
     snapshot["names"] = [t.name for t in tests]
+    # What the codes mean (class names, nominal choices), so later edits never rewrite history.
+    snapshot["vocabulary"] = vocabulary_snapshot(dataset)
     # How derived values follow from their inputs, kept with the prices a model is trained with.
     snapshot["formulas"] = {
         t.name: {"formula": t.formula, "tolerance": t.formula_tolerance}
@@ -54,9 +58,9 @@ def cost_snapshot(dataset) -> dict:
 
 
 def cost_model_from_snapshot(snapshot: dict) -> CostModel:
-    """The CostModel a trained model was trained with (``names`` and ``formulas`` are ignored)."""
+    """The CostModel a trained model was trained with (names, formulas, vocabulary ignored)."""
     return CostModel.from_dict(
-        {k: v for k, v in snapshot.items() if k not in ("names", "formulas")}
+        {k: v for k, v in snapshot.items() if k not in ("names", "formulas", "vocabulary")}
     )
 
 

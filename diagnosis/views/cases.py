@@ -67,15 +67,6 @@ def case_new(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _value_display(step) -> str:
-    if step.value is None or step.test is None:
-        return ""
-    if step.test.is_nominal:
-        return step.test.choice_label(step.value)
-    unit = f" {step.test.unit}" if step.test.unit else ""
-    return f"{step.value:g}{unit}"
-
-
 def step_rows(state) -> list[dict[str, Any]]:
     """The steps of a case, ready to show: value, price, discount, advice followed."""
     rows = []
@@ -86,7 +77,7 @@ def step_rows(state) -> list[dict[str, Any]]:
             {
                 "step": step,
                 "audit": audit.get(step.position, {}),
-                "value": _value_display(step),
+                "value": case_audit.step_value_text(step),
                 "discount_partner": state.step_discounts.get(step.position),
                 "label": (
                     state.class_labels[step.label]
@@ -124,7 +115,7 @@ def _case_context(
     if entry is None or entry.done or entry.unavailable:
         entry = recommended if (recommended and not recommended.done) else None
     if entry is not None and (result_form is None or result_form.test.pk != entry.test.pk):
-        result_form = ResultForm(test=entry.test)
+        result_form = ResultForm(test=entry.test, choices=state.vocabulary.choices_for(entry.test))
     if classify_form is None:
         initial = {}
         if advice and advice.get("kind") == "classify" and advice.get("label_index") is not None:
@@ -181,7 +172,9 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if action == "result":
         entry = next((o.test for o in state.test_options if o.test.name == entry_name), None)
         if entry is not None:
-            result_form = ResultForm(request.POST, test=entry)
+            result_form = ResultForm(
+                request.POST, test=entry, choices=state.vocabulary.choices_for(entry)
+            )
             fields["value"] = request.POST.get("value")
     elif action == "classify":
         classify_form = ClassifyForm(request.POST, class_labels=list(state.class_labels))
@@ -363,7 +356,12 @@ def _audit_context(
     correct_form = None
     if target is not None:
         data = {"correct-value": correction["value"]} if "value" in correction else None
-        correct_form = ResultForm(data, test=target.test, prefix="correct")
+        correct_form = ResultForm(
+            data,
+            test=target.test,
+            choices=state.vocabulary.choices_for(target.test),
+            prefix="correct",
+        )
         correct_form.fields["value"].label = f"Correct value of {target.test.display_label}"
         if data is not None:
             correct_form.is_valid()  # only to show the value typed back; the service checks it

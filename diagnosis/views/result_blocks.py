@@ -30,7 +30,7 @@ def block_context(state, entry, *, bound: ResultsForm | None = None) -> dict[str
         if bound is not None and [t.pk for t in bound.tests] == [t.pk for t in tests]:
             form = bound
         else:
-            form = ResultsForm(tests=tests)
+            form = ResultsForm(tests=tests, vocabulary=state.vocabulary)
     return {"entry_block": block, "results_form": form}
 
 
@@ -52,7 +52,7 @@ def post_results(request: HttpRequest, case, state) -> Posted:
     if not tests:
         message = "The form named no test of this model; reload the page."
         return Posted(saved=False, errors=[message])
-    form = ResultsForm(request.POST, tests=tests)
+    form = ResultsForm(request.POST, tests=tests, vocabulary=state.vocabulary)
     form.is_valid()  # the fields only carry text; the service checks every value
     try:
         case_batch.take_results(
