@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from browser_helpers import ADMIN, log_in, new_page
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -88,9 +89,8 @@ def test_status_pill_follows_the_training(chromium, live_server, heart_model):
             status=TrainedModel.RUNNING, started_at=timezone.now(), progress=0.2
         )
         running = TrainedModel(status=TrainedModel.RUNNING).get_status_display()
-        page.wait_for_function(
-            f"document.getElementById('model-status').textContent === {running!r}", timeout=5000
-        )
+        # A locator assertion polls without eval, which the page's CSP forbids.
+        expect(page.locator("#model-status")).to_have_text(running, timeout=5000)
         assert "pill-running" in pill.get_attribute("class")
     finally:
         context.close()

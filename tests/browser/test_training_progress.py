@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from browser_helpers import ADMIN, log_in, new_page
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,10 +38,8 @@ def test_progress_bar_follows_the_database_then_shows_failure(chromium, live_ser
         TrainedModel.objects.filter(pk=running.pk).update(
             progress=0.65, progress_message="Evaluating"
         )
-        page.wait_for_function(
-            "document.querySelector('#training-progress [data-percent]').textContent === '65%'",
-            timeout=5000,
-        )
+        # A locator assertion polls without eval, which the page's CSP forbids.
+        expect(page.locator("#training-progress [data-percent]")).to_have_text("65%", timeout=5000)
         assert "Evaluating" in box.inner_text()
         assert box.locator(".progress").get_attribute("aria-valuenow") == "65"
         assert "s" in box.locator("[data-elapsed]").inner_text()
