@@ -182,6 +182,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
+# A task whose worker process died (kill -9, out of memory) goes back to the queue, not lost.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "diagnosis")
@@ -194,6 +196,11 @@ TRAINING_TIME_LIMIT = int(os.environ.get("TRAINING_TIME_LIMIT", "3600"))
 TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "120"))
 TRAINING_MAX_ATTEMPTS = int(os.environ.get("TRAINING_MAX_ATTEMPTS", "3"))
 TRAINING_RESEND_SECONDS = int(os.environ.get("TRAINING_RESEND_SECONDS", "900"))
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # Redis gives an unacknowledged task to another worker after this long: longer than the
+    # longest training, so a slow run is never started twice (a dead one is re-queued sooner
+    # by the heartbeat sweep).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": TRAINING_TIME_LIMIT + 600}
 
 LOGGING = {
     "version": 1,

@@ -77,3 +77,19 @@ def test_plain_http_mode_turns_off_https_only_cookies_and_redirect(tmp_path):
     plain = _settings_in_clean_env({**env, "DJANGO_HTTPS": "false"}, statement)
     assert default.stdout.split() == ["True", "True", "True"], default.stderr
     assert plain.stdout.split() == ["False", "False", "False"], plain.stderr
+
+
+def test_a_dead_workers_task_goes_back_to_redis_after_the_longest_training(tmp_path):
+    """Tasks are rejected on worker loss and Redis redelivers after TRAINING_TIME_LIMIT + 10 min."""
+    env = {
+        "DJANGO_SECRET_KEY": "test-only",
+        "DIAGNOSIS_VAR_DIR": str(tmp_path),
+        "REDIS_URL": "redis://127.0.0.1:6379/15",
+        "TRAINING_TIME_LIMIT": "1200",
+    }
+    statement = (
+        "print(settings.CELERY_TASK_ACKS_LATE, settings.CELERY_TASK_REJECT_ON_WORKER_LOST,"
+        " settings.CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'])"
+    )
+    result = _settings_in_clean_env(env, statement)
+    assert result.stdout.split() == ["True", "True", "1800"], result.stderr

@@ -64,10 +64,20 @@ def _text_of(file) -> str:
     return data
 
 
+def _delimiter(text: str) -> str:
+    """Comma, semicolon (European spreadsheets) or tab, as the header line uses it."""
+    header = text.splitlines()[0] if text else ""
+    try:
+        return csv.Sniffer().sniff(header, delimiters=",;\t").delimiter
+    except csv.Error:  # one column, or nothing to tell by: a comma
+        return ","
+
+
 def _records(text: str) -> list[list[str]]:
-    """The CSV's records; line ends may be \\n, \\r\\n or a lone \\r (Excel for Mac)."""
+    """The CSV's records; line ends may be \\n, \\r\\n or a lone \\r (Excel for Mac), and
+    fields may be separated by commas, semicolons or tabs."""
     # newline="": the csv module sees the line ends itself, as its documentation asks.
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
     records: list[list[str]] = []
     try:
         for record in reader:

@@ -34,6 +34,18 @@ def test_excel_for_mac_line_ends_import_like_unix_ones(model_admin):
     assert rows == [([63.0, 1.0], 1), ([41.0, 0.0], 0), ([57.0, 0.0], 1)]
 
 
+@pytest.mark.parametrize("separator", [";", "\t"])
+def test_semicolon_and_tab_separated_files_import_like_comma_separated_ones(model_admin, separator):
+    """A European spreadsheet's ';' or a tab between fields reads the same rows as commas."""
+    text = "\n".join(
+        separator.join(row)
+        for row in (["age", "sex", "outcome"], ["63", "M", "sick"], ["41", "F", "healthy"])
+    )
+    dataset = import_csv(user=model_admin, name="Sep", file=_csv(text), class_column="outcome")
+    rows = list(dataset.cases.order_by("id").values_list("values", "label"))
+    assert rows == [([63.0, 1.0], 1), ([41.0, 0.0], 0)]
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
