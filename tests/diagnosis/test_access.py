@@ -28,6 +28,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from diagnosis.models import DiagnosisCase
 from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
 from diagnosis.services import cases as case_services
+from diagnosis.services.api_tokens import issue_api_token
 
 ROLES = (
     "anonymous",
@@ -131,6 +132,15 @@ POLICY: dict[str, tuple[str, ...]] = {
         history=USER_ADMIN,
     ),
     "admin/auth/user/<id>/password/": USER_ADMIN,
+    # API tokens act as their user: only superusers issue, list and revoke them.
+    **_admin_model(
+        "diagnosis/apitoken",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,  # a read-only page: tokens are issued or revoked, never edited
+        add=USER_ADMIN,
+        delete=NO_ADD,  # revoked, never deleted
+        history=USER_ADMIN,
+    ),
     # django-axes' sign-in records (who was locked out, to unlock them): superusers only.
     **{
         route: answers
@@ -216,6 +226,7 @@ def world(clinician, other_clinician, trained_model):
         "admin/axes/accesslog/": AccessLog.objects.create(**seen),
         "admin/axes/accessfailurelog/": AccessFailureLog.objects.create(**seen),
     }
+    token, _ = issue_api_token(issuer=None, owner=clinician, name="EHR")
     clients = {"anonymous": Client()}
     for role, user in users.items():
         clients[role] = Client()
@@ -232,6 +243,7 @@ def world(clinician, other_clinician, trained_model):
         "api/cases/": case.pk,
         "api/v1/cases/": case.pk,
         **{prefix: record.pk for prefix, record in axes_records.items()},
+        "admin/diagnosis/apitoken/": token.pk,
     }
     return {"clients": clients, "ids": ids, "case": case, "model": trained_model}
 

@@ -7,6 +7,7 @@ import io
 import re
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
@@ -386,3 +387,29 @@ def test_the_datasets_list_counts_models_on_old_values(admin_client, trained_mod
     test.save()
     page = html.unescape(admin_client.get(url).content.decode())
     assert re.search(r'<td class="field-n_old_models">(\d+)</td>', page).group(1) == "1"
+
+
+def test_a_superuser_issues_a_token_in_the_admin_sees_it_once_and_revokes_it(
+    client, model_admin, clinician
+):
+    """Admin add shows the plain token once (it authenticates); the revoke action ends it."""
+    from diagnosis.models import ApiToken
+
+    client.force_login(model_admin)  # a superuser in these tests
+    answer = client.post(
+        "/admin/diagnosis/apitoken/add/",
+        {"user": clinician.pk, "name": "ward EHR", "valid_days": 30},
+        follow=True,
+    )
+    shown = [str(m) for m in answer.context["messages"]]
+    plain = next(word for m in shown for word in m.split() if word.startswith("cad_"))
+    token = ApiToken.objects.get()
+    assert token.user == clinician and plain not in token.key_hash
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {plain}")
+    assert api.get("/api/v1/models").status_code == 200
+    client.post(
+        "/admin/diagnosis/apitoken/",
+        {"action": "_revoke_tokens", "_selected_action": [token.pk]},
+    )
+    assert api.get("/api/v1/models").status_code == 401
+    assert client.get(f"/admin/diagnosis/apitoken/{token.pk}/change/").status_code == 200
