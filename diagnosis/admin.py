@@ -507,8 +507,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
     ]
     list_filter = ["revoked_at"]
     actions = [_revoke_tokens]
-    readonly_fields = ["user", "name", "prefix", "created_by", "created_at", "expires_at",
-                       "last_used_at", "revoked_at"]
+    readonly_fields = [
+        "user",
+        "name",
+        "prefix",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    ]
 
     def has_module_permission(self, request) -> bool:
         return request.user.is_active and request.user.is_superuser
