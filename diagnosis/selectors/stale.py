@@ -17,10 +17,11 @@ from django.db.models import QuerySet
 from learners._validation import check_cost_matrix
 
 from ..models import Dataset, TrainedModel
-from ..permissions import require_model_admin
+from ..permissions import require_case_access, require_model_admin
 from ..services.costs import cost_model_for, cost_model_from_snapshot
+from ..services.vocabulary import vocabulary_of, vocabulary_snapshot
 
-__all__ = ["StaleModel", "models_on_old_values", "stale_model_ids"]
+__all__ = ["StaleModel", "catalog_changes", "models_on_old_values", "stale_model_ids"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,25 @@ def stale_model_ids(*, user, queryset: QuerySet[TrainedModel]) -> list[int]:
         models = queryset.filter(dataset=dataset, status=TrainedModel.SUCCEEDED)
         ids.extend(s.trained.pk for s in _stale(dataset, models))
     return ids
+
+
+def catalog_changes(*, user, case) -> tuple[str, ...]:
+    """What in the dataset differs today from what the case's model was trained with.
+
+    For the case screen: the case goes on with the model's own prices, error costs and
+    words; the clinician is told the catalog has moved on since.
+    """
+    require_case_access(user, case)
+    trained = case.trained_model
+    found = _stale(trained.dataset, [trained])
+    reasons = list(found[0].reasons) if found else []
+    kept, now = vocabulary_of(trained), vocabulary_snapshot(trained.dataset)
+    if kept.class_labels != now["class_labels"]:
+        reasons.append("class names changed")
+    renamed = sorted(n for n, choices in kept.choices.items() if now["choices"].get(n) != choices)
+    if renamed:
+        reasons.append(f"the answers of {', '.join(renamed)} changed")
+    return tuple(reasons)
 
 
 def _ready(dataset: Dataset) -> QuerySet[TrainedModel]:

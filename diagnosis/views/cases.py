@@ -20,7 +20,7 @@ from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import DiagnosisCase, DiagnosisStep, TrainedModel
 from ..permissions import CaseNotFound, require_clinician
-from ..selectors import case_audit
+from ..selectors import case_audit, stale
 from ..services import case_actions
 from ..services import cases as case_services
 from . import result_blocks
@@ -128,6 +128,7 @@ def _case_context(
     return {
         **audit,
         **result_blocks.block_context(state, entry, bound=results_form),
+        "catalog_changes": stale.catalog_changes(user=request.user, case=case),
         "case": case,
         "state": state,
         "trained": case.trained_model,

@@ -97,3 +97,17 @@ def test_a_model_without_a_stored_vocabulary_uses_todays_words(trained_model):
     TrainedModel.objects.filter(pk=trained_model.pk).update(cost_snapshot=snapshot)
     trained_model.refresh_from_db()
     assert vocabulary_of(trained_model).class_labels == ["healthy", "disease"]
+
+
+def test_the_case_screen_says_what_changed_since_the_model_was_trained(clinician, trained_model):
+    """After price and label edits, the case names them and says it keeps the model's values."""
+    case = case_services.start_case(user=clinician, trained_model=trained_model)
+    client = Client()
+    client.force_login(clinician)
+    url = reverse("case-detail", args=[case.pk])
+    assert "data-catalog-changed" not in client.get(url).content.decode()
+    DiagnosticTest.objects.filter(dataset=trained_model.dataset, name="sex").update(price=9.0)
+    _swap_sex_choices(trained_model.dataset)
+    page = client.get(url).content.decode()
+    assert "data-catalog-changed" in page
+    assert "test prices changed" in page and "the answers of sex changed" in page
