@@ -23,7 +23,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -32,9 +31,7 @@ from pathlib import Path
 
 import requests
 
-from benchmarks.page_load import _free_port, _run, _wait_until_up
-
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks._server import free_port, manage, start_gunicorn, wait_until_up
 
 # Run inside `manage.py shell`: clinicians with tokens, and each ready model's patients.
 _SETUP = """
@@ -216,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("Setting up (as bin/run does, on PostgreSQL):", flush=True)
     if args.reuse:
-        _run(
+        manage(
             [
                 "shell",
                 "-c",
@@ -225,34 +222,18 @@ def main(argv: list[str] | None = None) -> int:
             env,
             "old cases removed",
         )
-    _run(["migrate", "--noinput"], env, "migrate")
-    _run(["load_demo_data"], env, "demo data and models")
-    _run(["collectstatic", "--noinput", "--verbosity", "0"], env, "collectstatic")
-    out = _run(["shell", "-c", _SETUP.format(clinicians=args.clinicians)], env, "users, tokens")
+    manage(["migrate", "--noinput"], env, "migrate")
+    manage(["load_demo_data"], env, "demo data and models")
+    manage(["collectstatic", "--noinput", "--verbosity", "0"], env, "collectstatic")
+    out = manage(["shell", "-c", _SETUP.format(clinicians=args.clinicians)], env, "users, tokens")
     setup = json.loads(out.split("SETUP", 1)[1].splitlines()[0])
     print(f"  models: {', '.join(m['name'] for m in setup['models'])}", flush=True)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.workers),
-            "--no-control-socket",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = start_gunicorn(env, port, args.workers)
     rec = Recorder()
     try:
-        _wait_until_up(f"{base}/accounts/login/", server, seconds=300)
+        wait_until_up(f"{base}/accounts/login/", server, seconds=300)
         threads = [
             threading.Thread(
                 target=clinician,
@@ -269,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    out = _run(["shell", "-c", _CHECK], env, "price check")
+    out = manage(["shell", "-c", _CHECK], env, "price check")
     check = json.loads(out.split("CHECK", 1)[1].splitlines()[0])
     print()
     print(report(rec, seconds, check, args))

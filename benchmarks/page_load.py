@@ -21,16 +21,13 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks._server import free_port, manage, start_gunicorn, wait_until_up
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CLINICIAN = ("clinician", os.environ.get("DEMO_CLINICIAN_PASSWORD", "clinician-demo"))
 
@@ -67,28 +64,6 @@ _CHARTS_DRAWN = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _run(args: list[str], env: dict, label: str) -> str:
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode:
-        raise SystemExit(f"{label} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    print(f"  {label}: {time.perf_counter() - started:.1f} s", flush=True)
-    return done.stdout
-
-
 def _research_figure(folder: Path) -> None:
     """One saved figure of a typical size (two curves of 200 points), as the benchmarks save."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -101,20 +76,6 @@ def _research_figure(folder: Path) -> None:
         "layout": {"title": {"text": "A saved research figure"}},
     }
     (folder / "page_load_example.json").write_text(json.dumps(figure))
-
-
-def _wait_until_up(url: str, server: subprocess.Popen, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit("gunicorn exited before answering")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit(f"{url} did not answer within {seconds:.0f} s")
 
 
 class _Meter:
@@ -265,43 +226,21 @@ def main(argv: list[str] | None = None) -> int:
         CELERY_BROKER_URL="filesystem://",
     )
     _research_figure(folder / "figures")
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = None
     try:
         print(f"Setting up in {folder} (as bin/run does):", flush=True)
-        _run(["migrate", "--noinput"], env, "migrate")
+        manage(["migrate", "--noinput"], env, "migrate")
         if not reuse:
             # The heart and thyroid demo datasets and models (the pages below use no other).
             only = ["--only", "Heart disease (Cleveland)", "--only", "Thyroid (ann-thyroid)"]
-            _run(["load_demo_data", *only], env, "demo data and models")
-        _run(["collectstatic", "--noinput", "--verbosity", "0"], env, "collectstatic")
-        out = _run(["shell", "-c", _SETUP], env, "a conditioned-loss case")
+            manage(["load_demo_data", *only], env, "demo data and models")
+        manage(["collectstatic", "--noinput", "--verbosity", "0"], env, "collectstatic")
+        out = manage(["shell", "-c", _SETUP], env, "a conditioned-loss case")
         ids = json.loads(out.split("SETUP", 1)[1].splitlines()[0])
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "config.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(args.workers),
-                "--no-control-socket",
-                # bin/run's gunicorn settings (each worker preloads the ready models), if any.
-                *(
-                    ["--config", "python:config.gunicorn"]
-                    if (ROOT / "config" / "gunicorn.py").is_file()
-                    else []
-                ),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        _wait_until_up(f"{base}/accounts/login/", server)
+        server = start_gunicorn(env, port, args.workers)
+        wait_until_up(f"{base}/accounts/login/", server)
         pages = {
             "model": f"/models/{ids['tree_model']}/",
             "tree": f"/models/{ids['tree_model']}/tree/",
