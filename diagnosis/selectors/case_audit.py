@@ -16,7 +16,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import DiagnosisCase, DiagnosisStep
 from ..permissions import is_clinician, require_case_access
-from ..services.vocabulary import vocabulary_of
+from ..services.vocabulary import Vocabulary, vocabulary_of
 
 __all__ = [
     "CaseEvent",
@@ -82,13 +82,17 @@ def case_version(case: DiagnosisCase) -> int:
     return recorded.count() + steps.exclude(correction="").count()
 
 
-def step_value_text(step: DiagnosisStep) -> str:
-    """The recorded value as the clinician entered it: a choice's label, or a number and unit."""
+def step_value_text(step: DiagnosisStep, vocabulary: Vocabulary | None = None) -> str:
+    """The recorded value as the clinician entered it: a choice's label, or a number and unit.
+
+    ``vocabulary``: the case's model's words, when the caller already has them.
+    """
     if step.value is None or step.test is None:
         return ""
     if step.test.is_nominal:
         # in the words the case's model learned, whatever the choices are called today
-        return vocabulary_of(step.case.trained_model).choice_label(step.test, step.value)
+        words = vocabulary or vocabulary_of(step.case.trained_model)
+        return words.choice_label(step.test, step.value)
     unit = f" {step.test.unit}" if step.test.unit else ""
     return f"{step.value:g}{unit}"
 

@@ -47,7 +47,7 @@ def cost_snapshot(dataset) -> dict:
     snapshot = model.to_dict()
     snapshot["names"] = [t.name for t in tests]
     # What the codes mean (class names, nominal choices), so later edits never rewrite history.
-    snapshot["vocabulary"] = vocabulary_snapshot(dataset)
+    snapshot["vocabulary"] = vocabulary_snapshot(dataset, tests)
     # How derived values follow from their inputs, kept with the prices a model is trained with.
     snapshot["formulas"] = {
         t.name: {"formula": t.formula, "tolerance": t.formula_tolerance}

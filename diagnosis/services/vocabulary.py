@@ -15,13 +15,17 @@ from typing import Any
 __all__ = ["Vocabulary", "vocabulary_of", "vocabulary_snapshot"]
 
 
-def vocabulary_snapshot(dataset) -> dict[str, Any]:
-    """The dataset's class names and nominal choices now, to keep with a model's prices."""
+def vocabulary_snapshot(dataset, tests=None) -> dict[str, Any]:
+    """The dataset's class names and nominal choices now, to keep with a model's prices.
+
+    ``tests``: the dataset's tests in index order, when the caller has already read them.
+    """
+    tests = dataset.tests.order_by("index") if tests is None else tests
     return {
         "class_labels": [str(c) for c in dataset.class_labels],
         "choices": {
             t.name: [{"code": int(c["code"]), "label": str(c["label"])} for c in t.choices or []]
-            for t in dataset.tests.order_by("index")
+            for t in tests
             if t.is_nominal
         },
     }

@@ -77,7 +77,7 @@ def step_rows(state) -> list[dict[str, Any]]:
             {
                 "step": step,
                 "audit": audit.get(step.position, {}),
-                "value": case_audit.step_value_text(step),
+                "value": case_audit.step_value_text(step, state.vocabulary),
                 "discount_partner": state.step_discounts.get(step.position),
                 "label": (
                     state.class_labels[step.label]
