@@ -3,6 +3,7 @@
 from .api_tokens import ApiToken
 from .cases import DiagnosisCase, DiagnosisStep
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
+from .experiments import Experiment, ExperimentTask
 from .training import TrainedModel, TrainingCheckpoint
 
 __all__ = [
@@ -13,6 +14,8 @@ __all__ = [
     "DiagnosisStep",
     "DiagnosticTest",
     "ErrorMatrix",
+    "Experiment",
+    "ExperimentTask",
     "TestGroup",
     "TrainedModel",
     "TrainingCheckpoint",
