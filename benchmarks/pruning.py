@@ -2,7 +2,10 @@
 
     python -m benchmarks.pruning                                  # 10-fold CV on the four datasets
     python -m benchmarks.pruning --folds 3 --datasets heart,pima  # quicker
-    python -m benchmarks.pruning --figures benchmarks/out         # also save Plotly JSON figures
+    python -m benchmarks.pruning --figures-dir /tmp/figs          # figures elsewhere
+
+The figures are saved as Plotly JSON into ``--figures-dir`` (default: the folder
+``settings.RESEARCH_FIGURES_DIR`` names, read by the research page).
 
 For each dataset (heart binarized, hepatitis, Pima, scikit-learn's breast cancer), each
 ``pruning`` method of the C4.5 tree (none, error, laplace, cost_complexity, kl) and each leaf
@@ -23,11 +26,11 @@ pruning (the paper: Laplace helped every method; pruning mainly shrank the trees
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._figures import add_figures_argument, write_figure
 from benchmarks.boosting import load, nominal
 from learners import C45Classifier, evaluate
 from learners.evaluation import make_folds
@@ -158,9 +161,7 @@ def save_figures(results: dict, folder: Path, n_folds: int) -> None:
                 "xaxis": {"tickangle": -45},
             },
         }
-        path = folder / f"paper001_pruning_{figure_name.replace(' ', '_')}.json"
-        path.write_text(json.dumps(figure), encoding="utf-8")
-        print(f"saved {path}")
+        write_figure(folder / f"paper001_pruning_{figure_name.replace(' ', '_')}.json", figure)
 
 
 def main(argv=None) -> None:
@@ -168,15 +169,14 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--figures", type=Path, default=None, help="folder for Plotly JSON")
+    add_figures_argument(parser)
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.datasets.split(",") if k.strip()]
     unknown = set(keys) - set(DATASETS)
     if unknown:
         parser.error(f"unknown dataset(s) {sorted(unknown)}; known: {', '.join(DATASETS)}")
     results = run(keys, args.folds, args.seed)
-    if args.figures is not None:
-        save_figures(results, args.figures, args.folds)
+    save_figures(results, args.figures_dir, args.folds)
 
 
 if __name__ == "__main__":

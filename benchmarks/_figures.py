@@ -1,0 +1,33 @@
+"""Where the paper benchmarks save their Plotly figures, without importing Django.
+
+``FIGURES_DIR`` is ``settings.RESEARCH_FIGURES_DIR``'s default computed the same way (the
+``RESEARCH_FIGURES_DIR`` environment variable, else the committed folder the research page
+reads); ``tests/learners/test_benchmark_figures.py`` checks the two agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FIGURES_DIR = Path(os.environ.get("RESEARCH_FIGURES_DIR", REPO / "fixtures" / "research_figures"))
+
+
+def add_figures_argument(parser: argparse.ArgumentParser) -> None:
+    """``--figures-dir``, defaulting to :data:`FIGURES_DIR`."""
+    parser.add_argument(
+        "--figures-dir",
+        type=Path,
+        default=FIGURES_DIR,
+        help=f"folder for the Plotly JSON figures (default {FIGURES_DIR})",
+    )
+
+
+def write_figure(path: Path, figure: dict) -> None:
+    """Save one Plotly figure (``data`` + ``layout``) as JSON, creating the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figure), encoding="utf-8")
+    print(f"(figure written to {path})")
