@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "ninja",  # /api/v1's schema reader, served from the package's own static files
+    "simple_history",  # the catalog's change history (diagnosis/models/audit.py)
     "diagnosis.apps.DiagnosisConfig",
 ]
 
@@ -77,6 +78,8 @@ MIDDLEWARE = [
     # Every page needs a login unless its view is marked login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Who made each catalog change, for django-simple-history's records.
+    "simple_history.middleware.HistoryRequestMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Patient pages and JSON are never cached; browsers are denied sensors they never need.
     "diagnosis.middleware.PrivateResponseMiddleware",

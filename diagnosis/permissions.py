@@ -9,11 +9,17 @@
 * A **superuser** is a model administrator, but patient data is need-to-know:
   a superuser sees cases only when also in the clinicians group, and then only
   their own, like any clinician.
-* A lead clinician reading a team's cases needs a team model; there is none yet.
+* A **lead clinician** (group ``lead-clinicians``, and a lead of a
+  :class:`~diagnosis.models.Team`) *reads* the cases of the team's members:
+  the case page (read-only), the summary, the tree path, both APIs' GET.  A
+  lead never takes a step on another clinician's case: a step is refused with
+  ``PermissionDenied`` (403: the lead knows the case exists), on the screen and
+  both APIs.  Teams are edited by superusers only.
 
-A case the user may not open is answered exactly like a case that does not
+A case the user may not read is answered exactly like a case that does not
 exist (:class:`CaseNotFound`, a 404 on every page and the API), so case ids
-cannot be enumerated.
+cannot be enumerated.  :func:`require_case_read` guards reads (selectors),
+:func:`require_case_access` guards steps (services).
 """
 
 from __future__ import annotations
@@ -22,15 +28,21 @@ from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 
 CLINICIANS = "clinicians"
 MODEL_ADMINS = "model-admins"
+LEAD_CLINICIANS = "lead-clinicians"
 
 __all__ = [
     "CLINICIANS",
+    "LEAD_CLINICIANS",
     "MODEL_ADMINS",
     "CaseNotFound",
     "can_act_on_case",
+    "can_read_case",
     "is_clinician",
+    "is_lead",
     "is_model_admin",
     "require_case_access",
+    "require_case_read",
+    "require_lead",
     "require_clinician",
     "require_model_admin",
 ]
@@ -75,12 +87,55 @@ def require_model_admin(user) -> None:
         raise PermissionDenied("Only model administrators may do this.")
 
 
+def is_lead(user) -> bool:
+    """A member of the ``lead-clinicians`` group (reads the cases of the teams they lead)."""
+    return _in_group(user, LEAD_CLINICIANS)
+
+
+def require_lead(user) -> None:
+    """Raise PermissionDenied unless ``user`` is a lead clinician."""
+    if not is_lead(user):
+        raise PermissionDenied("Only lead clinicians read their teams' cases.")
+
+
 def can_act_on_case(user, case) -> bool:
     """Only the case's own clinician, while still a clinician; no one else, whatever the flags."""
     return _active(user) and case.clinician_id == user.pk and is_clinician(user)
 
 
+def _leads_team_of(user, case) -> bool:
+    """Whether ``user`` is a lead clinician leading a team the case's clinician belongs to."""
+    from .models import Team
+
+    return is_lead(user) and Team.objects.filter(leads=user.pk, members=case.clinician_id).exists()
+
+
+def can_read_case(user, case) -> bool:
+    """The case's own clinician, or a lead clinician of a team its clinician is a member of."""
+    return can_act_on_case(user, case) or (_active(user) and _leads_team_of(user, case))
+
+
+def require_case_read(user, case) -> bool:
+    """Raise :class:`CaseNotFound` unless ``user`` may read ``case``; True when they may also act.
+
+    The owner is checked first, with the same one query as before: a lead's team is only
+    looked up for someone who is not the case's clinician.
+    """
+    if can_act_on_case(user, case):
+        return True
+    if _active(user) and _leads_team_of(user, case):
+        return False
+    raise CaseNotFound(case.pk)
+
+
 def require_case_access(user, case) -> None:
-    """Raise :class:`CaseNotFound` unless ``user`` may see and act on ``case``."""
-    if not can_act_on_case(user, case):
-        raise CaseNotFound(case.pk)
+    """Raise unless ``user`` may act on ``case``: :class:`CaseNotFound` for anyone who may not
+    even read it (like a missing case), ``PermissionDenied`` for a lead who only reads it."""
+    if can_act_on_case(user, case):
+        return
+    if _active(user) and _leads_team_of(user, case):
+        raise PermissionDenied(
+            "You may read this case as its clinician's team lead, but only its own clinician "
+            "takes steps on it."
+        )
+    raise CaseNotFound(case.pk)

@@ -3,19 +3,23 @@
 Django creates model permissions after migrations run (``post_migrate``), so a
 data migration cannot grant them on a fresh database.  This handler does,
 every time: the ``model-admins`` group gets every permission of this app
-except those on patient cases and their steps (patient data is need-to-know:
-case access is decided by :mod:`diagnosis.permissions`, never by a Django
-permission).
+except those on patient cases and their steps, the case access log and the
+teams (patient data is need-to-know: case access is decided by
+:mod:`diagnosis.permissions`, never by a Django permission, and team
+membership decides it, so only superusers edit teams).  The catalog's change
+history (django-simple-history) is theirs to see.  ``clinicians`` and
+``lead-clinicians`` get no Django permission at all: their access is to cases.
 """
 
 from __future__ import annotations
 
-from .permissions import CLINICIANS, MODEL_ADMINS
+from .permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 
 __all__ = ["PATIENT_MODELS", "grant_role_permissions"]
 
-#: Models holding patient data: no group gets Django permissions on them.
-PATIENT_MODELS = ("diagnosiscase", "diagnosisstep")
+#: Models holding patient data or deciding who reads it: no group gets Django permissions on
+#: them (a superuser may grant ``view_caseaccess`` to an auditor by hand).
+PATIENT_MODELS = ("diagnosiscase", "diagnosisstep", "caseaccess", "team")
 
 
 def grant_role_permissions(*, using: str = "default", **_) -> None:
@@ -23,6 +27,7 @@ def grant_role_permissions(*, using: str = "default", **_) -> None:
     from django.contrib.auth.models import Group, Permission
 
     Group.objects.using(using).get_or_create(name=CLINICIANS)
+    Group.objects.using(using).get_or_create(name=LEAD_CLINICIANS)
     admins, _ = Group.objects.using(using).get_or_create(name=MODEL_ADMINS)
     admins.permissions.set(
         Permission.objects.using(using)

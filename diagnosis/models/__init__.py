@@ -1,13 +1,16 @@
 """Database models: datasets and their priced tests, trained models, diagnosis cases."""
 
 from .api_tokens import ApiToken
+from .audit import CaseAccess
 from .cases import DiagnosisCase, DiagnosisStep
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from .experiments import Experiment, ExperimentTask
+from .teams import Team
 from .training import TrainedModel, TrainingCheckpoint
 
 __all__ = [
     "ApiToken",
+    "CaseAccess",
     "Dataset",
     "DatasetCase",
     "DiagnosisCase",
@@ -16,6 +19,7 @@ __all__ = [
     "ErrorMatrix",
     "Experiment",
     "ExperimentTask",
+    "Team",
     "TestGroup",
     "TrainedModel",
     "TrainingCheckpoint",
