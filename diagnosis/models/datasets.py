@@ -15,6 +15,14 @@ class Dataset(models.Model):
     )
     source = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    price_generation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "How the automatic price generator (paper 000 §4.1) last priced the tests: its "
+            "parameters, seed, when and by whom. Empty = never."
+        ),
+    )
 
     class Meta:
         ordering = ["name"]
@@ -85,6 +93,13 @@ class DiagnosticTest(models.Model):
         TestGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="tests"
     )
     delayed = models.BooleanField(default=False, help_text="The result arrives later (lab).")
+    price_generated = models.BooleanField(
+        default=False,
+        help_text=(
+            "The price was made by the automatic price generator, not taken from a fee "
+            "schedule; editing the price clears this."
+        ),
+    )
     derived_from = models.JSONField(
         default=list, blank=True, help_text="Names of the tests this one is computed from."
     )
