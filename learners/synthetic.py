@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .costs import CostModel
+from .price_generator import PriceGeneratorParams, generate_prices, information_gains
 
 __all__ = ["ParityDataset", "assign_costs", "make_parity"]
 
@@ -105,98 +106,25 @@ def assign_costs(
     delayed_fraction: float = 0.0,
     discount: float = 0.5,
     semi_random: float = 0.0,
-    random_state=None,
+    random_state: int = 0,
 ) -> CostModel:
     """Random test prices for a dataset without costs (paper 000 §4.1).
 
-    Parameters
-    ----------
-    X, y : the dataset (NaN = missing); ``y`` is used for information gains.
-    cost_range : (low, high)
-        Prices are drawn in this range (paper: [1, 100]).
-    group_fraction : float ``g``
-        ``round(g * |A|)`` groups; an attribute not yet in a group joins each
-        group with probability ``1 / (g |A| + 1)`` (an attribute is in at
-        most one group).
-    delayed_fraction : float ``d``
-        Fraction of the attributes marked delayed.
-    discount : float ``phi``
-        A grouped test's discounted price is its price minus ``phi`` times
-        the cheapest price in its group.
-    semi_random : float ``rho`` in [0, 1]
-        Each price is uniform in ``cost_range`` with probability ``1 - rho``,
-        otherwise drawn from a normal truncated to the range whose mean
-        grows with the attribute's information gain (the informative tests
-        tend to be the expensive ones).
-    random_state : int, RandomState or None
-
-    Returns
-    -------
-    CostModel
+    A shortcut to :func:`learners.price_generator.generate_prices` (the one
+    definition) for a table ``X, y``: ``semi_random`` is the paper's flag
+    ``ρ`` (0 uniform, 1 gain-proportional, the gains read from ``X, y``),
+    ``discount`` its ``φ``; see that module for every parameter.
     """
+    if semi_random not in (0, 1):
+        raise ValueError(f"semi_random is the paper's flag rho: 0 or 1, got {semi_random!r}")
+    params = PriceGeneratorParams(
+        cost_range=cost_range,
+        group_fraction=group_fraction,
+        delayed_fraction=delayed_fraction,
+        group_discount=discount,
+        mode="gain" if semi_random else "uniform",
+        seed=random_state,
+    )
     X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    low, high = (float(v) for v in cost_range)
-    if not 0 <= low <= high:
-        raise ValueError(f"cost_range must be 0 <= low <= high, got {cost_range!r}")
-    for name, value in (
-        ("group_fraction", group_fraction),
-        ("delayed_fraction", delayed_fraction),
-        ("discount", discount),
-        ("semi_random", semi_random),
-    ):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    rng = check_random_state(random_state)
-    n_features = X.shape[1]
-    gains = np.array([_information_gain(X[:, f], y) for f in range(n_features)])
-    rank = gains.argsort().argsort() / max(n_features - 1, 1)
-    costs = rng.uniform(low, high, size=n_features)
-    for noisy in np.flatnonzero(rng.random_sample(n_features) < semi_random):
-        mean = low + (high - low) * rank[noisy]
-        while True:  # truncated normal by rejection: the range holds 1/3 of the mass at least
-            value = rng.normal(mean, (high - low) / 6.0 + 1e-12)
-            if low <= value <= high:
-                break
-        costs[noisy] = value
-    n_groups = int(round(group_fraction * n_features))
-    groups: list[str | None] = [None] * n_features
-    for g in range(n_groups):
-        for f in range(n_features):
-            if groups[f] is None and rng.random_sample() < 1.0 / (group_fraction * n_features + 1):
-                groups[f] = f"G{g}"
-    discounted = costs.copy()
-    for name in set(g for g in groups if g is not None):
-        members = [f for f in range(n_features) if groups[f] == name]
-        cut = discount * costs[members].min()
-        discounted[members] = costs[members] - cut
-    delayed = np.zeros(n_features, dtype=bool)
-    delayed[rng.permutation(n_features)[: int(round(delayed_fraction * n_features))]] = True
-    return CostModel(costs, discounted=discounted, groups=groups, delayed=delayed)
-
-
-def _information_gain(column: np.ndarray, y: np.ndarray) -> float:
-    """Gain of the best binary split of one feature (missing values ignored)."""
-    known = ~np.isnan(column)
-    values, labels = column[known], y[known]
-    if values.size < 2:
-        return 0.0
-    _, codes = np.unique(labels, return_inverse=True)
-    order = np.argsort(values, kind="stable")
-    values, codes = values[order], codes[order]
-    k = codes.max() + 1
-    left = np.cumsum(np.eye(k)[codes], axis=0)[:-1]
-    total = left[-1] + np.eye(k)[codes[-1]]
-    valid = values[1:] > values[:-1]
-    if not valid.any():
-        return 0.0
-
-    def entropy(counts):
-        n = counts.sum(axis=-1, keepdims=True)
-        p = np.divide(counts, n, out=np.zeros_like(counts), where=n > 0)
-        return -(p * np.log2(np.where(p > 0, p, 1.0))).sum(axis=-1)
-
-    n = values.size
-    sizes = left.sum(axis=1)
-    children = (sizes * entropy(left) + (n - sizes) * entropy(total - left)) / n
-    return float(entropy(total) - children[valid].min())
+    gains = information_gains(X, y) if params.mode == "gain" else None
+    return generate_prices(X.shape[1], params=params, gains=gains).cost_model()
