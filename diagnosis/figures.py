@@ -25,6 +25,7 @@ __all__ = [
     "tidy_positions",
     "tree_drawing",
     "tree_svg",
+    "tree_thumbnail_svg",
 ]
 
 # Colour-blind-safe palette (Okabe–Ito) for decisions; refer gets its own.
@@ -567,6 +568,53 @@ def tree_svg(drawing: Mapping[str, Any]) -> SafeString:
         out.append("</g>")
     out.append("</g>\n</g>\n</svg>")
     return mark_safe("\n".join(out))  # noqa: S308  every text above is escaped
+
+
+def tree_thumbnail_svg(drawing: Mapping[str, Any], *, label: str) -> SafeString:
+    """A small, text-free picture of :func:`tree_drawing`'s geometry (a forest's member).
+
+    Cards, leaf colours, class-mix bars and the patient's path only: at the
+    size of a small multiple no text is readable, and none is focusable (the
+    member opens in the full viewer).  ``label`` is the picture's accessible name.
+    """
+    width, height = drawing["width"], drawing["height"]
+    out = [
+        "<svg"
+        + _attrs(
+            class_="tree-thumb",
+            xmlns="http://www.w3.org/2000/svg",
+            viewBox=f"0 0 {width} {height}",
+            preserveAspectRatio="xMidYMin meet",
+            role="img",
+            aria_label=label,
+        )
+        + ">"
+    ]
+    for edge in drawing["edges"]:
+        kind = "tree-edge on-path" if edge["on_path"] else "tree-edge"
+        out.append(f"<path{_attrs(d=edge['d'], class_=kind)}/>")
+    for node in drawing["nodes"]:
+        kind = "tree-node leaf" if node["is_leaf"] else "tree-node"
+        kind += " on-path" if node["on_path"] else ""
+        kind += f" tree-patient-{node['patient_status']}" if node["patient_status"] else ""
+        out.append(f"<g{_attrs(class_=kind)}>")
+        box = _attrs(
+            class_="tree-card-box",
+            x=node["x"],
+            y=node["y"],
+            width=node["width"],
+            height=node["height"],
+        )
+        out.append(f'<rect{box} rx="6"/>')
+        if node["is_leaf"]:
+            stripe = _attrs(x=node["x"], y=node["y"], width=node["width"], height=22)
+            out.append(f'<rect{stripe} fill="{escape(node["colour"])}" rx="5"/>')
+        for seg in node["segments"]:
+            piece = _attrs(x=seg["x"], y=node["bar_y"], width=seg["width"], fill=seg["colour"])
+            out.append(f'<rect{piece} height="9"/>')
+        out.append("</g>")
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308  only numbers and escaped colours above
 
 
 # --------------------------------------------------------------------- bar charts

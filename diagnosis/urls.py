@@ -12,6 +12,7 @@ urlpatterns = [
     path("train/", views.train, name="train"),
     path("models/<int:pk>/", views.model_detail, name="model-detail"),
     path("models/<int:pk>/tree/", views.model_tree, name="model-tree"),
+    path("models/<int:pk>/trees/", views.model_ensemble, name="model-ensemble"),
     path("models/<int:pk>/progress.json", views.model_progress, name="model-progress"),
     path("research/", views.research, name="research"),
     path("cases/new/", views.case_new, name="case-new"),

@@ -7,13 +7,13 @@ import math
 from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
-from ..permissions import require_case_access
+from ..permissions import require_case_read
 from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import vocabulary_of
 from .cases import compute_case_state, estimator_for
 from .models import require_model_access
 
-__all__ = ["model_has_tree", "tree_layout"]
+__all__ = ["model_has_tree", "tree_layout", "tree_nodes"]
 
 
 def _tree_of(estimator) -> TreeStructure | None:
@@ -37,7 +37,7 @@ def tree_layout(
     """Node positions and texts for drawing the tree; None for a model without a tree."""
     require_model_access(user, trained_model)
     if case is not None:
-        require_case_access(user, case)
+        require_case_read(user, case)  # its clinician, or their team lead
         if case.trained_model_id != trained_model.pk:
             case = None
     return layout(trained_model, case=case)
@@ -72,23 +72,55 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
     tree = _tree_of(estimator)
     if tree is None:
         return None
+    known: dict = {}
+    unavailable: set = set()
+    if case is not None:
+        state = compute_case_state(case)
+        known, unavailable = state.known, state.unavailable
+    highlight = (
+        [int(n) for n in estimator.decision_path_nodes(known, unavailable)]
+        if case is not None
+        else []
+    )
+    return tree_nodes(
+        trained,
+        tree,
+        classes=estimator.classes_,
+        decision_of=estimator.node_decision,
+        known=known,
+        unavailable=unavailable,
+        highlight=highlight,
+    )
+
+
+def tree_nodes(
+    trained: TrainedModel,
+    tree: TreeStructure,
+    *,
+    classes,
+    decision_of,
+    known: dict,
+    unavailable: set,
+    highlight: list[int],
+    model_proba: bool = True,
+) -> dict:
+    """The drawable nodes and edges of one ``tree`` of ``trained`` (see :func:`layout`).
+
+    ``decision_of(node)`` is the library's decision there (``Classify`` or
+    ``Reject``); ``highlight`` the nodes the patient's walk touched (empty: no
+    patient).  A forest's member trees are drawn through this too
+    (``selectors.ensemble``), with ``model_proba=False``: a member's class mix
+    is its vote, not the model's probabilities.
+    """
     dataset = trained.dataset
     vocabulary = vocabulary_of(trained)
     labels = vocabulary.class_labels
-    codes = [int(c) for c in estimator.classes_]
+    codes = [int(c) for c in classes]
     label_of = {c: labels[c] if 0 <= c < len(labels) else str(c) for c in codes}
     names = trained.cost_snapshot.get("names", [])
     tests = {t.name: t for t in vocabulary.as_trained(list(dataset.tests.all()))}
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
-    known: dict = {}
-    unavailable: set = set()
-    highlight: list[int] = []
-    share: dict[int, float] = {}
-    if case is not None:
-        state = compute_case_state(case)
-        known, unavailable = state.known, state.unavailable
-        highlight = [int(n) for n in estimator.decision_path_nodes(known, unavailable)]
-        share = _shares(tree, known, unavailable)
+    share: dict[int, float] = _shares(tree, known, unavailable) if highlight else {}
     done = frozenset(known)
 
     def test_of(feature: int):
@@ -104,7 +136,7 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
     on_path = set(highlight)
     nodes, edges = [], []
     for n in range(tree.n_nodes):
-        decision = estimator.node_decision(n)
+        decision = decision_of(n)
         evidence = decision.evidence
         is_leaf = tree.is_leaf(n)
         feature = int(tree.feature[n])
@@ -125,12 +157,12 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
                 "price": price,
                 "cases": float(sum(weights)),
                 "class_counts": {label_of[c]: w for c, w in zip(codes, weights, strict=True)},
-                "proba": {
-                    label_of[c]: float(p) for c, p in zip(codes, evidence.proba, strict=True)
-                },
+                "proba": {label_of[c]: float(p) for c, p in zip(codes, evidence.proba, strict=True)}
+                if model_proba
+                else {},
                 "support": float(evidence.support),
-                "expected_cost": float(decision.expected_cost),
-                "refer_cost": evidence.refer_cost,
+                "expected_cost": float(decision.expected_cost) if model_proba else None,
+                "refer_cost": evidence.refer_cost if model_proba else None,
                 "is_leaf": is_leaf,
                 "decision": _decision_label(decision, label_of),
                 "decision_kind": decision.kind,

@@ -20,7 +20,7 @@ from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import DiagnosisCase, DiagnosisStep, TrainedModel
 from ..permissions import CaseNotFound, require_clinician
-from ..selectors import case_audit, stale
+from ..selectors import case_audit, ensemble, stale
 from ..services import case_actions
 from ..services import cases as case_services
 from . import result_blocks
@@ -149,6 +149,9 @@ def _case_context(
         "proba": explanation.proba if explanation and advice["kind"] != "extract" else [],
         "tree_url": reverse("model-tree", args=[case.trained_model_id]) + f"?case={case.pk}",
         "has_tree": selectors.model_has_tree(case.trained_model),
+        "ensemble_url": reverse("model-ensemble", args=[case.trained_model_id])
+        + f"?case={case.pk}",
+        "is_ensemble": ensemble.model_is_ensemble(case.trained_model),
     }
 
 

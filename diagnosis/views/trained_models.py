@@ -13,6 +13,7 @@ from .. import figures, selectors
 from ..forms import TrainForm
 from ..models import TrainedModel
 from ..permissions import CaseNotFound, require_model_admin
+from ..selectors import ensemble as ensemble_selectors
 from ..services import learner_registry, training
 from .common import messages_of, page
 
@@ -108,6 +109,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "elapsed": _elapsed_seconds(trained),
         "has_tree": selectors.model_has_tree(trained),
+        "is_ensemble": ensemble_selectors.model_is_ensemble(trained),
         "comparison": selectors.models.model_comparison(user=request.user, trained_model=trained),
     }
     return page(request, "diagnosis/model_detail.html", context)
@@ -153,5 +155,59 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
             "drawing": drawing,
             "tree_svg": figures.tree_svg(drawing) if drawing else None,
             "case": case,
+        },
+    )
+
+
+@require_GET
+def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
+    """A forest's or an ensemble's member trees as small multiples; ``?case=<id>`` says which
+    trees that patient has finished and which wait on which test; ``?tree=<k>`` opens tree k."""
+    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    case = None
+    case_id = request.GET.get("case")
+    if case_id:
+        if not case_id.isdigit():
+            return JsonResponse({"error": "case must be a case number."}, status=400)
+        try:  # the user's own case of this model, or 404 (forbidden looks like missing)
+            case = selectors.case_for_user(user=request.user, pk=int(case_id))
+        except CaseNotFound as exc:
+            raise Http404(str(exc)) from exc
+        if case.trained_model_id != trained.pk:
+            raise Http404(f"There is no case {case_id}.")
+    view = ensemble_selectors.ensemble_view(user=request.user, trained_model=trained, case=case)
+    chosen = None
+    tree_arg = request.GET.get("tree")
+    if view is not None and tree_arg:
+        if not tree_arg.isdigit() or not 1 <= int(tree_arg) <= min(
+            view.n_members, ensemble_selectors.MAX_DRAWN
+        ):
+            return JsonResponse(
+                {"error": f"tree must be a tree number from 1 to {len(view.members)}."}, status=400
+            )
+        chosen = view.members[int(tree_arg) - 1]
+    cards = []
+    for member in view.members if view else []:
+        thumb = None
+        if member.layout is not None:
+            drawing = figures.tree_drawing(member.layout)
+            thumb = figures.tree_thumbnail_svg(
+                drawing, label=f"Tree {member.index + 1}: {member.n_nodes} nodes"
+            )
+        cards.append({"member": member, "thumb": thumb})
+    drawing = figures.tree_drawing(chosen.layout) if chosen and chosen.layout else None
+    query = f"case={case.pk}&" if case else ""
+    return page(
+        request,
+        "diagnosis/model_ensemble.html",
+        {
+            "trained": trained,
+            "view": view,
+            "cards": cards,
+            "case": case,
+            "chosen": chosen,
+            "drawing": drawing,
+            "tree_svg": figures.tree_svg(drawing) if drawing else None,
+            "query": query,
         },
     )

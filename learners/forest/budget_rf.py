@@ -430,6 +430,13 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             evidence=self._extract_evidence(reaches, test, waiting[test]),
         )
 
+    def member_reach(self, known: Mapping[int, float], unavailable: Iterable[int] = ()) -> list:
+        """Where each tree's walk ends for this patient (leaves and waiting nodes), as
+        :meth:`next_action` walks it; a tree has finished when its ``frontier`` is empty."""
+        self._ensure_fitted()
+        known, unavailable = self._check_known(known, unavailable)
+        return [tree.reach(known, unavailable) for tree in self.trees_]
+
     def _extract_evidence(self, reaches, test: int, n_waiting: int) -> Evidence:
         """Belief now (every tree where its walk stopped) and the expected cost after ``test``.
 

@@ -85,6 +85,8 @@ POLICY: dict[str, tuple[str, ...]] = {
     "models/<int:pk>/": CLINICAL_PAGE,
     "models/<int:pk>/tree/": CLINICAL_PAGE,
     "models/<int:pk>/tree/?case=<case>": PATIENT_CASE,
+    "models/<int:pk>/trees/": CLINICAL_PAGE,  # a forest's or an ensemble's member trees
+    "models/<int:pk>/trees/?case=<case>": PATIENT_CASE,
     "models/<int:pk>/progress.json": CLINICAL_PAGE,
     "research/": CLINICAL_PAGE,
     "cases/new/": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),  # "choose a model"
@@ -190,7 +192,11 @@ POLICY: dict[str, tuple[str, ...]] = {
 }
 
 # Query strings that open a patient's data on a URL that also works without them.
-VARIANTS = {"models/<int:pk>/tree/": "?case=<case>", "cases/new/": "?model=<model>"}
+VARIANTS = {
+    "models/<int:pk>/tree/": "?case=<case>",
+    "models/<int:pk>/trees/": "?case=<case>",
+    "cases/new/": "?model=<model>",
+}
 
 
 def _patterns(resolver: URLResolver | None = None, prefix: str = ""):
