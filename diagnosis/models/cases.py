@@ -27,6 +27,13 @@ class DiagnosisCase(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    #: The error matrix the case is decided with, copied from its model's matrix in force when
+    #: the case started (``selectors.matrices``); never rewritten. Empty: the model's own.
+    matrix_snapshot = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Error matrix in force when the case started; empty = the model's own.",
+    )
 
     class Meta:
         ordering = ["-updated_at", "-id"]
