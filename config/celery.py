@@ -14,6 +14,29 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["diagnosis"])
 
 
+def _queues() -> None:
+    """Two queues: the default one (trainings, sweeps) and the experiments' own.
+
+    A worker started without ``-Q`` consumes both (so bin/run's and the tests' workers run
+    experiments); a worker machine added for experiments runs ``-Q experiments`` only, and
+    one kept for training ``-Q diagnosis``: many small experiment tasks never starve a
+    training or the sweeps.
+    """
+    from django.conf import settings
+    from kombu import Exchange, Queue
+
+    default = settings.CELERY_TASK_DEFAULT_QUEUE
+    experiments = settings.EXPERIMENTS_QUEUE
+    app.conf.task_queues = tuple(
+        Queue(name, Exchange(name, type="direct"), routing_key=name)
+        for name in dict.fromkeys((default, experiments))
+    )
+    app.conf.task_routes = {"diagnosis.tasks.run_experiment_task": {"queue": experiments}}
+
+
+_queues()
+
+
 @worker_process_init.connect
 def warm_kernels_in_the_background(**_kwargs) -> threading.Thread:
     """Each pool process loads every learner's compiled kernels (from numba's disk cache, which

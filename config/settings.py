@@ -199,6 +199,18 @@ TRAINING_TIME_LIMIT = int(os.environ.get("TRAINING_TIME_LIMIT", "3600"))
 TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "120"))
 TRAINING_MAX_ATTEMPTS = int(os.environ.get("TRAINING_MAX_ATTEMPTS", "3"))
 TRAINING_RESEND_SECONDS = int(os.environ.get("TRAINING_RESEND_SECONDS", "900"))
+# Experiments (issue 14) run as many small tasks on their own queue, so training and the
+# clinicians' work are never stuck behind them. A running task beats about every
+# EXPERIMENT_STALE_SECONDS / 3 (at most every 10 s); after EXPERIMENT_STALE_SECONDS of silence
+# its worker is taken for dead and the task is queued again, at most EXPERIMENT_MAX_ATTEMPTS
+# starts. Pending tasks of an experiment nothing moved for EXPERIMENT_RESEND_SECONDS are sent
+# again (the broker lost them).
+EXPERIMENTS_QUEUE = os.environ.get("EXPERIMENTS_QUEUE", "experiments")
+EXPERIMENT_TASK_TIME_LIMIT = int(os.environ.get("EXPERIMENT_TASK_TIME_LIMIT", "1800"))
+EXPERIMENT_STALE_SECONDS = int(os.environ.get("EXPERIMENT_STALE_SECONDS", "60"))
+EXPERIMENT_MAX_ATTEMPTS = int(os.environ.get("EXPERIMENT_MAX_ATTEMPTS", "3"))
+EXPERIMENT_RESEND_SECONDS = int(os.environ.get("EXPERIMENT_RESEND_SECONDS", "600"))
+EXPERIMENT_MAX_TASKS = int(os.environ.get("EXPERIMENT_MAX_TASKS", "20000"))
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # Redis gives an unacknowledged task to another worker after this long: longer than the
     # longest training, so a slow run is never started twice (a dead one is re-queued sooner
@@ -215,6 +227,10 @@ LOGGING = {
 CELERY_BEAT_SCHEDULE = {
     "recover-trainings": {
         "task": "diagnosis.tasks.recover_trainings",
+        "schedule": 60.0,
+    },
+    "recover-experiments": {
+        "task": "diagnosis.tasks.recover_experiments",
         "schedule": 60.0,
     },
 }

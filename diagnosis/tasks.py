@@ -8,9 +8,14 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from .services import training, training_queue
+from .services import experiment_runner, training, training_queue
 
-__all__ = ["recover_trainings", "train_model"]
+__all__ = [
+    "recover_experiments",
+    "recover_trainings",
+    "run_experiment_task",
+    "train_model",
+]
 
 
 @shared_task(
@@ -42,3 +47,31 @@ def recover_trainings() -> dict[str, int]:
 def recover_when_a_worker_starts(sender=None, **_kwargs) -> None:
     """A (re)started worker sweeps at once, so recovery never waits for beat."""
     recover_trainings.delay()
+    recover_experiments.delay()
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    time_limit=settings.EXPERIMENT_TASK_TIME_LIMIT + 60,
+    soft_time_limit=settings.EXPERIMENT_TASK_TIME_LIMIT,
+    autoretry_for=(OperationalError, InterfaceError, BrokerError),
+    retry_backoff=True,
+    max_retries=3,
+)
+def run_experiment_task(self, task_id: int) -> str:
+    """Compute one (learner, repeat, fold, matrix) task of an experiment (routed to the
+    "experiments" queue; a task already done or running elsewhere is skipped)."""
+    return experiment_runner.run_task(task_id=task_id, worker=self.request.hostname or "")
+
+
+@shared_task(ignore_result=True, time_limit=300)
+def recover_experiments() -> dict[str, int]:
+    """Re-queue experiment tasks whose worker died and re-send those the queue lost."""
+    recovered = experiment_runner.recover_experiments(
+        stale_seconds=settings.EXPERIMENT_STALE_SECONDS,
+        resend_after_seconds=settings.EXPERIMENT_RESEND_SECONDS,
+        max_attempts=settings.EXPERIMENT_MAX_ATTEMPTS,
+    )
+    return vars(recovered)

@@ -40,11 +40,21 @@ class ProgressWriter:
 
 
 class Heartbeat:
-    """Context manager: a thread refreshes ``heartbeat_at`` while a long fit runs."""
+    """Context manager: a thread refreshes ``heartbeat_at`` while a long fit runs.
 
-    def __init__(self, trained_model_id: int, interval: float = HEARTBEAT_INTERVAL):
+    ``beat`` replaces the training's refresh (an experiment task beats its own row).
+    """
+
+    def __init__(
+        self,
+        trained_model_id: int | None,
+        interval: float = HEARTBEAT_INTERVAL,
+        *,
+        beat: Callable[[], None] | None = None,
+    ):
         self.trained_model_id = trained_model_id
         self.interval = interval
+        self.beat = beat
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="training-heartbeat", daemon=True)
 
@@ -62,6 +72,9 @@ class Heartbeat:
     def _run(self) -> None:
         try:
             while not self._stop.wait(self.interval):
+                if self.beat is not None:
+                    self.beat()
+                    continue
                 TrainedModel.objects.filter(
                     pk=self.trained_model_id, status=TrainedModel.RUNNING
                 ).update(heartbeat_at=timezone.now())

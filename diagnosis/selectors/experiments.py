@@ -1,0 +1,740 @@
+"""Reads of experiments: lists, progress, results, chart series, significance, exports.
+
+Clinicians and model administrators may read every experiment (they hold no patient
+cases: only the training data's figures).  A missing experiment raises
+``Experiment.DoesNotExist`` (a 404).  The statistics were computed by
+``services.experiment_results`` (scipy.stats, through ``learners.significance``) when the
+experiment's last task landed; an experiment still running is summarized from the tasks in
+so far, with the same functions.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.utils import timezone
+
+from learners.significance import ALPHA, wilcoxon_test
+
+from ..models import Experiment, ExperimentTask
+from ..permissions import is_clinician, is_model_admin
+from ..services.experiment_results import METRICS, assemble_results
+
+__all__ = [
+    "Bar",
+    "Charts",
+    "Comparison",
+    "ExperimentDetail",
+    "ExperimentSummary",
+    "Progress",
+    "Recommendation",
+    "ResultRow",
+    "Series",
+    "Stat",
+    "chart_series",
+    "cross_dataset_significance",
+    "experiment_detail",
+    "experiment_progress",
+    "export_csv",
+    "export_json",
+    "list_experiments",
+    "recommendations",
+    "results_table",
+    "significance",
+]
+
+
+def _require_reader(user) -> None:
+    if not (is_clinician(user) or is_model_admin(user)):
+        raise PermissionDenied("Only clinicians and model administrators may see experiments.")
+
+
+def _get(experiment_id: int) -> Experiment:
+    return Experiment.objects.select_related("dataset", "created_by").get(pk=experiment_id)
+
+
+# ------------------------------------------------------------------ lists and progress
+@dataclass(frozen=True)
+class ExperimentSummary:
+    id: int
+    name: str
+    dataset_id: int
+    dataset_name: str
+    status: str
+    status_label: str
+    n_tasks: int
+    n_done: int
+    n_failed: int
+    progress: float
+    created_at: datetime
+    created_by: str
+    n_learners: int
+    n_matrices: int
+    matrix_kind: str
+    finished_at: datetime | None
+
+
+def _summary(e: Experiment) -> ExperimentSummary:
+    return ExperimentSummary(
+        id=e.pk,
+        name=e.name,
+        dataset_id=e.dataset_id,
+        dataset_name=e.dataset.name,
+        status=e.status,
+        status_label=e.get_status_display(),
+        n_tasks=e.n_tasks,
+        n_done=e.n_done,
+        n_failed=e.n_failed,
+        progress=(e.n_done + e.n_failed) / e.n_tasks if e.n_tasks else 0.0,
+        created_at=e.created_at,
+        created_by=e.created_by.get_username() if e.created_by_id else "",
+        n_learners=len(e.learners),
+        n_matrices=len(e.matrices),
+        matrix_kind=e.matrix_kind,
+        finished_at=e.finished_at,
+    )
+
+
+def list_experiments(*, user, dataset_id: int | None = None) -> list[ExperimentSummary]:
+    """Every saved experiment, newest first (optionally of one dataset)."""
+    _require_reader(user)
+    rows = Experiment.objects.select_related("dataset", "created_by").defer(
+        "results", "case_ids", "cost_snapshot"
+    )
+    if dataset_id is not None:
+        rows = rows.filter(dataset_id=dataset_id)
+    return [_summary(e) for e in rows]
+
+
+@dataclass(frozen=True)
+class Progress:
+    status: str
+    status_label: str
+    n_tasks: int
+    n_done: int
+    n_failed: int
+    n_running: int
+    progress: float
+    message: str
+    stalled: bool
+    finished: bool
+
+
+def _progress(e: Experiment) -> Progress:
+    running = ExperimentTask.objects.filter(
+        experiment_id=e.pk, status=ExperimentTask.RUNNING
+    ).count()
+    stale = float(settings.EXPERIMENT_STALE_SECONDS)
+    now = timezone.now()
+    stalled = False
+    landed = e.n_done + e.n_failed
+    if e.status in (Experiment.QUEUED, Experiment.RUNNING):
+        last = e.last_activity_at or e.created_at
+        quiet = (now - last).total_seconds()
+        if quiet > stale:
+            stalled = True
+            message = (
+                f"Nothing has happened for {_duration(quiet)}: no worker has taken or reported "
+                f"on a task of this experiment since {timezone.localtime(last):%H:%M:%S}. "
+                f"Is a Celery worker consuming the '{settings.EXPERIMENTS_QUEUE}' queue running? "
+                "(bin/run starts one; on another machine run: celery -A config worker -Q "
+                f"{settings.EXPERIMENTS_QUEUE}.)"
+            )
+            dead = ExperimentTask.objects.filter(
+                experiment_id=e.pk,
+                status=ExperimentTask.RUNNING,
+                heartbeat_at__lt=now - timedelta(seconds=stale),
+            ).first()
+            if dead is not None:
+                message += (
+                    f" The worker {dead.claimed_by or ''} computing a task stopped reporting "
+                    f"at {timezone.localtime(dead.heartbeat_at):%H:%M:%S} (killed or "
+                    "restarted?); its task is queued again when a worker starts."
+                )
+        elif e.status == Experiment.QUEUED:
+            message = f"Waiting for a worker ({e.n_tasks} tasks queued)."
+        else:
+            message = f"{landed} of {e.n_tasks} tasks finished, {running} running."
+    elif e.status == Experiment.DONE:
+        message = f"Finished: {e.n_done} tasks."
+    else:
+        message = e.status_reason or e.get_status_display()
+    return Progress(
+        status=e.status,
+        status_label=e.get_status_display(),
+        n_tasks=e.n_tasks,
+        n_done=e.n_done,
+        n_failed=e.n_failed,
+        n_running=running,
+        progress=landed / e.n_tasks if e.n_tasks else 0.0,
+        message=message,
+        stalled=stalled,
+        finished=e.is_finished,
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} seconds"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.1f} hours"
+
+
+def experiment_progress(*, user, experiment_id: int) -> Progress:
+    """Progress for polling; ``message`` says why an experiment is not moving."""
+    _require_reader(user)
+    return _progress(_get(experiment_id))
+
+
+@dataclass(frozen=True)
+class ExperimentDetail:
+    summary: ExperimentSummary
+    learners: list[dict]
+    matrices: list[dict]
+    k: int
+    repeats: int
+    seed: int
+    status_reason: str
+    progress: Progress
+    can_cancel: bool
+    can_resume: bool
+    can_rerun: bool
+    parent_id: int | None
+    test_names: list[str]
+    class_labels: list[str]
+
+
+def experiment_detail(*, user, experiment_id: int) -> ExperimentDetail:
+    """Settings, progress and what the user may do with it."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    admin = is_model_admin(user)
+    return ExperimentDetail(
+        summary=_summary(e),
+        learners=[{"index": i, **entry} for i, entry in enumerate(e.learners)],
+        matrices=[{"index": i, **m} for i, m in enumerate(e.matrices)],
+        k=e.k,
+        repeats=e.repeats,
+        seed=e.seed,
+        status_reason=e.status_reason,
+        progress=_progress(e),
+        can_cancel=admin and e.status in (Experiment.QUEUED, Experiment.RUNNING),
+        can_resume=admin and e.status in (Experiment.CANCELLED, Experiment.FAILED),
+        can_rerun=admin and e.is_finished,
+        parent_id=e.parent_id,
+        test_names=list(e.cost_snapshot.get("names", [])),
+        class_labels=list((e.cost_snapshot.get("vocabulary") or {}).get("classes") or [])
+        or list(e.dataset.class_labels),
+    )
+
+
+# ------------------------------------------------------------------ results
+def _results(e: Experiment) -> dict:
+    """The assembled results; computed on the fly while the experiment runs."""
+    if e.results and e.status in (Experiment.DONE, Experiment.FAILED):
+        return e.results
+    return assemble_results(e)
+
+
+@dataclass(frozen=True)
+class Stat:
+    mean: float | None
+    std: float | None
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    learner_index: int
+    learner_label: str
+    matrix_index: int
+    matrix_label: str
+    x: float | None
+    n: int
+    normalized_cost: Stat
+    accuracy: Stat
+    mean_test_cost: Stat
+    mean_total_cost: Stat
+    misclassification_cost: Stat
+    reject_rate: Stat
+    fit_seconds: Stat
+    auc: Stat | None
+
+
+def results_table(*, user, experiment_id: int) -> list[ResultRow]:
+    """Mean and standard deviation over folds x repeats, per (matrix, learner)."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    rows = []
+    for entry in _results(e)["table"]:
+        li, mi = entry["learner_index"], entry["matrix_index"]
+        auc = entry.get("auc") or {}
+        rows.append(
+            ResultRow(
+                learner_index=li,
+                learner_label=e.learners[li]["label"],
+                matrix_index=mi,
+                matrix_label=e.matrices[mi]["label"],
+                x=e.matrices[mi]["x"],
+                n=entry["n"],
+                auc=Stat(auc["mean"], auc["std"]) if auc.get("n") else None,
+                **{m: Stat(entry[m]["mean"], entry[m]["std"]) for m in METRICS},
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    x: list
+    y: list
+    error: list | None = None
+    learner_index: int | None = None
+    matrix_index: int | None = None
+
+
+@dataclass(frozen=True)
+class Bar:
+    learner_label: str
+    matrix_label: str
+    test_names: list[str]
+    frequency: list[float]
+    paid: list[float]
+
+
+@dataclass(frozen=True)
+class Charts:
+    x_title: str
+    log_x: bool
+    normalized_cost: list[Series] = field(default_factory=list)
+    accuracy: list[Series] = field(default_factory=list)
+    anytime: list[Series] = field(default_factory=list)
+    budget: list[Series] = field(default_factory=list)
+    roc: list[Series] = field(default_factory=list)
+    tests_paid: list[Bar] = field(default_factory=list)
+
+
+def chart_series(*, user, experiment_id: int) -> Charts:
+    """The series of every chart of the results page (plain lists, ready for Plotly)."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    results = _results(e)
+    by = {(r["learner_index"], r["matrix_index"]): r for r in results["table"]}
+    xs = [m["x"] if m["x"] is not None else 0.0 for m in e.matrices]
+    order = sorted(range(len(e.matrices)), key=lambda mi: xs[mi])
+    charts = Charts(
+        x_title={
+            Experiment.MATRIX_UNIFORM: "Error cost",
+            Experiment.MATRIX_RATIO: "FP/FN cost ratio",
+        }.get(e.matrix_kind, "Error matrix"),
+        log_x=e.matrix_kind == Experiment.MATRIX_RATIO,
+    )
+    for li, entry in enumerate(e.learners):
+        for target, metric in (
+            (charts.normalized_cost, "normalized_cost"),
+            (charts.accuracy, "accuracy"),
+        ):
+            points = [(xs[mi], by[(li, mi)][metric]) for mi in order if by[(li, mi)]["n"]]
+            target.append(
+                Series(
+                    name=entry["label"],
+                    x=[x for x, _ in points],
+                    y=[s["mean"] for _, s in points],
+                    error=[s["std"] for _, s in points],
+                    learner_index=li,
+                )
+            )
+    tasks = list(
+        e.tasks.filter(status=ExperimentTask.DONE).values(
+            "learner_index", "matrix_index", "anytime", "roc", "test_frequency", "test_paid"
+        )
+    )
+    # ACT-like learners: mean normalized cost per round against mean fit time per round.
+    rounds: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    for t in tasks:
+        for point in t["anytime"] or []:
+            rounds[t["learner_index"]][point["r"]].append(point)
+    for li, per_r in sorted(rounds.items()):
+        rs = sorted(per_r)
+        charts.anytime.append(
+            Series(
+                name=e.learners[li]["label"],
+                x=[float(np.mean([p["fit_seconds"] for p in per_r[r]])) for r in rs],
+                y=[_mean(p["normalized_cost"] for p in per_r[r]) for r in rs],
+                error=None,
+                learner_index=li,
+                matrix_index=0,
+            )
+        )
+    # Budgeted learners: one curve per matrix through the budgets chosen.
+    budgeted = [
+        (li, entry["params"].get("budget"))
+        for li, entry in enumerate(e.learners)
+        if "budget" in entry["params"] and entry["params"].get("budget") is not None
+    ]
+    if budgeted:
+        budgeted.sort(key=lambda item: item[1])
+        for mi in order:
+            charts.budget.append(
+                Series(
+                    name=f"normalized cost, {e.matrices[mi]['label']}",
+                    x=[b for _, b in budgeted],
+                    y=[by[(li, mi)]["normalized_cost"]["mean"] for li, _ in budgeted],
+                    error=[by[(li, mi)]["normalized_cost"]["std"] for li, _ in budgeted],
+                    matrix_index=mi,
+                )
+            )
+        charts.budget.append(
+            Series(
+                name="mean test cost per patient",
+                x=[b for _, b in budgeted],
+                y=[by[(li, order[0])]["mean_test_cost"]["mean"] for li, _ in budgeted],
+                error=[by[(li, order[0])]["mean_test_cost"]["std"] for li, _ in budgeted],
+                matrix_index=order[0],
+            )
+        )
+    # ROC (two classes): each fold's curve for the first matrix, points pooled and sorted.
+    if len(e.matrices) and any(t["roc"] for t in tasks):
+        for li, entry in enumerate(e.learners):
+            points = sorted(
+                {
+                    (fpr, tpr)
+                    for t in tasks
+                    if t["learner_index"] == li and t["matrix_index"] == 0 and t["roc"]
+                    for fpr, tpr in zip(t["roc"]["fpr"], t["roc"]["tpr"], strict=False)
+                }
+            )
+            if points:
+                charts.roc.append(
+                    Series(
+                        name=entry["label"],
+                        x=[p[0] for p in points],
+                        y=[p[1] for p in points],
+                        learner_index=li,
+                        matrix_index=0,
+                    )
+                )
+    names = list(e.cost_snapshot.get("names", []))
+    for mi in order:
+        for li, entry in enumerate(e.learners):
+            mine = [t for t in tasks if t["learner_index"] == li and t["matrix_index"] == mi]
+            if not mine:
+                continue
+            charts.tests_paid.append(
+                Bar(
+                    learner_label=entry["label"],
+                    matrix_label=e.matrices[mi]["label"],
+                    test_names=names,
+                    frequency=np.mean([t["test_frequency"] for t in mine], axis=0).tolist(),
+                    paid=np.mean([t["test_paid"] for t in mine], axis=0).tolist(),
+                )
+            )
+    return charts
+
+
+def _mean(values) -> float | None:
+    x = [v for v in values if v is not None and math.isfinite(v)]
+    return float(np.mean(x)) if x else None
+
+
+# ------------------------------------------------------------------ significance
+@dataclass(frozen=True)
+class Comparison:
+    matrix_index: int | None
+    matrix_label: str
+    a_index: int
+    b_index: int
+    learner_a: str
+    learner_b: str
+    metric: str
+    test: str
+    n: int
+    mean_a: float
+    mean_b: float
+    mean_difference: float
+    statistic: float | None
+    p_value: float | None
+    effect_size: float | None
+    effect_size_name: str
+    ci_low: float | None
+    ci_high: float | None
+    significant: bool
+    note: str
+
+
+def _comparison(e: Experiment, data: dict) -> Comparison:
+    mi = data.get("matrix_index")
+    return Comparison(
+        matrix_index=mi,
+        matrix_label=e.matrices[mi]["label"] if mi is not None else "",
+        a_index=data["a"],
+        b_index=data["b"],
+        learner_a=e.learners[data["a"]]["label"],
+        learner_b=e.learners[data["b"]]["label"],
+        metric=data["metric"],
+        test=data["test"],
+        n=data["n"],
+        mean_a=data["mean_a"],
+        mean_b=data["mean_b"],
+        mean_difference=data["mean_difference"],
+        statistic=data["statistic"],
+        p_value=data["p_value"],
+        effect_size=data["effect_size"],
+        effect_size_name=data["effect_size_name"],
+        ci_low=data.get("ci_low"),
+        ci_high=data.get("ci_high"),
+        significant=bool(data["significant"]),
+        note=data.get("note", ""),
+    )
+
+
+def significance(*, user, experiment_id: int) -> list[Comparison]:
+    """Paired t-tests over the shared folds, per matrix and pair of learners (normalized cost)."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    return [_comparison(e, c) for c in _results(e)["significance"]]
+
+
+def cross_dataset_significance(*, user, experiment_ids: Sequence[int]) -> list[Comparison]:
+    """Wilcoxon signed-rank tests across datasets: one mean normalized cost per experiment.
+
+    Learners are matched by label and matrices by label (e.g. "uniform 100") across the
+    experiments; a pair is tested over the experiments where both have a result.  The
+    comparisons carry ``matrix_index`` None and the matrix's label.
+    """
+    _require_reader(user)
+    experiments = [_get(pk) for pk in experiment_ids]
+    means: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    learner_order: list[str] = []
+    matrix_order: list[str] = []
+    for e in experiments:
+        for entry in _results(e)["table"]:
+            mean = entry["normalized_cost"]["mean"]
+            if mean is None:
+                continue
+            label = e.learners[entry["learner_index"]]["label"]
+            matrix = e.matrices[entry["matrix_index"]]["label"]
+            means[(label, matrix)][e.pk] = mean
+            if label not in learner_order:
+                learner_order.append(label)
+            if matrix not in matrix_order:
+                matrix_order.append(matrix)
+    out = []
+    for matrix in matrix_order:
+        for ia in range(len(learner_order)):
+            for ib in range(ia + 1, len(learner_order)):
+                a, b = learner_order[ia], learner_order[ib]
+                left, right = means.get((a, matrix), {}), means.get((b, matrix), {})
+                common = [pk for pk in experiment_ids if pk in left and pk in right]
+                if not common:
+                    continue
+                result = wilcoxon_test([left[pk] for pk in common], [right[pk] for pk in common])
+                out.append(
+                    Comparison(
+                        matrix_index=None,
+                        matrix_label=matrix,
+                        a_index=ia,
+                        b_index=ib,
+                        learner_a=a,
+                        learner_b=b,
+                        metric="normalized_cost",
+                        significant=result.significant,
+                        **{k: v for k, v in result.to_dict().items() if k not in ("significant",)},
+                    )
+                )
+    return out
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    matrix_index: int
+    matrix_label: str
+    learner_index: int | None
+    learner_label: str
+    mean_total_cost: float | None
+    ci_low: float | None
+    ci_high: float | None
+    confidence: float
+    runner_up_index: int | None
+    runner_up_label: str
+    runner_up_cost: float | None
+    p_value: float | None
+    significant: bool
+    sentence: str
+
+
+def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
+    """Per matrix: the learner with the lowest expected total cost per patient, its
+    confidence interval, and whether it is significantly cheaper than the runner-up."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    out = []
+    for r in _results(e)["recommendations"]:
+        mi = r["matrix_index"]
+        li = r.get("learner_index")
+        if li is None:
+            out.append(
+                Recommendation(
+                    matrix_index=mi,
+                    matrix_label=e.matrices[mi]["label"],
+                    learner_index=None,
+                    learner_label="",
+                    mean_total_cost=None,
+                    ci_low=None,
+                    ci_high=None,
+                    confidence=0.95,
+                    runner_up_index=None,
+                    runner_up_label="",
+                    runner_up_cost=None,
+                    p_value=None,
+                    significant=False,
+                    sentence="No results yet for this matrix.",
+                )
+            )
+            continue
+        label = e.learners[li]["label"]
+        runner = r.get("runner_up_index")
+        comparison = r.get("comparison") or {}
+        p = comparison.get("p_value")
+        interval = (
+            f" ({r['confidence']:.0%} CI {r['ci_low']:.2f} to {r['ci_high']:.2f})"
+            if r.get("ci_low") is not None
+            else ""
+        )
+        sentence = f"{label}: expected total cost {r['mean_total_cost']:.2f} per patient{interval}."
+        if runner is not None:
+            runner_label = e.learners[runner]["label"]
+            if p is None:
+                verdict = "no test possible" + (
+                    f": {comparison['note']}" if comparison.get("note") else ""
+                )
+            elif r["significant"]:
+                verdict = f"significantly cheaper (paired t-test p = {p:.3g} < {ALPHA:g})"
+            else:
+                verdict = f"the difference is not significant (paired t-test p = {p:.3g})"
+            sentence += f" Runner-up {runner_label} at {r['runner_up_cost']:.2f}; {verdict}."
+        out.append(
+            Recommendation(
+                matrix_index=mi,
+                matrix_label=e.matrices[mi]["label"],
+                learner_index=li,
+                learner_label=label,
+                mean_total_cost=r["mean_total_cost"],
+                ci_low=r.get("ci_low"),
+                ci_high=r.get("ci_high"),
+                confidence=r.get("confidence", 0.95),
+                runner_up_index=runner,
+                runner_up_label=e.learners[runner]["label"] if runner is not None else "",
+                runner_up_cost=r.get("runner_up_cost"),
+                p_value=p,
+                significant=bool(r["significant"]),
+                sentence=sentence,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------ exports
+CSV_COLUMNS = (
+    "experiment",
+    "dataset",
+    "learner",
+    "learner_key",
+    "matrix",
+    "matrix_x",
+    "repeat",
+    "fold",
+    "status",
+    "n_cases",
+    *METRICS,
+    "auc",
+    "error",
+)
+
+
+def export_csv(*, user, experiment_id: int) -> str:
+    """One row per task (learner, matrix, repeat, fold) with its figures."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for t in e.tasks.order_by("learner_index", "matrix_index", "repeat", "fold"):
+        learner, matrix = e.learners[t.learner_index], e.matrices[t.matrix_index]
+        writer.writerow(
+            [
+                e.pk,
+                e.dataset.name,
+                _cell(learner["label"]),
+                learner["key"],
+                _cell(matrix["label"]),
+                "" if matrix["x"] is None else matrix["x"],
+                t.repeat + 1,
+                t.fold + 1,
+                t.status,
+                "" if t.n_cases is None else t.n_cases,
+                *["" if getattr(t, m) is None else getattr(t, m) for m in METRICS],
+                (t.roc or {}).get("auc", ""),
+                _cell(t.error),
+            ]
+        )
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A spreadsheet must not run a cell as a formula (CSV injection)."""
+    text = str(text or "")
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def export_json(*, user, experiment_id: int) -> dict:
+    """Settings, snapshots, every task's result and the assembled results, as plain JSON."""
+    _require_reader(user)
+    e = _get(experiment_id)
+    fields = (
+        "learner_index",
+        "repeat",
+        "fold",
+        "matrix_index",
+        "status",
+        "attempts",
+        "error",
+        "n_cases",
+        *METRICS,
+        "test_frequency",
+        "test_paid",
+        "roc",
+        "anytime",
+    )
+    return {
+        "id": e.pk,
+        "name": e.name,
+        "dataset": {"id": e.dataset_id, "name": e.dataset.name},
+        "status": e.status,
+        "status_reason": e.status_reason,
+        "created_at": e.created_at.isoformat(),
+        "finished_at": e.finished_at.isoformat() if e.finished_at else None,
+        "learners": e.learners,
+        "matrix_kind": e.matrix_kind,
+        "matrix_spec": e.matrix_spec,
+        "matrices": e.matrices,
+        "k": e.k,
+        "repeats": e.repeats,
+        "seed": e.seed,
+        "cost_snapshot": e.cost_snapshot,
+        "n_cases": len(e.case_ids),
+        "tasks": list(
+            e.tasks.order_by("learner_index", "matrix_index", "repeat", "fold").values(*fields)
+        ),
+        "results": _results(e),
+    }

@@ -1,0 +1,139 @@
+"""Assembling an experiment's results from its task rows: summaries, significance, advice.
+
+Every statistic comes from :mod:`learners.significance` (scipy.stats).  Per matrix, each pair
+of learners is compared with a paired t-test over the (repeat, fold) cells both finished
+(the same folds served both), on normalized cost; the recommended learner is the one with the
+lowest mean total cost per patient (tests + errors + referrals), with a t confidence interval,
+and a paired t-test on total cost against the runner-up says whether the difference is
+significant at ``ALPHA``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from itertools import combinations
+
+import numpy as np
+
+from learners.significance import ALPHA, mean_interval, paired_t_test
+
+from ..models import Experiment, ExperimentTask
+
+__all__ = ["METRICS", "assemble_results", "cells_by_learner_matrix", "summary"]
+
+#: The per-task figures summarized as mean and spread.
+METRICS = (
+    "normalized_cost",
+    "accuracy",
+    "mean_test_cost",
+    "mean_total_cost",
+    "misclassification_cost",
+    "reject_rate",
+    "fit_seconds",
+)
+
+
+def cells_by_learner_matrix(experiment: Experiment) -> dict[tuple[int, int], dict]:
+    """``{(learner, matrix): {(repeat, fold): row-dict}}`` of the finished tasks."""
+    cells: dict[tuple[int, int], dict] = defaultdict(dict)
+    rows = experiment.tasks.filter(status=ExperimentTask.DONE).values(
+        "learner_index", "matrix_index", "repeat", "fold", "roc", *METRICS
+    )
+    for row in rows:
+        cells[(row["learner_index"], row["matrix_index"])][(row["repeat"], row["fold"])] = row
+    return cells
+
+
+def summary(values) -> dict:
+    """Mean and standard deviation (``ddof=1``; 0 for one value) of finite values."""
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if len(x) == 0:
+        return {"mean": None, "std": None, "n": 0}
+    return {
+        "mean": float(np.mean(x)),
+        "std": float(np.std(x, ddof=1)) if len(x) > 1 else 0.0,
+        "n": int(len(x)),
+    }
+
+
+def assemble_results(experiment: Experiment) -> dict:
+    """The JSON stored in ``Experiment.results`` when its last task lands."""
+    cells = cells_by_learner_matrix(experiment)
+    n_learners, n_matrices = len(experiment.learners), len(experiment.matrices)
+    table = []
+    for mi in range(n_matrices):
+        for li in range(n_learners):
+            rows = list(cells.get((li, mi), {}).values())
+            entry = {"learner_index": li, "matrix_index": mi, "n": len(rows)}
+            for metric in METRICS:
+                entry[metric] = summary(r[metric] for r in rows)
+            entry["auc"] = summary((r["roc"] or {}).get("auc") for r in rows)
+            table.append(entry)
+    comparisons = []
+    recommendations = []
+    for mi in range(n_matrices):
+        for a, b in combinations(range(n_learners), 2):
+            comparison = _paired(cells, a, b, mi, "normalized_cost")
+            if comparison is not None:
+                comparisons.append(comparison)
+        recommendations.append(_recommend(experiment, cells, mi))
+    return {
+        "table": table,
+        "significance": comparisons,
+        "recommendations": recommendations,
+        "alpha": ALPHA,
+    }
+
+
+def _paired(cells, a: int, b: int, mi: int, metric: str) -> dict | None:
+    left, right = cells.get((a, mi), {}), cells.get((b, mi), {})
+    common = sorted(
+        key
+        for key in set(left) & set(right)
+        if left[key][metric] is not None and right[key][metric] is not None
+    )
+    if not common:
+        return None
+    result = paired_t_test([left[c][metric] for c in common], [right[c][metric] for c in common])
+    return {"matrix_index": mi, "a": a, "b": b, "metric": metric, **result.to_dict()}
+
+
+def _recommend(experiment: Experiment, cells, mi: int) -> dict:
+    means = []
+    for li in range(len(experiment.learners)):
+        values = [
+            row["mean_total_cost"]
+            for row in cells.get((li, mi), {}).values()
+            if row["mean_total_cost"] is not None
+        ]
+        if values:
+            means.append((float(np.mean(values)), li, values))
+    if not means:
+        return {"matrix_index": mi, "learner_index": None}
+    means.sort(key=lambda item: (item[0], item[1]))
+    best_mean, best, values = means[0]
+    interval = mean_interval(values)
+    recommendation = {
+        "matrix_index": mi,
+        "learner_index": best,
+        "mean_total_cost": best_mean,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        "confidence": interval.confidence,
+        "n": interval.n,
+        "runner_up_index": None,
+        "runner_up_cost": None,
+        "comparison": None,
+        "significant": False,
+    }
+    if len(means) > 1:
+        runner_cost, runner, _ = means[1]
+        comparison = _paired(cells, best, runner, mi, "mean_total_cost")
+        recommendation.update(
+            runner_up_index=runner,
+            runner_up_cost=runner_cost,
+            comparison=comparison,
+            significant=bool(comparison and comparison["significant"]),
+        )
+    return recommendation

@@ -1,0 +1,271 @@
+"""Experiments in-process: validation, running tasks, idempotency, results, permissions, exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from diagnosis.models import Experiment, ExperimentTask
+from diagnosis.selectors import experiments as reads
+from diagnosis.services import experiment_runner
+from diagnosis.services.costs import cost_model_from_snapshot
+from diagnosis.services.experiments import (
+    cancel_experiment,
+    clone_experiment,
+    create_experiment,
+    deploy_recommended,
+    rerun_experiment,
+    resume_experiment,
+)
+from diagnosis.services.training_data import dataset_arrays
+
+pytestmark = pytest.mark.django_db
+
+TWO = [{"key": "eg2", "params": {}}, {"key": "c45", "params": {}}]
+
+
+def _counts() -> tuple[int, int]:
+    return Experiment.objects.count(), ExperimentTask.objects.count()
+
+
+def _run_all(experiment: Experiment) -> Experiment:
+    """Every lead task, in this process, as a worker would run them."""
+    for pk in experiment.tasks.filter(lead__isnull=True).values_list("pk", flat=True):
+        experiment_runner.run_task(task_id=pk, worker="test")
+    experiment.refresh_from_db()
+    return experiment
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "words"),
+    [
+        ({"learners": []}, "learners", "at least one learner"),
+        ({"k": 1}, "k", "at least 2"),
+        ({"k": 200}, "k", "smallest class"),
+        ({"matrix_kind": "uniform", "costs": []}, "matrices", "at least one error cost"),
+        ({"matrix_kind": "ratio", "ratios": []}, "matrices", "at least one FP/FN ratio"),
+        ({"learners": [{"key": "nope", "params": {}}]}, "learners", "Unknown learner"),
+        ({"learners": [{"key": "eg2", "params": {"bogus": 1}}]}, "learners", "no parameter"),
+        ({"learners": [{"key": "eg2", "params": {"w": -1}}]}, "learners", "at least 0"),
+        ({"matrix_kind": "uniform", "costs": [-3]}, "matrices", "positive"),
+        ({"repeats": 0}, "repeats", "at least 1"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message_and_nothing_saved(
+    model_admin, toy_dataset, changes, field, words
+):
+    """Each bad setting raises ValidationError naming the field; no experiment or task is saved."""
+    arguments = {
+        "user": model_admin,
+        "dataset": toy_dataset,
+        "learners": TWO,
+        "matrix_kind": "uniform",
+        "costs": [50, 100],
+        "k": 3,
+        "launch": False,
+    }
+    arguments.update(changes)
+    before = _counts()
+    with pytest.raises(ValidationError) as caught:
+        create_experiment(**arguments)
+    messages = caught.value.message_dict
+    assert field in messages, messages
+    assert any(words in m for m in messages[field]), messages
+    assert _counts() == before
+
+
+def test_several_problems_are_reported_together(model_admin, toy_dataset):
+    """Zero learners, k = 1 and an empty sweep at once: all three are said, nothing saved."""
+    before = _counts()
+    with pytest.raises(ValidationError) as caught:
+        create_experiment(
+            user=model_admin,
+            dataset=toy_dataset,
+            learners=[],
+            matrix_kind="uniform",
+            costs=[],
+            k=1,
+            launch=False,
+        )
+    assert {"learners", "k", "matrices"} <= set(caught.value.message_dict)
+    assert _counts() == before
+
+
+def test_only_model_admins_create_and_clinicians_read(model_admin, clinician, toy_dataset):
+    """A clinician may not create (PermissionDenied) but may read; a plain user may not read."""
+    with pytest.raises(PermissionDenied):
+        create_experiment(
+            user=clinician, dataset=toy_dataset, learners=TWO, matrix_kind="uniform", costs=[1]
+        )
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=TWO,
+        matrix_kind="uniform",
+        costs=[100],
+        k=2,
+        launch=False,
+    )
+    assert reads.experiment_detail(user=clinician, experiment_id=experiment.pk).k == 2
+    nobody = User.objects.create_user("nobody", password="x")
+    with pytest.raises(PermissionDenied):
+        reads.list_experiments(user=nobody)
+    with pytest.raises(PermissionDenied):
+        cancel_experiment(user=clinician, experiment=experiment)
+
+
+def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
+    model_admin, clinician, toy_dataset
+):
+    """Tasks fill one row each; the figures equal learners.cross_validate on make_folds' folds."""
+    from diagnosis.services import learner_registry
+    from learners.evaluation import cross_validate, make_folds
+
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=TWO,
+        matrix_kind="matrix",
+        error_matrix=toy_dataset.error_matrices.get(name="Uniform 100"),
+        k=3,
+        repeats=2,
+        seed=7,
+        launch=False,
+    )
+    assert experiment.n_tasks == 2 * 2 * 3 * 1
+    experiment = _run_all(experiment)
+    assert experiment.status == Experiment.DONE, experiment.status_reason
+    assert experiment.n_done == experiment.n_tasks
+    X, y, categorical = dataset_arrays(toy_dataset)
+    cost_model = cost_model_from_snapshot(experiment.cost_snapshot)
+    matrix = experiment.matrices[0]
+    for li, entry in enumerate(experiment.learners):
+        for repeat in range(2):
+            estimator = learner_registry.build_estimator(
+                entry["key"],
+                entry["params"],
+                cost_model=cost_model,
+                cost_matrix=matrix["matrix"],
+                reject_cost=matrix["reject_cost"],
+                categorical_features=categorical,
+                random_state=7 + repeat,
+            )
+            folds = make_folds(y, n_splits=3, random_state=7 + repeat)
+            expected = cross_validate(
+                estimator,
+                X,
+                y,
+                folds=folds,
+                test_costs=cost_model,
+                cost_matrix=np.asarray(matrix["matrix"]),
+                reject_cost=matrix["reject_cost"],
+            )
+            rows = experiment.tasks.filter(learner_index=li, repeat=repeat).order_by("fold")
+            got = [r.normalized_cost for r in rows]
+            want = [f.normalized_cost for f in expected.folds]
+            assert got == pytest.approx(want)
+            assert [r.n_cases for r in rows] == [len(test) for _, test in folds]
+    table = reads.results_table(user=clinician, experiment_id=experiment.pk)
+    assert len(table) == 2
+    eg2 = experiment.tasks.filter(learner_index=0).values_list("normalized_cost", flat=True)
+    assert table[0].normalized_cost.mean == pytest.approx(np.mean(list(eg2)))
+    assert table[0].normalized_cost.std == pytest.approx(np.std(list(eg2), ddof=1))
+    (comparison,) = reads.significance(user=clinician, experiment_id=experiment.pk)
+    assert comparison.n == 6 and comparison.test == "paired t-test"
+    (recommendation,) = reads.recommendations(user=clinician, experiment_id=experiment.pk)
+    assert recommendation.learner_index in (0, 1) and recommendation.sentence
+
+
+def test_a_task_run_twice_is_computed_once(model_admin, toy_dataset):
+    """A redelivered task (run_task again on a done row) is skipped and its row unchanged."""
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=TWO[:1],
+        matrix_kind="uniform",
+        costs=[100],
+        k=2,
+        launch=False,
+    )
+    task = experiment.tasks.order_by("pk").first()
+    assert experiment_runner.run_task(task_id=task.pk, worker="first") == "done"
+    task.refresh_from_db()
+    before = (task.finished_at, task.fit_seconds, task.attempts, task.claimed_by)
+    assert experiment_runner.run_task(task_id=task.pk, worker="second") == "skipped"
+    task.refresh_from_db()
+    assert (task.finished_at, task.fit_seconds, task.attempts, task.claimed_by) == before
+
+
+def test_plain_boosting_fits_once_per_fold_for_every_matrix(model_admin, toy_dataset):
+    """Plain Boosting's matrices follow one lead task per fold; Cost-Boosting trains per matrix."""
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=[
+            {"key": "boosting", "params": {"n_trials": 3}},
+            {"key": "boosting", "params": {"n_trials": 3, "cost_sensitive": True}},
+        ],
+        matrix_kind="uniform",
+        costs=[10, 100, 1000],
+        k=2,
+        launch=False,
+    )
+    plain = experiment.tasks.filter(learner_index=0)
+    assert plain.filter(lead__isnull=True).count() == 2
+    assert plain.filter(lead__isnull=False).count() == 4
+    assert experiment.tasks.filter(learner_index=1, lead__isnull=False).count() == 0
+    experiment = _run_all(experiment)
+    assert experiment.status == Experiment.DONE, experiment.status_reason
+    for fold in range(2):
+        seconds = set(plain.filter(fold=fold).values_list("fit_seconds", flat=True))
+        assert len(seconds) == 1  # one fit served the three matrices
+
+
+def test_cancel_resume_rerun_clone_and_exports(model_admin, clinician, toy_dataset):
+    """Cancel keeps finished rows; resume computes only the rest; re-run and clone make new ones."""
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=TWO,
+        matrix_kind="uniform",
+        costs=[50, 500],
+        k=2,
+        launch=False,
+    )
+    first = experiment.tasks.order_by("pk").first()
+    experiment_runner.run_task(task_id=first.pk, worker="w")
+    experiment = cancel_experiment(user=model_admin, experiment=experiment)
+    assert experiment.status == Experiment.CANCELLED and "Cancelled by" in experiment.status_reason
+    assert experiment.tasks.filter(status=ExperimentTask.CANCELLED).count() == 7
+    first.refresh_from_db()
+    finished = first.finished_at
+    assert experiment_runner.run_task(task_id=experiment.tasks.order_by("pk")[1].pk) == "skipped"
+    experiment = resume_experiment(user=model_admin, experiment=experiment)
+    assert experiment.tasks.filter(status=ExperimentTask.PENDING).count() == 7
+    experiment = _run_all(experiment)
+    assert experiment.status == Experiment.DONE
+    first.refresh_from_db()
+    assert first.finished_at == finished  # not computed again
+    charts = reads.chart_series(user=clinician, experiment_id=experiment.pk)
+    assert [s.x for s in charts.normalized_cost] == [[50.0, 500.0]] * 2
+    assert charts.roc and charts.tests_paid
+    text = reads.export_csv(user=clinician, experiment_id=experiment.pk)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 8 and {r["status"] for r in rows} == {"done"}
+    document = reads.export_json(user=clinician, experiment_id=experiment.pk)
+    assert json.loads(json.dumps(document))["results"]["table"]
+    again = rerun_experiment(user=model_admin, experiment=experiment)
+    assert again.parent_id == experiment.pk and again.cost_snapshot == experiment.cost_snapshot
+    assert again.n_tasks == 8
+    clone = clone_experiment(user=model_admin, experiment=experiment, k=3, launch=False)
+    assert clone.k == 3 and clone.n_tasks == 12 and clone.matrices == experiment.matrices
+    trained = deploy_recommended(user=model_admin, experiment=experiment, matrix_index=1)
+    chosen = experiment.results["recommendations"][1]["learner_index"]
+    assert trained.learner == experiment.learners[chosen]["key"]
+    assert trained.matrix_snapshot == experiment.matrices[1]["matrix"]
