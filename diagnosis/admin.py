@@ -22,6 +22,7 @@ from .admin_forms import (
     ImportForm,
     IssueTokenForm,
 )
+from .admin_price_form import PriceGenerationForm
 from .models import (
     ApiToken,
     Dataset,
@@ -35,7 +36,7 @@ from .models import (
 )
 from .permissions import can_act_on_case, is_clinician, is_model_admin
 from .selectors import stale as stale_selectors
-from .services import api_tokens, learner_registry
+from .services import api_tokens, learner_registry, price_generation
 from .services import datasets as dataset_services
 from .services import training as training_services
 
@@ -61,6 +62,28 @@ Every test costs 1 until you set its price. A UCI folder brings Turney's prices 
 {% endif %}
 <table>{{ form.as_table }}</table>
 <div class="submit-row"><input type="submit" value="Import" class="default"></div>
+</form>
+{% endblock %}"""
+)
+
+# The price generator's settings, asked after the action is chosen on the datasets list.
+_GENERATE_PRICES_PAGE = engines["django"].from_string(
+    """{% extends "admin/base_site.html" %}
+{% block content %}
+<p>The automatic price generator of paper 000 (§4.1) draws a price, a group and a delay for
+every test of {% for d in datasets %}<strong>{{ d.name }}</strong>{% if not forloop.last %},
+{% endif %}{% endfor %}. It <strong>replaces their current prices, groups and delays</strong>;
+derived tests keep costing their inputs. The prices are marked “generated” wherever they are
+shown. Models trained before keep the prices they were trained with until retrained. Nothing is
+changed if one dataset cannot be priced.</p>
+<form method="post">{% csrf_token %}
+{% if form.errors %}<p class="errornote">No prices were changed; correct the errors below.</p>
+{% endif %}
+<table>{{ form.as_table }}</table>
+{% for d in datasets %}<input type="hidden" name="_selected_action" value="{{ d.pk }}">{% endfor %}
+<input type="hidden" name="action" value="generate_prices">
+<div class="submit-row"><input type="submit" name="apply" value="Generate prices" class="default">
+</div>
 </form>
 {% endblock %}"""
 )
@@ -179,11 +202,11 @@ class DatasetMedia:
 class DatasetAdmin(ModelAdminsOnly):
     form = DatasetForm
     inlines = [TestGroupInline, DiagnosticTestInline, ErrorMatrixInline]
-    list_display = ["name", "n_cases", "n_tests", "classes", "created_at"]
+    list_display = ["name", "n_cases", "n_tests", "classes", "prices", "created_at"]
     search_fields = ["name", "description"]
     change_list_template = _CHANGE_LIST
     change_form_template = "admin/diagnosis/dataset/change_form.html"
-    actions = ["retrain_old_models"]
+    actions = ["retrain_old_models", "generate_prices"]
     Media = DatasetMedia
 
     def get_list_display(self, request):
@@ -231,6 +254,49 @@ class DatasetAdmin(ModelAdminsOnly):
             self.message_user(request, "Every model already uses the current values.")
             return
         _retrain(self, request, old)
+
+    @admin.action(description="Generate test prices automatically (paper 000 §4.1)")
+    def generate_prices(self, request, queryset):
+        """Ask for the generator's settings, then price the chosen datasets (all or nothing)."""
+        datasets = list(queryset.order_by("name"))
+        form = PriceGenerationForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            try:
+                priced = price_generation.generate_dataset_prices(
+                    user=request.user, datasets=datasets, params=form.cleaned_data["params"]
+                )
+            except ValidationError as exc:
+                for message in exc.messages:
+                    form.add_error(None, message)
+            else:
+                names = ", ".join(d.name for d in priced)
+                self.message_user(
+                    request,
+                    f"Generated prices for {names} (seed {form.cleaned_data['seed']}); they are "
+                    "marked “generated”. Models trained before keep their old prices until "
+                    "retrained.",
+                    messages.SUCCESS,
+                )
+                return None
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "datasets": datasets,
+            "title": "Generate test prices",
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, _GENERATE_PRICES_PAGE, context)
+
+    @admin.display(description="prices")
+    def prices(self, obj: Dataset) -> str:
+        recipe = obj.price_generation or {}
+        if not recipe:
+            return "entered"
+        generated = obj.tests.filter(price_generated=True).count()
+        if not generated:
+            return "entered (generated ones since edited)"
+        mode = "gain-proportional" if recipe.get("mode") == "gain" else "uniform"
+        return f"generated ({generated} tests, {mode}, seed {recipe.get('seed')})"
 
     @admin.display(description="cases")
     def n_cases(self, obj: Dataset) -> int:

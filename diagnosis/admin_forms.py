@@ -307,6 +307,8 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
                 self.add_error("choices", exc)
         elif data.get("choices"):
             self.add_error("choices", f"Only nominal tests have choices; {name} is numeric.")
+        if {"price", "discounted_price"} & set(self.changed_data):
+            self.instance.price_generated = False  # typed in: no longer the generator's
         derived = data.get("derived_from") or []
         if data.get("formula") or "formula_tolerance" in self.changed_data:
             try:

@@ -68,6 +68,8 @@ def state_to_dict(state) -> dict[str, Any]:
     """The case state as plain JSON (what the screen shows, for a program)."""
     case = state.case
     labels = list(state.class_labels)
+    # Prices the automatic generator made (paper 000 §4.1), as the model was trained with them.
+    generated = set((case.trained_model.cost_snapshot or {}).get("generated", []))
     return {
         "case": case.pk,
         "status": case.status,
@@ -121,6 +123,7 @@ def state_to_dict(state) -> dict[str, Any]:
                 "price_now": o.price_now,
                 "full_price": o.full_price,
                 "discount_from": o.discount_from,
+                "price_generated": o.test.index in generated,
                 "done": o.done,
                 "unavailable": o.unavailable,
                 "recommended": o.recommended,

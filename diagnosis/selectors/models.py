@@ -138,6 +138,7 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
                 "delayed": bool(snapshot["delayed"][i]),
                 "derived_from": [names[j] for j in snapshot.get("derived", {}).get(str(i), [])],
                 "free": i in set(snapshot.get("free", [])),
+                "generated": i in set(snapshot.get("generated", [])),
             }
         )
     metrics = dict(trained_model.metrics or {})

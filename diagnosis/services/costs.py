@@ -49,6 +49,8 @@ def cost_snapshot(dataset) -> dict:
     # What the codes mean (class names, nominal choices), so later edits never rewrite history.
     snapshot["vocabulary"] = vocabulary_snapshot(dataset, tests)
     # How derived values follow from their inputs, kept with the prices a model is trained with.
+    # Which prices the automatic generator made (paper 000 §4.1): shown as "generated".
+    snapshot["generated"] = [t.index for t in tests if t.price_generated]
     snapshot["formulas"] = {
         t.name: {"formula": t.formula, "tolerance": t.formula_tolerance}
         for t in tests
@@ -60,7 +62,11 @@ def cost_snapshot(dataset) -> dict:
 def cost_model_from_snapshot(snapshot: dict) -> CostModel:
     """The CostModel a trained model was trained with (names, formulas, vocabulary ignored)."""
     return CostModel.from_dict(
-        {k: v for k, v in snapshot.items() if k not in ("names", "formulas", "vocabulary")}
+        {
+            k: v
+            for k, v in snapshot.items()
+            if k not in ("names", "formulas", "vocabulary", "generated")
+        }
     )
 
 
