@@ -87,6 +87,22 @@ def _pairs(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarr
     return x, y
 
 
+def _packed(test: str, effect_name: str, x: np.ndarray, y: np.ndarray, **rest) -> PairedComparison:
+    n = len(x)
+    return PairedComparison(
+        test=test,
+        n=n,
+        mean_a=float(np.mean(x)) if n else math.nan,
+        mean_b=float(np.mean(y)) if n else math.nan,
+        mean_difference=float(np.mean(x - y)) if n else math.nan,
+        effect_size_name=effect_name,
+        statistic=rest.pop("statistic", None),
+        p_value=rest.pop("p_value", None),
+        effect_size=rest.pop("effect_size", None),
+        **rest,
+    )
+
+
 def _finite(value) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
@@ -101,33 +117,20 @@ def paired_t_test(
     confidence interval of the mean difference.
     """
     x, y = _pairs(a, b)
-    n = len(x)
-    common = {
-        "test": "paired t-test",
-        "n": n,
-        "mean_a": float(np.mean(x)) if n else math.nan,
-        "mean_b": float(np.mean(y)) if n else math.nan,
-        "mean_difference": float(np.mean(x - y)) if n else math.nan,
-        "effect_size_name": "Cohen's d_z",
-    }
-    if n < 2:
-        return PairedComparison(
-            **common, statistic=None, p_value=None, effect_size=None, note="fewer than 2 pairs"
-        )
+    name, effect = "paired t-test", "Cohen's d_z"
+    if len(x) < 2:
+        return _packed(name, effect, x, y, note="fewer than 2 pairs")
     difference = x - y
     spread = float(np.std(difference, ddof=1))
     if spread == 0.0:
-        return PairedComparison(
-            **common,
-            statistic=None,
-            p_value=None,
-            effect_size=None,
-            note="the differences are all equal: no test possible",
-        )
+        return _packed(name, effect, x, y, note="the differences are all equal: no test possible")
     result = stats.ttest_rel(x, y)
     interval = result.confidence_interval(confidence_level=confidence)
-    return PairedComparison(
-        **common,
+    return _packed(
+        name,
+        effect,
+        x,
+        y,
         statistic=_finite(result.statistic),
         p_value=_finite(result.pvalue),
         effect_size=float(np.mean(difference)) / spread,
@@ -145,21 +148,14 @@ def wilcoxon_test(a: Sequence[float], b: Sequence[float]) -> PairedComparison:
     """
     x, y = _pairs(a, b)
     n = len(x)
-    common = {
-        "test": "Wilcoxon signed-rank",
-        "n": n,
-        "mean_a": float(np.mean(x)) if n else math.nan,
-        "mean_b": float(np.mean(y)) if n else math.nan,
-        "mean_difference": float(np.mean(x - y)) if n else math.nan,
-        "effect_size_name": "r = z / sqrt(n)",
-    }
+    name, effect = "Wilcoxon signed-rank", "r = z / sqrt(n)"
     nonzero = int(np.count_nonzero(x - y))
     if nonzero < 1 or n < 2:
-        return PairedComparison(
-            **common,
-            statistic=None,
-            p_value=None,
-            effect_size=None,
+        return _packed(
+            name,
+            effect,
+            x,
+            y,
             note="fewer than 2 datasets" if n < 2 else "no dataset differs: no test possible",
         )
     result = stats.wilcoxon(x, y)
@@ -167,8 +163,11 @@ def wilcoxon_test(a: Sequence[float], b: Sequence[float]) -> PairedComparison:
     z = float(approx.zstatistic)
     # scipy's z is the magnitude's sign-free statistic; give r the sign of the mean difference
     sign = -1.0 if np.mean(x - y) < 0 else 1.0
-    return PairedComparison(
-        **common,
+    return _packed(
+        name,
+        effect,
+        x,
+        y,
         statistic=_finite(result.statistic),
         p_value=_finite(result.pvalue),
         effect_size=sign * abs(z) / math.sqrt(nonzero),
