@@ -55,6 +55,7 @@ class TestOption:
     recommended: bool
     value: float | None = None
     discount_from: str | None = None  # display label of the done test giving the discount
+    generated: bool = False  # its price was made by the automatic price generator
 
 
 @dataclass
@@ -220,6 +221,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])
+    generated = set(trained.cost_snapshot.get("generated", []))
     tests = {
         t.index: t
         for t in dataset.tests.order_by("index")
@@ -246,6 +248,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
                 recommended=index == recommended,
                 value=known.get(index),
                 discount_from=label_of(cost_model.discount_source(index, done_order)),
+                generated=index in generated,
             )
         )
     step_discounts = {}

@@ -217,8 +217,8 @@ def test_editing_a_generated_price_clears_the_marker(client, toy_dataset, model_
     assert toy_dataset.tests.filter(price_generated=True).count() == 2
 
 
-def test_model_page_and_api_say_generated(client, toy_dataset, model_admin, clinician):
-    """A model trained on generated prices shows them as generated on its page and in the API."""
+def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinician):
+    """A model trained on generated prices: its page, the case screen and the API say generated."""
     from diagnosis.models import TrainedModel
     from diagnosis.services.cases import start_case
     from diagnosis.services.training import create_training
@@ -242,3 +242,9 @@ def test_model_page_and_api_say_generated(client, toy_dataset, model_admin, clin
     client.force_login(clinician)
     body = client.get(f"/api/cases/{case.pk}/step").json()
     assert [t["price_generated"] for t in body["tests"]] == [True, True, True]
+    # The case screen marks each generated price; the model page too (for a model admin).
+    screen = client.get(reverse("case-detail", args=[case.pk]))
+    assert screen.content.count(b'class="generated-price"') >= 3
+    client.force_login(model_admin)
+    page = client.get(reverse("model-detail", args=[trained.pk]))
+    assert page.content.count(b'class="generated-price"') == 3
