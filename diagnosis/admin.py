@@ -38,6 +38,7 @@ from .permissions import can_act_on_case, is_clinician, is_model_admin
 from .selectors import stale as stale_selectors
 from .services import api_tokens, learner_registry, price_generation
 from .services import datasets as dataset_services
+from .services import matrices as matrix_services
 from .services import training as training_services
 
 _CHANGE_LIST = engines["django"].from_string(
@@ -174,13 +175,8 @@ def _retrain(modeladmin, request, trained_models) -> None:
     """Queue a new training of each model (same learner, params and matrix; current prices)."""
     for trained in trained_models:
         try:
-            new = training_services.request_training(
-                user=request.user,
-                dataset=trained.dataset,
-                learner=trained.learner,
-                params=trained.params,
-                error_matrix=trained.error_matrix,
-                name=trained.name,
+            new = matrix_services.retrain_with_current_values(
+                user=request.user, trained_model=trained
             )
         except (ValidationError, PermissionDenied) as exc:
             modeladmin.message_user(

@@ -21,6 +21,7 @@ from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import Vocabulary, vocabulary_of
 from .advice_context import branch_rows, decision_costs
 from .explanations import Explanation, explain
+from .matrices import estimator_for_case
 from .model_cache import get_estimator
 
 __all__ = [
@@ -208,7 +209,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     vocabulary = vocabulary_of(trained)
     advice = None
     if case.is_open:
-        estimator = estimator_for(trained)
+        estimator = estimator_for_case(case)  # with the case's own error matrix
         action = estimator.next_action(known, unavailable)
         advice = action_to_dict(
             action,

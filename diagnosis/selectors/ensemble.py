@@ -24,6 +24,7 @@ from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_access
 from ..services.vocabulary import vocabulary_of
 from .cases import compute_case_state, estimator_for
+from .matrices import estimator_for_case
 from .models import require_model_access
 from .tree import tree_nodes
 
@@ -136,7 +137,8 @@ def ensemble_view(
             case = None
     if not trained_model.is_ready:
         return None
-    estimator = estimator_for(trained_model)
+    # a case's own error matrix for the leaves' conclusions (plain Boosting may differ)
+    estimator = estimator_for_case(case) if case is not None else estimator_for(trained_model)
     found = _members(estimator)
     if found is None:
         return None

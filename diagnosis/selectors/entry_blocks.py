@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..services.costs import cost_model_from_snapshot, formulas_from_snapshot
-from .cases import CaseState, TestOption, estimator_for
+from .cases import CaseState, TestOption
+from .matrices import estimator_for_case
 
 __all__ = ["Computed", "EntryBlock", "computed_formulas", "entry_block"]
 
@@ -45,7 +46,7 @@ class EntryBlock:
 
 def _free_chain(state: CaseState, first: int, is_free) -> list[int]:
     """The free tests the model asks, in its order, starting with the advised ``first``."""
-    estimator = estimator_for(state.case.trained_model)
+    estimator = estimator_for_case(state.case)
     asked = [first]
     aside = set(state.unavailable) | {first}
     for _ in range(len(state.test_options)):

@@ -20,6 +20,8 @@ from ..models import Dataset, TrainedModel
 from ..permissions import require_case_access, require_model_admin
 from ..services.costs import cost_model_for, cost_model_from_snapshot
 from ..services.vocabulary import vocabulary_of, vocabulary_snapshot
+from .matrices import follows_matrix_edits
+from .matrices import resolve as matrix_status_of
 
 __all__ = ["StaleModel", "catalog_changes", "models_on_old_values", "stale_model_ids"]
 
@@ -58,6 +60,12 @@ def catalog_changes(*, user, case) -> tuple[str, ...]:
     trained = case.trained_model
     found = _stale(trained.dataset, [trained])
     reasons = list(found[0].reasons) if found else []
+    if case.matrix_snapshot and follows_matrix_edits(trained):
+        # plain Boosting: the case keeps the matrix it started with; new cases take the edit
+        in_force = matrix_status_of(trained).in_force
+        if not np.array_equal(np.asarray(case.matrix_snapshot), np.asarray(in_force)):
+            name = trained.error_matrix.name if trained.error_matrix else "the error matrix"
+            reasons.append(f"error matrix {name!r} changed since this case started")
     kept, now = vocabulary_of(trained), vocabulary_snapshot(trained.dataset)
     if kept.class_labels != now["class_labels"]:
         reasons.append("class names changed")
@@ -97,6 +105,19 @@ def _matrix_changes(trained: TrainedModel, k: int) -> list[str]:
     if matrix is None:
         return [] if not trained.matrix_snapshot else ["its error matrix was deleted"]
     changes = []
+    if follows_matrix_edits(trained):
+        # plain Boosting decides with the edited matrix at once (selectors.matrices): only an
+        # edit it cannot take leaves it behind
+        changes.extend(matrix_status_of(trained).reasons)
+    else:
+        changes.extend(_matrix_value_change(trained, matrix, k))
+    if trained.reject_cost_snapshot != matrix.reject_cost:
+        changes.append(f"the referral cost of {matrix.name!r} changed")
+    return changes
+
+
+def _matrix_value_change(trained: TrainedModel, matrix, k: int) -> list[str]:
+    changes = []
     try:
         same = np.array_equal(
             check_cost_matrix(trained.matrix_snapshot, k), check_cost_matrix(matrix.matrix, k)
@@ -105,6 +126,4 @@ def _matrix_changes(trained: TrainedModel, k: int) -> list[str]:
         same = False
     if not same:
         changes.append(f"error matrix {matrix.name!r} changed")
-    if trained.reject_cost_snapshot != matrix.reject_cost:
-        changes.append(f"the referral cost of {matrix.name!r} changed")
     return changes

@@ -18,6 +18,7 @@ from django.utils import timezone
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import require_case_access, require_clinician
 from ..selectors.cases import CaseState, compute_case_state
+from ..selectors.matrices import matrix_for_new_case
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
 from .vocabulary import vocabulary_of
 
@@ -44,7 +45,11 @@ class CaseClosed(ValidationError):
 
 @transaction.atomic
 def start_case(*, user, trained_model: TrainedModel, patient_reference: str = "") -> DiagnosisCase:
-    """Open a case for a new patient with a ready model."""
+    """Open a case for a new patient with a ready model.
+
+    The case copies the model's error matrix in force now (``selectors.matrices``) and is
+    decided with it for good, whatever the dataset's matrix becomes.
+    """
     require_clinician(user)
     if not trained_model.is_ready:
         raise ValidationError(
@@ -55,6 +60,7 @@ def start_case(*, user, trained_model: TrainedModel, patient_reference: str = ""
         trained_model=trained_model,
         clinician=user,
         patient_reference=(patient_reference or "").strip()[:200],
+        matrix_snapshot=matrix_for_new_case(trained_model),
     )
 
 

@@ -14,7 +14,9 @@ from ..forms import TrainForm
 from ..models import TrainedModel
 from ..permissions import CaseNotFound, require_model_admin
 from ..selectors import ensemble as ensemble_selectors
+from ..selectors import matrices as matrix_selectors
 from ..services import learner_registry, training
+from ..services import matrices as matrix_services
 from .common import messages_of, page
 
 
@@ -33,6 +35,10 @@ def _param_display(value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def _rows(labels: list, matrix: list) -> list[dict]:
+    return [{"label": label, "values": row} for label, row in zip(labels, matrix, strict=False)]
 
 
 @require_http_methods(["GET", "POST"])
@@ -66,9 +72,19 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
     if request.method == "POST":
         action = request.POST.get("action")
-        if action not in ("cancel", "stop"):
+        if action not in ("cancel", "stop", "retrain"):
             return JsonResponse({"error": "Unknown action."}, status=400)
         try:
+            if action == "retrain":  # "trained with a different matrix": one click
+                new = matrix_services.retrain_with_current_values(
+                    user=request.user, trained_model=trained
+                )
+                messages.success(
+                    request,
+                    f"Queued a retrain of {trained} with the dataset's current matrix and prices: "
+                    "this is the new model's page.",
+                )
+                return redirect("model-detail", pk=new.pk)
             if action == "stop":
                 training.request_stop(user=request.user, trained_model=trained)
             else:
@@ -83,6 +99,12 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         row.get("name"): row.get("label") or row.get("name") for row in report.get("prices") or []
     }
     frequency = metrics.get("test_order_frequency") or {}
+    matrix_status = (
+        matrix_selectors.matrix_status(user=request.user, trained_model=trained)
+        if trained.is_ready
+        else None
+    )
+    class_labels = report.get("class_labels") or []
     checkpoints = report.get("checkpoints") or []
     context = {
         "trained": trained,
@@ -110,6 +132,13 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "elapsed": _elapsed_seconds(trained),
         "has_tree": selectors.model_has_tree(trained),
         "is_ensemble": ensemble_selectors.model_is_ensemble(trained),
+        "matrix_status": matrix_status,
+        "matrix_in_force_rows": _rows(
+            class_labels, matrix_status.in_force if matrix_status else []
+        ),
+        "matrix_live_rows": _rows(
+            class_labels, (matrix_status.live or []) if matrix_status else []
+        ),
         "comparison": selectors.models.model_comparison(user=request.user, trained_model=trained),
     }
     return page(request, "diagnosis/model_detail.html", context)
