@@ -69,6 +69,8 @@ def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
     locked = (
         DiagnosisCase.objects.select_for_update()
         .select_related("trained_model", "trained_model__dataset")
+        # the fitted model comes from the estimator cache; its JSON is read only on a miss
+        .defer("trained_model__model_json")
         .get(pk=case.pk)
     )
     require_case_access(user, locked)
@@ -152,7 +154,8 @@ def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -
 
 
 def _add_step(case: DiagnosisCase, user, state: CaseState, **fields) -> DiagnosisStep:
-    last = case.steps.aggregate(last=Max("position"))["last"]
+    # ``state`` was computed from every saved step under this transaction's row lock.
+    last = max((s.position for s in state.steps), default=None)
     step = DiagnosisStep.objects.create(
         case=case,
         position=0 if last is None else last + 1,
