@@ -340,7 +340,7 @@ def test_every_url_answers_every_role_as_the_policy_says(world):
 def test_no_role_but_the_owner_reads_a_case_anywhere():
     """The patient-case rows of the policy itself grant the owner alone (guards the table)."""
     case_rows = [r for r in POLICY if r.startswith(("cases/<", "api/cases/")) or "case=" in r]
-    assert len(case_rows) == 4
+    assert len(case_rows) == 5
     for route in case_rows:
         answers = dict(zip(ROLES, POLICY[route], strict=True))
         assert answers["clinician (owner)"] == OK
@@ -360,7 +360,7 @@ def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
         if r.startswith(("cases/<", "api/cases/", "admin/diagnosis/diagnosiscase/<", "admin/r/"))
         or "case=" in r
     ]
-    assert len(case_routes) == 9
+    assert len(case_routes) == 10
     for route in case_routes:
         real, gone = _fill(route, world), _fill(route, world, ids=ids)
         assert real != gone
