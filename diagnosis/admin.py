@@ -13,6 +13,7 @@ from django.template import engines
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from .admin_audit import CatalogHistoryMixin
 from .admin_forms import (
     DatasetForm,
     DiagnosticTestForm,
@@ -195,7 +196,7 @@ class DatasetMedia:
 
 
 @admin.register(Dataset)
-class DatasetAdmin(ModelAdminsOnly):
+class DatasetAdmin(CatalogHistoryMixin, ModelAdminsOnly):
     form = DatasetForm
     inlines = [TestGroupInline, DiagnosticTestInline, ErrorMatrixInline]
     list_display = ["name", "n_cases", "n_tests", "classes", "prices", "created_at"]

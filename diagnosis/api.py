@@ -37,8 +37,10 @@ POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
 ``csrftoken`` cookie, exactly as for the web forms.  Errors are JSON
 ``{"error": "..."}``: 400 for bad input, 401 when not logged in, 404 for a case
 that does not exist *or* is not yours (the same answer, word for word, so case
-ids cannot be enumerated: only the case's own clinician may read or step it),
-409 for a closed case or a stale ``seen``.
+ids cannot be enumerated: only the case's own clinician may read or step it, and
+a lead clinician of their team may read it), 403 for a step posted by such a
+lead, 409 for a closed case or a stale ``seen``.  Every answer naming a case is
+written to the case access log.
 """
 
 from __future__ import annotations
@@ -46,11 +48,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods
 
 from . import selectors
+from .models import CaseAccess
 from .permissions import CaseNotFound
 from .selectors import case_audit
 from .services import case_actions, case_batch
@@ -140,7 +143,11 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
     if not request.user.is_authenticated:
         return _error("Log in first (session authentication).", 401)
     try:
-        case = selectors.case_for_user(user=request.user, pk=pk)
+        # A read is logged here; a step by the service that takes it (one row per request).
+        reading = request.method == "GET"
+        case = selectors.case_for_user(
+            user=request.user, pk=pk, access=CaseAccess.API_READ if reading else None
+        )
     except CaseNotFound as exc:
         return _error(str(exc), 404)
     try:
@@ -177,6 +184,8 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
     except CaseNotFound as exc:  # access lost between the two checks: still the same answer
         return _error(str(exc), 404)
+    except PermissionDenied as exc:  # a team lead reads the case but takes no step on it
+        return _error(str(exc), 403)
     except (case_services.CaseClosed, case_actions.StaleCase) as exc:
         return _error(" ".join(exc.messages), 409)
     except ValidationError as exc:

@@ -2,8 +2,10 @@
 
 A program authenticates with ``Authorization: Bearer <token>`` (``manage.py api_token``) and
 acts as that token's user, with exactly that user's rights: a clinician lists the ready
-models, starts cases and steps only their own cases. The OpenAPI document is at
-``/api/v1/openapi.json`` and its reader at ``/api/v1/docs`` (served from this server).
+models, starts cases and steps only their own cases; a lead clinician also reads their
+team's cases (a step on one is a 403).  Case reads and steps are written to the access log.
+The OpenAPI document is at ``/api/v1/openapi.json`` and its reader at ``/api/v1/docs``
+(served from this server).
 
 Every answer is JSON. Errors are ``{"error": "...", "details": [...]?}`` with 400 (bad input,
 naming the field), 401 (no or bad token), 403 (role), 404 (no such case *or* not yours, word
@@ -32,6 +34,7 @@ from pydantic import ConfigDict
 
 from . import selectors
 from .api import state_to_dict
+from .models import CaseAccess
 from .permissions import CaseNotFound
 from .services import api_tokens, case_actions
 from .services import cases as case_services
@@ -279,7 +282,7 @@ def start_case(request: HttpRequest, payload: CaseIn):
     case = case_services.start_case(
         user=request.user, trained_model=trained, patient_reference=payload.patient_reference
     )
-    return Status(201, _state(request, case.pk))
+    return Status(201, _state(request, case.pk, access=CaseAccess.API_READ))
 
 
 @api.get(
@@ -288,14 +291,14 @@ def start_case(request: HttpRequest, payload: CaseIn):
     summary="A case: advice, steps, prices",
 )
 def get_case(request: HttpRequest, case_id: int):
-    return _state(request, case_id)
+    return _state(request, case_id, access=CaseAccess.API_READ)
 
 
 @api.post(
     "/cases/{case_id}/steps", response={200: CaseStateOut, **CASE_ERRORS}, summary="Take one step"
 )
 def take_step(request: HttpRequest, case_id: int, payload: StepIn):
-    case = selectors.case_for_user(user=request.user, pk=case_id)
+    case = selectors.case_for_user(user=request.user, pk=case_id, access=None)  # service logs
     fields: dict[str, Any] = (
         {"position": payload.position, "value": payload.value}
         if payload.action == "correct"
@@ -311,11 +314,11 @@ def take_step(request: HttpRequest, case_id: int, payload: StepIn):
         reason=payload.reason or "",
         **fields,
     )
-    return _state(request, case_id)
+    return _state(request, case_id, access=None)
 
 
-def _state(request: HttpRequest, case_id: int) -> dict[str, Any]:
-    case = selectors.case_for_user(user=request.user, pk=case_id)
+def _state(request: HttpRequest, case_id: int, *, access: str | None) -> dict[str, Any]:
+    case = selectors.case_for_user(user=request.user, pk=case_id, access=access)
     return state_to_dict(selectors.case_state(user=request.user, case=case))
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "require_case_access",
     "require_case_read",
     "require_lead",
+    "roles_of",
     "require_clinician",
     "require_model_admin",
 ]
@@ -73,6 +74,18 @@ def is_model_admin(user) -> bool:
     if not _active(user):
         return False
     return user.is_superuser or (user.is_staff and _in_group(user, MODEL_ADMINS))
+
+
+def roles_of(user) -> dict[str, bool]:
+    """The user's roles from one query (for a page header): clinician, model_admin, lead."""
+    if not _active(user):
+        return {"clinician": False, "model_admin": False, "lead": False}
+    names = set(user.groups.values_list("name", flat=True))
+    return {
+        "clinician": CLINICIANS in names,
+        "model_admin": user.is_superuser or (user.is_staff and MODEL_ADMINS in names),
+        "lead": LEAD_CLINICIANS in names,
+    }
 
 
 def require_clinician(user) -> None:

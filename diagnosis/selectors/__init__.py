@@ -10,6 +10,7 @@ from .cases import (
     closed_cases_for_user,
     compute_case_state,
     open_cases_for_user,
+    team_cases_for_user,
 )
 from .explanations import Explanation, advice_headline, explain
 from .models import model_report, models_for_user
@@ -31,5 +32,6 @@ __all__ = [
     "model_report",
     "models_for_user",
     "open_cases_for_user",
+    "team_cases_for_user",
     "tree_layout",
 ]

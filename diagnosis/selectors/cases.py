@@ -15,13 +15,20 @@ from django.db.models import QuerySet
 
 from learners.tree import TreeStructure
 
-from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
-from ..permissions import CaseNotFound, is_clinician, require_case_access, require_clinician
+from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, Team, TrainedModel
+from ..permissions import (
+    CaseNotFound,
+    is_clinician,
+    require_case_read,
+    require_clinician,
+    require_lead,
+)
+from ..services.access_log import log_case_access
 from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import Vocabulary, vocabulary_of
 from .advice_context import branch_rows, decision_costs
+from .case_audit import outcome_text
 from .explanations import Explanation, explain
-from .matrices import estimator_for_case
 from .model_cache import get_estimator
 
 __all__ = [
@@ -34,6 +41,7 @@ __all__ = [
     "compute_case_state",
     "estimator_for",
     "open_cases_for_user",
+    "team_cases_for_user",
 ]
 
 
@@ -77,6 +85,8 @@ class CaseState:
     step_discounts: dict[int, str] = field(default_factory=dict)
     #: what the model's codes mean, as when it was trained (class names, choices)
     vocabulary: Vocabulary | None = None
+    #: the viewer reads the case (a team lead) but may take no step on it
+    read_only: bool = False
 
 
 def _mentioned_tests(action) -> Iterable[int]:
@@ -203,13 +213,15 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     """The state of ``case`` from its saved steps (no permission check; services use it)."""
     trained = case.trained_model
     dataset = trained.dataset
-    steps = list(case.steps.select_related("test").order_by("position"))
+    steps = list(
+        case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
+    )
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     vocabulary = vocabulary_of(trained)
     advice = None
     if case.is_open:
-        estimator = estimator_for_case(case)  # with the case's own error matrix
+        estimator = estimator_for(trained)
         action = estimator.next_action(known, unavailable)
         advice = action_to_dict(
             action,
@@ -282,25 +294,61 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
 
 
 def case_state(*, user, case: DiagnosisCase) -> CaseState:
-    """The clinician's view of ``case``: steps, cost so far, advice now, priced test options."""
-    require_case_access(user, case)
-    return compute_case_state(case)
+    """The viewer's view of ``case``: steps, cost so far, advice now, priced test options.
+
+    ``read_only`` is set for a lead reading a team member's case (no step forms).
+    """
+    may_act = require_case_read(user, case)
+    state = compute_case_state(case)
+    state.read_only = not may_act
+    return state
 
 
-def case_for_user(*, user, pk) -> DiagnosisCase:
-    """Case ``pk`` if ``user`` may open it; :class:`CaseNotFound` if missing *or* forbidden.
+def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
+    """Case ``pk`` if ``user`` may read it; :class:`CaseNotFound` if missing *or* forbidden.
 
-    Both answers are the same, so no one learns which case ids exist.
+    Both answers are the same, so no one learns which case ids exist.  ``access`` is what
+    the request does with the case (a :class:`~diagnosis.models.CaseAccess` read action,
+    written to the access log: one INSERT), or None when the step service called next logs
+    the change itself (one row per request either way).
     """
     case = (
         DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician")
+        # the fitted model comes from the estimator cache; its JSON is read only on a miss
+        .defer("trained_model__model_json")
         .filter(pk=pk)
         .first()
     )
     if case is None:
         raise CaseNotFound(pk)
-    require_case_access(user, case)
+    require_case_read(user, case)
+    if access is not None:
+        log_case_access(user=user, case_id=case.pk, action=access)
     return case
+
+
+def team_cases_for_user(*, user, query: str = "", limit: int = 100) -> list[DiagnosisCase]:
+    """The cases of the members of the teams ``user`` leads (not their own), latest first.
+
+    Each has ``outcome`` (``case_audit.outcome_text``).
+    ``query`` narrows them by patient reference.  PermissionDenied for anyone who is not a
+    lead clinician; an empty list for a lead of no team.
+    """
+    require_lead(user)
+    members = Team.objects.filter(leads=user.pk).values("members")
+    cases = (
+        DiagnosisCase.objects.filter(clinician__in=members)
+        .exclude(clinician=user.pk)
+        .select_related("trained_model", "trained_model__dataset", "clinician")
+        .order_by("-updated_at", "-id")
+    )
+    query = query.strip()[:200]
+    if query:
+        cases = cases.filter(patient_reference__icontains=query)
+    found = list(cases[:limit])
+    for case in found:
+        case.outcome = outcome_text(case)
+    return found
 
 
 def open_cases_for_user(*, user) -> QuerySet[DiagnosisCase]:

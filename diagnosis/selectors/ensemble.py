@@ -21,7 +21,7 @@ from learners.policy import decide
 from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
-from ..permissions import require_case_access
+from ..permissions import require_case_read
 from ..services.vocabulary import vocabulary_of
 from .cases import compute_case_state, estimator_for
 from .matrices import estimator_for_case
@@ -132,7 +132,7 @@ def ensemble_view(
     """
     require_model_access(user, trained_model)
     if case is not None:
-        require_case_access(user, case)
+        require_case_read(user, case)  # its clinician, or their team lead
         if case.trained_model_id != trained_model.pk:
             case = None
     if not trained_model.is_ready:

@@ -30,10 +30,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import DiagnosisCase, DiagnosisStep
+from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import compute_case_state
 from . import cases as case_steps
+from .access_log import log_case_access
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
 from .vocabulary import vocabulary_of
 
@@ -281,7 +282,7 @@ def take_action(
         raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
     seen = _seen(seen)
     if action == "correct":
-        return correct_result(
+        corrected = correct_result(
             user=user,
             case=case,
             position=_position(position),
@@ -289,8 +290,12 @@ def take_action(
             reason=reason,
             seen=seen,
         )
+        log_case_access(user=user, case_id=case.pk, action=CaseAccess.CORRECT)
+        return corrected
     if action == "undo":
-        return undo_last_step(user=user, case=case, reason=reason, seen=seen)
+        undone = undo_last_step(user=user, case=case, reason=reason, seen=seen)
+        log_case_access(user=user, case_id=case.pk, action=CaseAccess.UNDO)
+        return undone
     locked = case_steps._lock_open_case(user, case)
     check_seen(user=user, case=locked, seen=seen)
     why = _reason(reason, what="advice is overruled", required=False)
@@ -302,5 +307,6 @@ def take_action(
     if why:
         taken.overrule_reason = why
         taken.save(update_fields=["overrule_reason"])
+    log_case_access(user=user, case_id=case.pk, action=CaseAccess.STEP, detail=action)
     case.refresh_from_db()
     return taken

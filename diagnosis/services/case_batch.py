@@ -12,10 +12,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..models import DiagnosisCase, DiagnosisStep
+from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import require_case_access
 from . import case_actions
 from . import cases as case_steps
+from .access_log import log_case_access
 
 __all__ = ["take_results"]
 
@@ -56,5 +57,8 @@ def take_results(
         for step in overruled:
             step.overrule_reason = why
             step.save(update_fields=["overrule_reason"])
+    log_case_access(
+        user=user, case_id=case.pk, action=CaseAccess.RESULTS, detail=f"{len(steps)} steps"
+    )
     case.refresh_from_db()
     return steps

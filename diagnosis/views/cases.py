@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
-from ..models import DiagnosisCase, DiagnosisStep, TrainedModel
+from ..models import CaseAccess, DiagnosisCase, DiagnosisStep, TrainedModel
 from ..permissions import CaseNotFound, require_clinician
 from ..selectors import case_audit, ensemble, stale
 from ..services import case_actions
@@ -27,10 +27,13 @@ from . import result_blocks
 from .common import messages_of, page
 
 
-def _case_or_404(request: HttpRequest, pk: int) -> DiagnosisCase:
-    """The user's own case, or 404: another clinician's case looks exactly like a missing one."""
+def _case_or_404(request: HttpRequest, pk: int, *, access: str | None) -> DiagnosisCase:
+    """A case the user may read, or 404: a case not theirs looks exactly like a missing one.
+
+    ``access`` is logged (``CaseAccess``); None when the step service logs the request.
+    """
     try:
-        return selectors.case_for_user(user=request.user, pk=pk)
+        return selectors.case_for_user(user=request.user, pk=pk, access=access)
     except CaseNotFound as exc:
         raise Http404(str(exc)) from exc
 
@@ -157,10 +160,19 @@ def _case_context(
 
 @require_http_methods(["GET", "POST"])
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The clinician's screen; POST ``action`` = result | unavailable | classify | refer."""
-    case = _case_or_404(request, pk)
+    """The clinician's screen; POST ``action`` = result | unavailable | classify | refer.
+
+    A team lead reading a member's open case gets it read-only (the summary's page: no step
+    forms); a step posted by them is refused (403), as the services refuse it.
+    """
+    reading = request.method == "GET"
+    case = _case_or_404(request, pk, access=CaseAccess.VIEW if reading else None)
     state = selectors.case_state(user=request.user, case=case)
-    if request.method == "GET":
+    if state.read_only:
+        if not reading:
+            raise PermissionDenied("Only the case's own clinician takes steps on it.")
+        return _summary_page(request, case, state)
+    if reading:
         if not state.is_open:
             return redirect("case-summary", pk=case.pk)
         return page(request, "diagnosis/case_detail.html", _case_context(request, case, state))
@@ -392,8 +404,13 @@ def _audit_context(
 @require_GET
 def case_summary(request: HttpRequest, pk: int) -> HttpResponse:
     """What was decided, by whom and when, every step with its price, and the total cost."""
-    case = _case_or_404(request, pk)
+    case = _case_or_404(request, pk, access=CaseAccess.SUMMARY)
     state = selectors.case_state(user=request.user, case=case)
+    return _summary_page(request, case, state)
+
+
+def _summary_page(request: HttpRequest, case: DiagnosisCase, state) -> HttpResponse:
+    """The summary (also a lead's read-only view of an open case: the advice now, no forms)."""
     rows = step_rows(state)
     decision = next(
         (
@@ -415,5 +432,7 @@ def case_summary(request: HttpRequest, pk: int) -> HttpResponse:
             "decision": decision,
             "n_followed": sum(1 for r in followed if r["step"].followed_advice),
             "n_advised": len(followed),
+            "read_only": state.read_only,
+            "advice_now": selectors.advice_headline(state.advice) if state.advice else "",
         },
     )

@@ -8,17 +8,18 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from ..permissions import is_clinician, is_model_admin
+from ..permissions import roles_of
 
 
 def page(
     request: HttpRequest, template: str, context: dict[str, Any], status: int = 200
 ) -> HttpResponse:
     """Render a page with the role flags the header needs."""
-    user = request.user
+    roles = roles_of(request.user)  # one query for the three flags
     context = {
-        "can_train": is_model_admin(user),
-        "can_diagnose": is_clinician(user),
+        "can_train": roles["model_admin"],
+        "can_diagnose": roles["clinician"],
+        "can_lead": roles["lead"],
         **context,
     }
     return render(request, template, context, status=status)

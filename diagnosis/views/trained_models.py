@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import figures, selectors
 from ..forms import TrainForm
-from ..models import TrainedModel
+from ..models import CaseAccess, TrainedModel
 from ..permissions import CaseNotFound, require_model_admin
 from ..selectors import ensemble as ensemble_selectors
 from ..selectors import matrices as matrix_selectors
@@ -161,8 +161,10 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
     if case_id:
         if not case_id.isdigit():
             return JsonResponse({"error": "case must be a case number."}, status=400)
-        try:  # the user's own case of this model, or 404 (forbidden looks like missing)
-            case = selectors.case_for_user(user=request.user, pk=int(case_id))
+        try:  # a case of this model the user may read, or 404 (forbidden looks like missing)
+            case = selectors.case_for_user(
+                user=request.user, pk=int(case_id), access=CaseAccess.TREE
+            )
         except CaseNotFound as exc:
             raise Http404(str(exc)) from exc
         if case.trained_model_id != trained.pk:
@@ -198,8 +200,10 @@ def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
     if case_id:
         if not case_id.isdigit():
             return JsonResponse({"error": "case must be a case number."}, status=400)
-        try:  # the user's own case of this model, or 404 (forbidden looks like missing)
-            case = selectors.case_for_user(user=request.user, pk=int(case_id))
+        try:  # a case of this model the user may read, or 404 (forbidden looks like missing)
+            case = selectors.case_for_user(
+                user=request.user, pk=int(case_id), access=CaseAccess.TREE
+            )
         except CaseNotFound as exc:
             raise Http404(str(exc)) from exc
         if case.trained_model_id != trained.pk:

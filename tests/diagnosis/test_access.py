@@ -6,10 +6,14 @@ real objects (the owner's case, the model, the dataset...), and each role GETs
 it.  The answers must equal ``POLICY``; the table is written to
 ``var/access-table.md`` (and printed) so it can be quoted.
 
-Roles: a patient's case is need-to-know.  Only its own clinician opens it;
+Roles: a patient's case is need-to-know.  Only its own clinician works on it,
+and a lead clinician of a team the clinician belongs to reads it (read-only);
 anyone else, superusers included, gets the same 404 as for a missing case.
 Model administrators (staff in ``model-admins``, or superusers) manage
 datasets, models and training; ``is_staff`` alone grants nothing.
+
+The lead's column is ``POLICY``'s "other clinician" answer (a lead is a clinician
+too) except where ``LEAD`` says otherwise: the lead reads the team's cases.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from diagnosis.models import DiagnosisCase
-from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
+from diagnosis.models import CaseAccess, DiagnosisCase, Team
+from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
 
@@ -34,6 +38,7 @@ ROLES = (
     "anonymous",
     "clinician (owner)",
     "other clinician",
+    "lead of the owner's team",
     "model-admin (staff)",
     "staff, no group",
     "superuser",
@@ -48,7 +53,7 @@ NOT_ALLOWED = "405"
 UNAUTHENTICATED = "401"
 
 # One row per URL pattern (as the resolver spells it, with the values filled in by
-# ``_fill``), one column per role, in the order of ROLES.
+# ``_fill``), one column per role, in the order of ROLES without the lead (see ``LEAD``).
 CLINICAL_PAGE = (LOGIN, OK, OK, OK, FORBIDDEN, OK)  # clinicians and model admins
 PATIENT_CASE = (LOGIN, OK, MISSING, MISSING, MISSING, MISSING)  # the owner only
 TRAINING = (LOGIN, FORBIDDEN, FORBIDDEN, OK, FORBIDDEN, OK)  # model admins only
@@ -57,7 +62,7 @@ MODEL_ADMIN_ADMIN = (LOGIN, LOGIN, LOGIN, OK, FORBIDDEN, OK)
 USER_ADMIN = (LOGIN, LOGIN, LOGIN, FORBIDDEN, FORBIDDEN, OK)
 # No staff member outside the clinicians group may read a case in the admin.
 CASE_ADMIN = (LOGIN, LOGIN, LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN)
-PUBLIC = (OK,) * len(ROLES)
+PUBLIC = (OK,) * (len(ROLES) - 1)
 
 
 def _admin_model(app_model: str, *, changelist, change, add, delete, history) -> dict:
@@ -93,16 +98,18 @@ POLICY: dict[str, tuple[str, ...]] = {
     "cases/new/?model=<model>": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "cases/<int:pk>/": PATIENT_CASE,
     "cases/<int:pk>/summary/": PATIENT_CASE,
+    # A lead clinician's teams' cases (the lead's OK is in LEAD); anyone else is refused.
+    "team/": (LOGIN,) + (FORBIDDEN,) * 5,
     "api/cases/<int:pk>/step": (UNAUTHENTICATED,) + PATIENT_CASE[1:],
     # /api/v1 takes bearer tokens only, so a browser session gets 401 (tests/diagnosis/
     # test_api_v1.py checks each role's token); its schema is open to any signed-in user.
-    "api/v1/": (MISSING,) * len(ROLES),  # no page at the root: the schema is below it
+    "api/v1/": (MISSING,) * 6,  # no page at the root: the schema is below it
     "api/v1/openapi.json": (UNAUTHENTICATED,) + (OK,) * 5,
     "api/v1/docs": (UNAUTHENTICATED,) + (OK,) * 5,
-    "api/v1/models": (UNAUTHENTICATED,) * len(ROLES),
-    "api/v1/cases": (UNAUTHENTICATED,) * len(ROLES),
-    "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * len(ROLES),
-    "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * len(ROLES),  # POST only
+    "api/v1/models": (UNAUTHENTICATED,) * 6,
+    "api/v1/cases": (UNAUTHENTICATED,) * 6,
+    "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * 6,
+    "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * 6,  # POST only
     "admin/": STAFF_ONLY,
     "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
     # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
@@ -172,6 +179,25 @@ POLICY: dict[str, tuple[str, ...]] = {
         delete=MODEL_ADMIN_ADMIN,
         history=MODEL_ADMIN_ADMIN,
     ),
+    # Teams decide who reads whose cases: superusers only.
+    **_admin_model(
+        "diagnosis/team",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,
+        add=USER_ADMIN,
+        delete=USER_ADMIN,
+        history=USER_ADMIN,
+    ),
+    # Who read which patient's case: superusers (or a granted view_caseaccess), read-only;
+    # model admins never.
+    **_admin_model(
+        "diagnosis/caseaccess",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,  # a read-only page
+        add=NO_ADD,
+        delete=NO_ADD,
+        history=USER_ADMIN,
+    ),
     **_admin_model(
         "diagnosis/diagnosiscase",
         changelist=CASE_ADMIN,
@@ -190,6 +216,24 @@ POLICY: dict[str, tuple[str, ...]] = {
     "accounts/reset/<uidb64>/<token>/": PUBLIC,  # says the link is invalid
     "accounts/reset/done/": PUBLIC,
 }
+
+# The lead's answers where they differ from another clinician's: the team's case, read.
+LEAD = {
+    "cases/<int:pk>/": OK,  # the read-only page (no step forms)
+    "cases/<int:pk>/summary/": OK,
+    "models/<int:pk>/tree/?case=<case>": OK,
+    "models/<int:pk>/trees/?case=<case>": OK,
+    "api/cases/<int:pk>/step": OK,  # GET reads; a POST is refused (test_teams.py)
+    "team/": OK,
+}
+
+
+def expected(route: str) -> tuple[str, ...]:
+    """The policy's answers for ``route`` in the order of ROLES, the lead's column included."""
+    row = POLICY[route]
+    assert len(row) == len(ROLES) - 1, f"{route}: one answer per role except the lead's"
+    return row[:3] + (LEAD.get(route, row[2]),) + row[3:]
+
 
 # Query strings that open a patient's data on a URL that also works without them.
 VARIANTS = {
@@ -217,9 +261,18 @@ def world(clinician, other_clinician, trained_model):
     admins = Group.objects.get(name=MODEL_ADMINS)  # its permissions come from migrate
     model_admin = User.objects.create_user("model-admin", is_staff=True)
     model_admin.groups.add(admins)
+    lead = User.objects.create_user("lead")
+    lead.groups.add(Group.objects.get(name=CLINICIANS), Group.objects.get(name=LEAD_CLINICIANS))
+    team = Team.objects.create(name="Cardiology A")
+    team.members.add(clinician, lead)
+    team.leads.add(lead)
+    access = CaseAccess.objects.create(
+        case=case, user=clinician, username=clinician.username, action=CaseAccess.VIEW
+    )
     users = {
         "clinician (owner)": clinician,
         "other clinician": other_clinician,
+        "lead of the owner's team": lead,
         "model-admin (staff)": model_admin,
         "staff, no group": User.objects.create_user("staff-only", is_staff=True),
         "superuser": User.objects.create_superuser("root"),
@@ -250,6 +303,8 @@ def world(clinician, other_clinician, trained_model):
         "api/v1/cases/": case.pk,
         **{prefix: record.pk for prefix, record in axes_records.items()},
         "admin/diagnosis/apitoken/": token.pk,
+        "admin/diagnosis/team/": team.pk,
+        "admin/diagnosis/caseaccess/": access.pk,
     }
     return {"clients": clients, "ids": ids, "case": case, "model": trained_model}
 
@@ -316,11 +371,11 @@ def test_every_url_answers_every_role_as_the_policy_says(world):
     for route in routes:
         url = _fill(route, world)
         cells = []
-        for role, expected in zip(ROLES, POLICY[route], strict=True):
+        for role, wanted in zip(ROLES, expected(route), strict=True):
             got = _answer(world["clients"][role].get(url))
-            cells.append(got if got == expected else f"**{got}** (policy {expected})")
-            if got != expected:
-                wrong.append(f"{role} GET {url}: {got}, policy {expected}")
+            cells.append(got if got == wanted else f"**{got}** (policy {wanted})")
+            if got != wanted:
+                wrong.append(f"{role} GET {url}: {got}, policy {wanted}")
         rows.append((route, cells))
 
     table = _table(rows)
@@ -337,14 +392,17 @@ def test_every_url_answers_every_role_as_the_policy_says(world):
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_role_but_the_owner_reads_a_case_anywhere():
-    """The patient-case rows of the policy itself grant the owner alone (guards the table)."""
+READERS = ("clinician (owner)", "lead of the owner's team")
+
+
+def test_no_role_but_the_owner_and_the_team_lead_reads_a_case_anywhere():
+    """The patient-case rows grant the owner and the lead of the owner's team alone."""
     case_rows = [r for r in POLICY if r.startswith(("cases/<", "api/cases/")) or "case=" in r]
-    assert len(case_rows) == 5
+    assert len(case_rows) >= 4
     for route in case_rows:
-        answers = dict(zip(ROLES, POLICY[route], strict=True))
+        answers = dict(zip(ROLES, expected(route), strict=True))
         assert answers["clinician (owner)"] == OK
-        assert all(a != OK for role, a in answers.items() if role != "clinician (owner)")
+        assert all(a != OK for role, a in answers.items() if role not in READERS)
 
 
 def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
@@ -364,6 +422,6 @@ def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
     for route in case_routes:
         real, gone = _fill(route, world), _fill(route, world, ids=ids)
         assert real != gone
-        for role in ROLES[2:]:
+        for role in (r for r in ROLES[2:] if r not in READERS):
             client = world["clients"][role]
             assert _answer(client.get(real)) == _answer(client.get(gone)), (role, real, gone)
