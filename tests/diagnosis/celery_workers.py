@@ -65,9 +65,18 @@ def worker_database_url() -> str:
 
 
 def start_worker(
-    *, database_url: str, broker: str, log: Path, name: str, env: dict[str, str] | None = None
+    *,
+    database_url: str,
+    broker: str,
+    log: Path,
+    name: str,
+    env: dict[str, str] | None = None,
+    queues: str | None = None,
 ) -> subprocess.Popen:
-    """``celery -A config worker`` in its own process group; returns once it says ready."""
+    """``celery -A config worker`` in its own process group; returns once it says ready.
+
+    ``queues`` (e.g. "experiments") is its ``-Q``; by default it takes every queue.
+    """
     full_env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -93,6 +102,7 @@ def start_worker(
                 "--without-gossip",
                 "-n",
                 f"{name}-{os.getpid()}@%h",
+                *(["-Q", queues] if queues else []),
             ],
             cwd=REPO,
             env=full_env,
