@@ -29,6 +29,7 @@ from ..services.vocabulary import Vocabulary, vocabulary_of
 from .advice_context import branch_rows, decision_costs
 from .case_audit import outcome_text
 from .explanations import Explanation, explain
+from .matrices import estimator_for_case
 from .model_cache import get_estimator
 
 __all__ = [
@@ -213,15 +214,13 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     """The state of ``case`` from its saved steps (no permission check; services use it)."""
     trained = case.trained_model
     dataset = trained.dataset
-    steps = list(
-        case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
-    )
+    steps = list(case.steps.select_related("test").order_by("position"))
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     vocabulary = vocabulary_of(trained)
     advice = None
     if case.is_open:
-        estimator = estimator_for(trained)
+        estimator = estimator_for_case(case)  # with the case's own error matrix
         action = estimator.next_action(known, unavailable)
         advice = action_to_dict(
             action,
@@ -314,8 +313,6 @@ def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
     """
     case = (
         DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician")
-        # the fitted model comes from the estimator cache; its JSON is read only on a miss
-        .defer("trained_model__model_json")
         .filter(pk=pk)
         .first()
     )
