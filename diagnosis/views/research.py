@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from ..selectors.research import research_figures
+from ..selectors.research import figure_groups
 from .common import page
 
 
 @require_GET
 def research(request: HttpRequest) -> HttpResponse:
     """List every saved research figure (e.g. paper 003's REWARD/PENALTY sweeps)."""
-    figures = research_figures(user=request.user)
-    return page(request, "diagnosis/research.html", {"figures": figures})
+    groups = figure_groups(user=request.user)  # grouped by paper, with their provenance
+    figures = [item for group in groups for item in group.figures]
+    return page(request, "diagnosis/research.html", {"figures": figures, "figure_groups": groups})
