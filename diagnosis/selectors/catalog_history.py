@@ -7,6 +7,7 @@ who and when, newest first.  Model administrators and superusers read it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -51,6 +52,8 @@ def _text(value, field_name: str, group_names: dict[int, str]) -> str:
         return "—"
     if field_name == "group":
         return group_names.get(value, f"group #{value}")
+    if isinstance(value, (list, dict)):  # class labels, choices, a matrix: as JSON
+        return json.dumps(value, ensure_ascii=False)
     return str(value)
 
 
