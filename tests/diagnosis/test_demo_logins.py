@@ -44,6 +44,7 @@ def test_logins_show_the_first_password_until_it_is_changed(capsys):
     call_command("demo_logins")
     assert capsys.readouterr().out.splitlines() == [
         "clinician / clinician-demo",
+        "lead / lead-demo",
         "admin / admin-demo",
     ]
     clinician = User.objects.get(username="clinician")
@@ -53,7 +54,30 @@ def test_logins_show_the_first_password_until_it_is_changed(capsys):
     call_command("demo_logins")
     assert capsys.readouterr().out.splitlines() == [
         "clinician / (password as set)",
+        "lead / lead-demo",
         "admin / admin-demo",
     ]
     # Printing the logins never rewrites a stored password.
     assert User.objects.get(username="clinician").password == before
+
+
+@pytest.mark.django_db
+def test_the_demo_lead_reads_the_demo_clinicians_cases_and_nothing_more(trained_model):
+    """The demo team lets "lead" read "clinician"'s case (read-only), once made, left as edited."""
+    from django.test import Client
+
+    from diagnosis.models import Team
+    from diagnosis.services import cases as case_services
+
+    _load_users()
+    clinician, lead = User.objects.get(username="clinician"), User.objects.get(username="lead")
+    case = case_services.start_case(user=clinician, trained_model=trained_model)
+    client = Client()
+    client.force_login(lead)
+    page = client.get(f"/cases/{case.pk}/")
+    assert page.status_code == 200 and 'id="read-only"' in page.content.decode()
+    assert client.post(f"/cases/{case.pk}/", {"action": "refer"}).status_code == 403
+    team = Team.objects.get(name="Demo ward")
+    team.members.remove(clinician)
+    _load_users()  # a second start does not put the clinician back
+    assert client.get(f"/cases/{case.pk}/").status_code == 404

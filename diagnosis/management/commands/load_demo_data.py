@@ -14,8 +14,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from diagnosis.management import demo_data
-from diagnosis.models import Dataset, TrainedModel
-from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
+from diagnosis.models import Dataset, Team, TrainedModel
+from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
 from diagnosis.selectors.models import default_error_matrix
 from diagnosis.services.datasets import create_dataset
@@ -33,8 +33,11 @@ DEMO_MATRICES = {demo_data.PIMA: "Missed diabetes costs 2500, false alarm 500"}
 # Username, the environment variable that may set its first password, and the default.
 DEMO_USERS = (
     ("clinician", "DEMO_CLINICIAN_PASSWORD", "clinician-demo"),
+    ("lead", "DEMO_LEAD_PASSWORD", "lead-demo"),
     ("admin", "DEMO_ADMIN_PASSWORD", "admin-demo"),
 )
+# The lead clinician reads (only reads) the cases of this team's members: the demo clinician.
+DEMO_TEAM = "Demo ward"
 # A demo tree's leaf holds at least THIN_SUPPORT (10) training patients, so no advice rests on
 # fewer (the model page warns about such models; heart's DTMC had 16 of 92 held-out
 # conclusions on 2 to 9 patients with the learners' default of 2).
@@ -86,6 +89,16 @@ class Command(BaseCommand):
         clinician, created = self._user("clinician")
         if created:
             clinician.groups.add(clinicians)
+        lead, created = self._user("lead")
+        if created:  # a clinician with their own cases, who also reads the team's
+            lead.first_name, lead.last_name = "Lena", "Lead"
+            lead.save(update_fields=["first_name", "last_name"])
+            lead.groups.add(clinicians, Group.objects.get(name=LEAD_CLINICIANS))
+        if not Team.objects.filter(name=DEMO_TEAM).exists():  # made once, then left as edited
+            team = Team.objects.create(name=DEMO_TEAM)
+            team.members.add(clinician, lead)
+            team.leads.add(lead)
+            self.stdout.write(f"Created team {DEMO_TEAM}: lead reads clinician's cases")
         admin, created = self._user("admin")
         if created:
             admin.is_staff = admin.is_superuser = True
