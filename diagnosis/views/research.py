@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
+from ..selectors.experiments import list_experiments
 from ..selectors.research import figure_groups
 from .common import page
 
@@ -14,4 +15,9 @@ def research(request: HttpRequest) -> HttpResponse:
     """List every saved research figure (e.g. paper 003's REWARD/PENALTY sweeps)."""
     groups = figure_groups(user=request.user)  # grouped by paper, with their provenance
     figures = [item for group in groups for item in group.figures]
-    return page(request, "diagnosis/research.html", {"figures": figures, "figure_groups": groups})
+    experiments = list_experiments(user=request.user)  # the bench's saved experiments
+    return page(
+        request,
+        "diagnosis/research.html",
+        {"figures": figures, "figure_groups": groups, "experiments": experiments},
+    )

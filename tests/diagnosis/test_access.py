@@ -33,6 +33,7 @@ from diagnosis.models import CaseAccess, DiagnosisCase, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
+from diagnosis.services.experiments import create_experiment
 
 ROLES = (
     "anonymous",
@@ -94,6 +95,13 @@ POLICY: dict[str, tuple[str, ...]] = {
     "models/<int:pk>/trees/?case=<case>": PATIENT_CASE,
     "models/<int:pk>/progress.json": CLINICAL_PAGE,
     "research/": CLINICAL_PAGE,
+    # The bench: clinicians and model admins read experiments; model admins set them up.
+    "experiments/": CLINICAL_PAGE,
+    "experiments/new/": TRAINING,
+    "experiments/<int:pk>/": CLINICAL_PAGE,
+    "experiments/<int:pk>/progress.json": CLINICAL_PAGE,
+    "experiments/<int:pk>/export.csv": CLINICAL_PAGE,
+    "experiments/<int:pk>/export.json": CLINICAL_PAGE,
     "cases/new/": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),  # "choose a model"
     "cases/new/?model=<model>": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "cases/<int:pk>/": PATIENT_CASE,
@@ -286,6 +294,15 @@ def world(clinician, other_clinician, trained_model):
         "admin/axes/accessfailurelog/": AccessFailureLog.objects.create(**seen),
     }
     token, _ = issue_api_token(issuer=None, owner=clinician, name="EHR")
+    experiment = create_experiment(
+        user=users["superuser"],
+        dataset=trained_model.dataset,
+        learners=[{"key": "eg2", "params": {}}],
+        matrix_kind="uniform",
+        costs=[100],
+        k=2,
+        launch=False,
+    )
     clients = {"anonymous": Client()}
     for role, user in users.items():
         clients[role] = Client()
@@ -305,6 +322,7 @@ def world(clinician, other_clinician, trained_model):
         "admin/diagnosis/apitoken/": token.pk,
         "admin/diagnosis/team/": team.pk,
         "admin/diagnosis/caseaccess/": access.pk,
+        "experiments/": experiment.pk,
     }
     return {"clients": clients, "ids": ids, "case": case, "model": trained_model}
 
