@@ -84,7 +84,7 @@ def state_to_dict(state) -> dict[str, Any]:
             if case.final_label is not None and case.final_label < len(labels)
             else None
         ),
-        "version": case_audit.case_version(case),
+        "version": case_audit.case_version(case, steps=state.steps),
         "accumulated_cost": state.accumulated_cost,
         "advice": state.advice,
         "explanation": state.explanation.to_dict() if state.explanation else None,

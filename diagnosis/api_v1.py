@@ -314,7 +314,8 @@ def take_step(request: HttpRequest, case_id: int, payload: StepIn):
         reason=payload.reason or "",
         **fields,
     )
-    return _state(request, case_id, access=None)
+    # the case as take_action left it (refreshed); case_state checks the access again
+    return state_to_dict(selectors.case_state(user=request.user, case=case))
 
 
 def _state(request: HttpRequest, case_id: int, *, access: str | None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ cannot be enumerated.  :func:`require_case_read` guards reads (selectors),
 from __future__ import annotations
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.db.models.signals import m2m_changed, post_delete, post_save
 
 CLINICIANS = "clinicians"
 MODEL_ADMINS = "model-admins"
@@ -60,8 +61,33 @@ def _active(user) -> bool:
     return bool(user is not None and user.is_authenticated and user.is_active)
 
 
+def _groups_changed(sender, **kwargs) -> None:
+    """Any change of group membership or of a group makes every user's remembered groups stale."""
+    global _groups_version
+    _groups_version += 1
+
+
+#: Bumped by every membership change (either side of ``User.groups``) and every group saved or
+#: deleted in this process: a user's groups remembered under an older number are read again.
+_groups_version = 0
+m2m_changed.connect(_groups_changed, dispatch_uid="diagnosis.permissions.m2m")
+post_save.connect(_groups_changed, sender="auth.Group", dispatch_uid="diagnosis.permissions.save")
+post_delete.connect(_groups_changed, sender="auth.Group", dispatch_uid="diagnosis.permissions.del")
+
+
+def _group_names(user) -> frozenset[str]:
+    """The names of ``user``'s groups: one query per user object (a request's user is read
+    afresh for each request), again after any membership change in this process."""
+    remembered = getattr(user, "_diagnosis_groups", None)
+    if remembered is not None and remembered[0] == _groups_version:
+        return remembered[1]
+    names = frozenset(user.groups.values_list("name", flat=True))
+    user._diagnosis_groups = (_groups_version, names)
+    return names
+
+
 def _in_group(user, name: str) -> bool:
-    return _active(user) and user.groups.filter(name=name).exists()
+    return _active(user) and name in _group_names(user)
 
 
 def is_clinician(user) -> bool:

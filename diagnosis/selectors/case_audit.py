@@ -73,8 +73,14 @@ def case_events(case: DiagnosisCase) -> list[CaseEvent]:
     return events
 
 
-def case_version(case: DiagnosisCase) -> int:
-    """How many writes ``case`` has had; a form made from version *n* may only apply to *n*."""
+def case_version(case: DiagnosisCase, *, steps: list[DiagnosisStep] | None = None) -> int:
+    """How many writes ``case`` has had; a form made from version *n* may only apply to *n*.
+
+    ``steps``: every step of ``case``, when the caller has read them (counted without a query).
+    """
+    if steps is not None:
+        replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
+        return sum(s.pk not in replacements for s in steps) + sum(bool(s.correction) for s in steps)
     steps = case.steps.all()
     recorded = steps.exclude(
         pk__in=steps.filter(superseded_by__isnull=False).values("superseded_by")

@@ -214,7 +214,9 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     """The state of ``case`` from its saved steps (no permission check; services use it)."""
     trained = case.trained_model
     dataset = trained.dataset
-    steps = list(case.steps.select_related("test").order_by("position"))
+    steps = list(
+        case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
+    )
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     vocabulary = vocabulary_of(trained)
@@ -313,6 +315,8 @@ def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
     """
     case = (
         DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician")
+        # the fitted model comes from the estimator cache; its JSON is read only on a miss
+        .defer("trained_model__model_json")
         .filter(pk=pk)
         .first()
     )
