@@ -22,13 +22,20 @@ from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
+from ..services import learner_registry
 from ..services.vocabulary import vocabulary_of
 from .cases import compute_case_state, estimator_for
 from .matrices import estimator_for_case
 from .models import require_model_access
 from .tree import tree_nodes
 
-__all__ = ["EnsembleView", "MemberView", "ensemble_view", "model_is_ensemble"]
+__all__ = [
+    "EnsembleView",
+    "MemberView",
+    "ensemble_view",
+    "learner_is_ensemble",
+    "model_is_ensemble",
+]
 
 #: The most member trees drawn as small multiples on one page (a forest may hold 1000).
 MAX_DRAWN = 60
@@ -84,6 +91,16 @@ def _members(estimator) -> tuple[str, list[TreeStructure], list[float]] | None:
         alphas = [float(a) for a in np.asarray(getattr(estimator, "alphas_", [1.0] * len(members)))]
         return "boosting", members, alphas
     return None
+
+
+def learner_is_ensemble(trained: TrainedModel) -> bool:
+    """Whether the model's learner makes forests or ensembles (its estimator walks members:
+    ``member_reach``), without loading the fitted model; for lists of models."""
+    try:
+        estimator_class = learner_registry.get_spec(trained.learner).estimator_class()
+    except Exception:  # noqa: BLE001  an unknown learner has no members page
+        return False
+    return hasattr(estimator_class, "member_reach")
 
 
 def model_is_ensemble(trained: TrainedModel) -> bool:

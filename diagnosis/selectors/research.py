@@ -138,7 +138,9 @@ def _read(path: Path) -> ResearchFigure:
         title = title.get("text")
     # the page shows the title above the chart (long titles wrap there, not over the plot)
     shown = {k: v for k, v in layout.items() if k not in ("title", "meta")}
-    shown.setdefault("margin", {"t": 24})
+    shown.setdefault("margin", {"t": 40})
+    # the legend above the plot: a legend at the side squeezes the bars on a tablet
+    shown.setdefault("legend", {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"})
     return ResearchFigure(
         name,
         str(title or name),

@@ -146,6 +146,17 @@ def test_model_page_and_case_link_to_the_trees(client, forest, trained_model, cl
     assert page.status_code == 200 and "not a forest or an ensemble" in page.content.decode()
 
 
+def test_home_card_links_a_forest_to_its_trees(client, forest, trained_model, clinician):
+    """On the home page a forest's card links to its trees, a single tree's card to its tree."""
+    assert client.login(request=login_request(), username=clinician.username, password=PASSWORD)
+    html = client.get(reverse("home")).content.decode()
+    forest_card = html.split(f'id="model-{forest.pk}"')[1].split("</article>")[0]
+    tree_card = html.split(f'id="model-{trained_model.pk}"')[1].split("</article>")[0]
+    assert reverse("model-ensemble", args=[forest.pk]) in forest_card
+    assert "view its trees" in forest_card
+    assert reverse("model-tree", args=[trained_model.pk]) in tree_card
+
+
 def test_the_advice_says_how_many_trees_wait_on_the_test(forest, clinician):
     """The forest's advice to order a test words how many of its trees wait on that test."""
     case = case_services.start_case(user=clinician, trained_model=forest)

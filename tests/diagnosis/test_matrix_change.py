@@ -168,6 +168,24 @@ def test_flagged_model_page_retrains_in_one_click(
     assert new.matrix_snapshot == NEW and new.status == TrainedModel.QUEUED
 
 
+def test_home_cards_flag_only_the_models_left_behind(
+    client, boosting, trained_model, toy_dataset, clinician
+):
+    """After an edit, the EG2 model's card on the home page carries the flag with a link to its
+    retrain; the plain Boosting card does not."""
+    _edit_matrix(toy_dataset, NEW)
+    assert client.login(request=login_request(), username=clinician.username, password=PASSWORD)
+    html = client.get(reverse("home")).content.decode()
+    cards = {
+        pk: html.split(f'id="model-{pk}"')[1].split("</article>")[0]
+        for pk in (boosting.pk, trained_model.pk)
+    }
+    flag_link = reverse("model-detail", args=[trained_model.pk]) + "#matrix-in-force"
+    assert "Trained with a different matrix" in cards[trained_model.pk]
+    assert flag_link in cards[trained_model.pk]
+    assert "Trained with a different matrix" not in cards[boosting.pk]
+
+
 def test_retrain_service_needs_a_model_admin(trained_model, clinician):
     """The retrain service refuses a clinician."""
     from django.core.exceptions import PermissionDenied
