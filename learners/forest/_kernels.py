@@ -52,59 +52,135 @@ def _n_stumps(size):
 
 
 @njit(cache=True, nogil=True)
-def _best_stump(XT, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol, work):
+def _best_stump(
+    XT,
+    yn,
+    idx,
+    wt,
+    f,
+    n_classes,
+    F,
+    kind,
+    alpha,
+    power,
+    k,
+    tol,
+    values,
+    known,
+    cuts,
+    hist,
+    hist_n,
+    missing,
+    known_total,
+    left,
+    l_child,
+    r_child,
+    two_valued,
+    low_value,
+    high_value,
+    complete,
+):
     """The stump on feature ``f`` with the largest minimax reduction.
 
     ``k`` thresholds are the values of ``k`` known cases drawn at random; a
     stump sends ``x <= threshold`` left.  Returns ``(reduction, value,
     left_share)`` where reduction is ``min over the two outcomes of
     F(S) - F(S_outcome)`` (0 when no stump separates the known cases).
-    ``work`` holds scratch arrays reused across nodes.
+    ``yn`` holds the classes of the node's cases ``idx``; ``values`` to
+    ``r_child`` are scratch arrays reused across nodes (passed one by one and
+    never sliced: each view or tuple of arrays costs atomic reference counts).
+    ``two_valued`` features (every value ``low_value`` or ``high_value``) skip
+    the sort of their stumps; ``complete`` ones (no missing value) skip
+    gathering their values.  The draws and sums are the same either way.
     """
-    values, known, thresholds, hist, hist_n, missing, known_total, left, l_child, r_child = work
     n = idx.shape[0]
-    row = XT[f]
-    n_known = 0
+    if complete:
+        # No missing value: case i is the i-th known one (same draws, no gathering pass).
+        n_known = n
+        if n_known < 2:
+            return 0.0, np.nan, 0.0
+        for s in range(k):
+            cuts[s] = XT[f, idx[np.random.randint(n_known)]]
+    else:
+        n_known = 0
+        for i in range(n):
+            v = XT[f, idx[i]]
+            values[i] = v
+            if not np.isnan(v):
+                known[n_known] = i
+                n_known += 1
+        if n_known < 2:
+            return 0.0, np.nan, 0.0
+        for s in range(k):
+            cuts[s] = values[known[np.random.randint(n_known)]]
+    # The stumps are the d distinct drawn values, in increasing order (a drawn value
+    # repeated is one stump).
+    if two_valued:
+        low = high = False
+        for s in range(k):
+            if cuts[s] == low_value:
+                low = True
+            else:
+                high = True
+        d = 0
+        if low:
+            cuts[d] = low_value
+            d += 1
+        if high:
+            cuts[d] = high_value
+            d += 1
+    else:
+        cuts[:k].sort()
+        d = 1
+        for s in range(1, k):
+            if cuts[s] != cuts[d - 1]:
+                cuts[d] = cuts[s]
+                d += 1
+    for j in range(d + 1):
+        hist_n[j] = 0
+        for c in range(n_classes):
+            hist[j, c] = 0.0
+    for c in range(n_classes):
+        missing[c] = 0.0
+        known_total[c] = 0.0
+        left[c] = 0.0
     for i in range(n):
-        v = row[idx[i]]
-        values[i] = v
-        if not np.isnan(v):
-            known[n_known] = i
-            n_known += 1
-    if n_known < 2:
-        return 0.0, np.nan, 0.0
-    cuts = thresholds[:k]
-    for s in range(k):
-        cuts[s] = values[known[np.random.randint(n_known)]]
-    cuts.sort()
-    hist[: k + 1] = 0.0
-    hist_n[: k + 1] = 0
-    missing[:] = 0.0
-    known_total[:] = 0.0
-    for i in range(n):
-        v = values[i]
-        c = y[idx[i]]
+        v = XT[f, idx[i]] if complete else values[i]
+        c = yn[i]
         if np.isnan(v):
             missing[c] += wt[i]
             continue
-        b = np.searchsorted(cuts, v)  # v <= cuts[j] exactly for j >= b
+        # A case goes to bin b = the number of stumps below its value, i.e. to the first
+        # stump with v <= stump (the last bin: above every stump), without branches.
+        b = 0
+        if d <= 8:
+            for j in range(d):
+                b += cuts[j] < v
+        else:
+            size = d
+            while size > 1:
+                half = size >> 1
+                b += half * (cuts[b + half] < v)
+                size -= half
+            b += cuts[b] < v
         hist[b, c] += wt[i]
         hist_n[b] += 1
         known_total[c] += wt[i]
-    known_weight = known_total.sum()
-    left[:] = 0.0
+    known_weight = 0.0
+    for c in range(n_classes):
+        known_weight += known_total[c]
     n_left = 0
     best = 0.0
     best_value = np.nan
     best_share = 0.0
-    for j in range(k):
-        left += hist[j]
+    for j in range(d):
+        left_weight = 0.0
+        for c in range(n_classes):
+            left[c] += hist[j, c]
+            left_weight += left[c]
         n_left += hist_n[j]
-        if j + 1 < k and cuts[j + 1] == cuts[j]:
-            continue  # the same stump: judge it once, with every case it sends left
         if n_left == 0 or n_left == n_known:
             continue
-        left_weight = left.sum()
         if left_weight <= 0.0 or left_weight >= known_weight:
             continue
         share = left_weight / known_weight
@@ -141,18 +217,45 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
     np.random.seed(seed)
     n, m = X.shape
     XT = np.ascontiguousarray(X.T)
-    work = (
-        np.empty(n),
-        np.empty(n, dtype=np.int64),
-        np.empty(81),
-        np.empty((81, n_classes)),
-        np.empty(81, dtype=np.int64),
-        np.empty(n_classes),
-        np.empty(n_classes),
-        np.empty(n_classes),
-        np.empty(n_classes),
-        np.empty(n_classes),
-    )
+    # Features with at most two known values (flags) skip the sort of their stumps.
+    two_valued = np.zeros(m, dtype=np.bool_)
+    complete = np.ones(m, dtype=np.bool_)
+    low_values = np.zeros(m)
+    high_values = np.zeros(m)
+    for f in range(m):
+        low = np.inf
+        high = -np.inf
+        others = False
+        for i in range(n):
+            v = XT[f, i]
+            if np.isnan(v):
+                complete[f] = False
+                continue
+            if v == low or v == high:
+                continue
+            if low == np.inf:
+                low = v
+                high = v
+            elif not others and low == high:
+                if v < low:
+                    low = v
+                else:
+                    high = v
+            else:
+                others = True
+        two_valued[f] = not others and low != np.inf
+        low_values[f] = low
+        high_values[f] = high
+    values = np.empty(n)
+    known = np.empty(n, dtype=np.int64)
+    cuts = np.empty(81)
+    hist = np.empty((81, n_classes))
+    hist_n = np.empty(81, dtype=np.int64)
+    missing = np.empty(n_classes)
+    known_total = np.empty(n_classes)
+    left = np.empty(n_classes)
+    l_child = np.empty(n_classes)
+    r_child = np.empty(n_classes)
     root_idx = np.flatnonzero(weights > 0.0)
     root_wt = weights[root_idx].astype(np.float64)
     feature = [-1]
@@ -167,8 +270,10 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
     while len(stack) > 0:
         node, idx, wt, path = stack.pop()
         counts = np.zeros(n_classes)
+        yn = np.empty(idx.shape[0], dtype=np.int64)
         for i in range(idx.shape[0]):
-            counts[y[idx[i]]] += wt[i]
+            yn[i] = y[idx[i]]
+            counts[yn[i]] += wt[i]
         class_weight[node] = counts
         F = impurity_jit(counts, kind, alpha, power)
         if F <= tol or path.shape[0] >= MAX_DEPTH:
@@ -184,7 +289,32 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
         best_share = 0.0
         for f in range(m):
             reduction, value, share = _best_stump(
-                XT, y, idx, wt, f, n_classes, F, kind, alpha, power, k, tol, work
+                XT,
+                yn,
+                idx,
+                wt,
+                f,
+                n_classes,
+                F,
+                kind,
+                alpha,
+                power,
+                k,
+                tol,
+                values,
+                known,
+                cuts,
+                hist,
+                hist_n,
+                missing,
+                known_total,
+                left,
+                l_child,
+                r_child,
+                two_valued[f],
+                low_values[f],
+                high_values[f],
+                complete[f],
             )
             if reduction <= tol:
                 continue
@@ -413,3 +543,62 @@ def forest_acquisition(
                 total += 1
         n_done[r] = total
     return cost, n_done
+
+
+@njit(cache=True, nogil=True)
+def walk_rows(
+    X, feature, threshold, edge_start, child, branch_weight, leaf_row, reached, leaf_mass
+):
+    """Which nodes each row of ``X`` reaches, and its share at each leaf, without the dense table.
+
+    The same arithmetic as :func:`learners.tree._structure_kernels.numeric_node_mass` (the
+    compiled copy of :meth:`TreeStructure.node_mass` for numeric splits), row by row: a known
+    value sends the row's whole share down the edge it takes (``here * 1``), a missing one
+    ``here * (0 + branch_weight)`` down every edge, and a node with share 0 is not walked on.
+    Instead of the ``(n_nodes, n_rows)`` table it writes
+
+    - ``reached[node]``: bit ``r`` set when row ``r``'s share there is > 0, packed as
+      ``np.packbits(node_mass(X) > 0, axis=1)`` packs it;
+    - ``leaf_mass[leaf_row[node]]``: row shares at each leaf, i.e.
+      ``node_mass(X)[feature == LEAF]``,
+
+    both zeroed by the caller.  ``tests/learners/test_budget_rf.py`` checks both equal to the
+    bit to what ``node_mass`` gives.
+    """
+    n_nodes = feature.shape[0]
+    node_stack = np.empty(n_nodes + 1, dtype=np.int64)
+    share_stack = np.empty(n_nodes + 1)
+    for r in range(X.shape[0]):
+        byte = r >> 3
+        bit = np.uint8(1 << (7 - (r & 7)))
+        node_stack[0] = 0
+        share_stack[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = node_stack[top]
+            here = share_stack[top]
+            if here > 0.0:
+                reached[node, byte] |= bit
+            f = feature[node]
+            if f < 0:
+                leaf_mass[leaf_row[node], r] = here
+                continue
+            if here == 0.0:
+                continue
+            first = edge_start[node]
+            value = X[r, f]
+            if value != value:
+                node_stack[top] = child[first + 1]
+                share_stack[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
+                node_stack[top + 1] = child[first]
+                share_stack[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
+                top += 2
+            elif value <= threshold[node]:
+                node_stack[top] = child[first]
+                share_stack[top] = 0.0 + here * 1.0
+                top += 1
+            else:
+                node_stack[top] = child[first + 1]
+                share_stack[top] = 0.0 + here * 1.0
+                top += 1

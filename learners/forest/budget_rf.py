@@ -28,6 +28,7 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
@@ -48,7 +49,7 @@ from ..serialization import SerializableMixin
 from ..tree._base import CaseInputMixin
 from ..tree._structure import LEAF, TreeStructure, smoothed_proba
 from ._impurity import PAIRS, POWERS
-from ._kernels import forest_acquisition, grow_greedy_tree
+from ._kernels import forest_acquisition, grow_greedy_tree, walk_rows
 
 __all__ = ["ALPHA_GRID", "BudgetRFClassifier"]
 
@@ -212,9 +213,12 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         best = None
         self.search_ = []
         for a, alpha in enumerate(alphas):
-            forest = self._grow_forest(
-                X, codes, train, valid, kind, alpha, prices, seeds[a], (a, len(alphas))
-            )
+            # Each tree's leaf sums are a (rows x leaves) @ (leaves x K) product: tiny, and
+            # BLAS threads waiting on each other cost 25x the product itself (same result).
+            with threadpool_limits(limits=1, user_api="blas"):
+                forest = self._grow_forest(
+                    X, codes, train, valid, kind, alpha, prices, seeds[a], (a, len(alphas))
+                )
             self.search_.append(
                 {
                     "alpha": alpha,
@@ -282,8 +286,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     _TOLERANCE,
                 )
             )
-            mass = tree.node_mass(X_valid)
-            walks.add(tree, mass)
+            tree_counts = walks.add(tree, X_valid)
             if self.budget is None:
                 # Nothing to stop for: the forest's cost is measured once, at the end.
                 kept, mean_cost = True, float("nan")
@@ -296,7 +299,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                 break  # the tree that broke the budget is left out
             walks.keep()
             trees.append(tree)
-            counts += _leaf_counts(tree, mass)
+            counts += tree_counts
             trace.append(mean_cost)
             cost = mean_cost
         if trees and self.budget is None:
@@ -377,14 +380,14 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             raise ValueError(f"n_trees must be 1 to {len(self.trees_)}, got {n_trees!r}")
         walks = _ForestWalks(X.shape[0])
         for tree in self.trees_[:n]:
-            walks.add(tree, tree.node_mass(X))
+            walks.add(tree, X)
             walks.keep()
         return walks.acquisition(encode_prices(self.cost_model_))
 
     def _summed_counts(self, X: np.ndarray) -> np.ndarray:
         counts = np.zeros((X.shape[0], len(self.classes_)))
         for tree in self.trees_:
-            counts += _leaf_counts(tree, tree.node_mass(X))
+            counts += _walk(tree, X, None)
         return counts
 
     # --------------------------------------------------------------- policy
@@ -609,7 +612,8 @@ class _ForestWalks:
     """The trees' arrays concatenated for :func:`._kernels.forest_acquisition`.
 
     ``add`` appends a candidate tree (its arrays with global ids, and which
-    nodes each row reaches, from ``node_mass``); ``keep`` makes it a member.
+    nodes each row reaches, from :func:`_walk`) and returns the rows' leaf
+    class weights in it; ``keep`` makes it a member.
     A candidate not kept is replaced by the next ``add``.  The reach table
     grows by doubling, so adding a tree copies only its own columns.
     """
@@ -622,7 +626,7 @@ class _ForestWalks:
         # node x row, bit-packed along the rows: which rows reach each node
         self.reached = np.zeros((1024, (n_rows + 7) // 8), dtype=np.uint8)
 
-    def add(self, tree: TreeStructure, mass: np.ndarray) -> None:
+    def add(self, tree: TreeStructure, X: np.ndarray) -> np.ndarray:
         nodes = self.n_nodes
         edges = sum(part[1].shape[0] for part in self.parts)
         end = nodes + tree.n_nodes
@@ -630,13 +634,15 @@ class _ForestWalks:
             grown = np.zeros((max(2 * self.reached.shape[0], end), self.reached.shape[1]), np.uint8)
             grown[:nodes] = self.reached[:nodes]
             self.reached = grown
-        self.reached[nodes:end] = np.packbits(mass > 0.0, axis=1)
+        self.reached[nodes:end] = 0
+        counts = _walk(tree, X, self.reached[nodes:end])
         self.candidate = (
             tree.feature,
             tree.child + nodes,
             tree.edge_start + edges,
             tree.n_edges,
         )
+        return counts
 
     def keep(self) -> None:
         assert self.candidate is not None
@@ -664,10 +670,37 @@ class _ForestWalks:
         )
 
 
-def _leaf_counts(tree: TreeStructure, mass: np.ndarray) -> np.ndarray:
-    """Each row's leaf class weights in ``tree``, mixed by its shares: ``(n_rows, K)``."""
+def _walk(tree: TreeStructure, X: np.ndarray, reached: np.ndarray | None) -> np.ndarray:
+    """Each row's leaf class weights in ``tree``, mixed by its shares: ``(n_rows, K)``.
+
+    The shares are ``tree.node_mass(X)``'s; ``reached`` (zeroed, ``(n_nodes, ceil(n_rows /
+    8))``), when given, gets ``np.packbits(node_mass(X) > 0, axis=1)``.  A tree of numeric
+    splits (every BudgetRF tree) is walked by :func:`._kernels.walk_rows`, equal to the bit
+    and without the ``(n_nodes, n_rows)`` table; the sum over the leaves is the same product.
+    """
     leaves = tree.feature == LEAF
-    return mass[leaves].T @ tree.class_weight[leaves]
+    X = np.ascontiguousarray(X, dtype=float)
+    if tree._numeric_only():
+        leaf_mass = np.zeros((int(np.count_nonzero(leaves)), X.shape[0]))
+        walk_rows(
+            X,
+            tree.feature,
+            tree.threshold,
+            tree.edge_start,
+            tree.child,
+            tree.branch_weight,
+            np.cumsum(leaves) - 1,
+            np.zeros((tree.n_nodes, (X.shape[0] + 7) // 8), np.uint8)
+            if reached is None
+            else reached,
+            leaf_mass,
+        )
+    else:
+        mass = tree.node_mass(X)
+        if reached is not None:
+            reached[:] = np.packbits(mass > 0.0, axis=1)
+        leaf_mass = mass[leaves]
+    return leaf_mass.T @ tree.class_weight[leaves]
 
 
 def _split(codes: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:

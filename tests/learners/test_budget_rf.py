@@ -405,3 +405,134 @@ def test_loading_refuses_a_forest_without_trees_or_with_a_nominal_split():
     extra["fitted"]["votes"] = 3
     with pytest.raises(ModelDocumentError, match="unknown field"):
         model_from_json(json.dumps(extra))
+
+
+# ------------------------------------------------- compiled paths equal their reference
+def test_walk_rows_equals_node_mass_to_the_bit():
+    """The forest's compiled walk (reach bits, leaf shares, leaf class sums) equals
+    TreeStructure.node_mass on a fitted forest with missing values, bit for bit."""
+    from learners.forest.budget_rf import _walk
+    from learners.tree._structure import LEAF
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] - X[:, 1] + 0.4 * rng.normal(size=300) > 0).astype(int)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    model = BudgetRFClassifier(alpha=0.0, max_trees=6, random_state=0).fit(X[:200], y[:200])
+    rows = X[200:]
+    assert np.isnan(rows).any(axis=1).sum() > 20  # many rows go down both branches
+    for tree in model.trees_:
+        assert tree._numeric_only()
+        mass = tree.node_mass(rows)
+        leaves = tree.feature == LEAF
+        reached = np.zeros((tree.n_nodes, (rows.shape[0] + 7) // 8), np.uint8)
+        counts = _walk(tree, rows, reached)
+        assert np.array_equal(reached, np.packbits(mass > 0.0, axis=1))
+        expected = mass[leaves].T @ tree.class_weight[leaves]
+        assert counts.tobytes() == expected.tobytes()
+
+
+def _reference_stump(values, yn, wt, cuts, n_classes, F, alpha):
+    """Paper 002's stump search as first written (numpy): sort the drawn thresholds, bin by
+    np.searchsorted, judge each distinct threshold once (the last of its copies)."""
+    cuts = np.sort(cuts)
+    k = cuts.size
+    hist = np.zeros((k + 1, n_classes))
+    hist_n = np.zeros(k + 1, dtype=int)
+    missing = np.zeros(n_classes)
+    known_total = np.zeros(n_classes)
+    n_known = 0
+    for v, c, w in zip(values, yn, wt, strict=True):
+        if np.isnan(v):
+            missing[c] += w
+            continue
+        b = np.searchsorted(cuts, v)
+        hist[b, c] += w
+        hist_n[b] += 1
+        known_total[c] += w
+        n_known += 1
+    known_weight = known_total.sum()
+    left = np.zeros(n_classes)
+    n_left = 0
+    best, best_value, best_share = 0.0, np.nan, 0.0
+    for j in range(k):
+        left += hist[j]
+        n_left += hist_n[j]
+        if j + 1 < k and cuts[j + 1] == cuts[j]:
+            continue
+        if n_left == 0 or n_left == n_known:
+            continue
+        left_weight = left.sum()
+        if left_weight <= 0.0 or left_weight >= known_weight:
+            continue
+        share = left_weight / known_weight
+        l_child = left + missing * share
+        r_child = known_total - left + missing * (1.0 - share)
+        reduction = min(F - pairs_impurity(l_child, alpha), F - pairs_impurity(r_child, alpha))
+        if reduction > best + 1e-9:
+            best, best_value, best_share = reduction, cuts[j], share
+    return best, best_value, best_share
+
+
+def test_compiled_stump_search_equals_the_numpy_reference():
+    """_best_stump (distinct stumps, branch-free binning, no sort for two-valued features, no
+    gathering for complete ones) returns what the sort-and-searchsorted reference returns for
+    the same random draws, on two-valued, many-valued and missing-value features."""
+    from numba import njit
+
+    from learners.forest._kernels import _best_stump
+
+    @njit
+    def draws(seed, n_known, k):
+        np.random.seed(seed)
+        out = np.empty(k, dtype=np.int64)
+        for s in range(k):
+            out[s] = np.random.randint(n_known)
+        return out
+
+    @njit
+    def stump(seed, XT, yn, idx, wt, f, n_classes, F, alpha, k, two, low, high, complete):
+        np.random.seed(seed)
+        n = idx.shape[0]
+        return _best_stump(
+            XT, yn, idx, wt, f, n_classes, F, PAIRS, alpha, 2.0, k, 1e-9,
+            np.empty(n), np.empty(n, dtype=np.int64), np.empty(81),
+            np.empty((81, n_classes)), np.empty(81, dtype=np.int64),
+            np.empty(n_classes), np.empty(n_classes), np.empty(n_classes),
+            np.empty(n_classes), np.empty(n_classes), two, low, high, complete,
+        )  # fmt: skip
+
+    rng = np.random.default_rng(2)
+    checked = splits = 0
+    for trial in range(60):
+        n, n_classes = int(rng.integers(3, 120)), int(rng.integers(2, 4))
+        flag = rng.integers(0, 2, n).astype(float)
+        many = np.round(rng.normal(size=n), 1)
+        gappy = many.copy()
+        gappy[rng.random(n) < 0.3] = np.nan
+        XT = np.ascontiguousarray(np.vstack([flag, many, gappy]))
+        idx = np.sort(rng.choice(n + 5, size=n, replace=False)) % n
+        idx = np.unique(idx)
+        yn = rng.integers(0, n_classes, idx.size)
+        wt = rng.integers(1, 4, idx.size) * (0.5 if trial % 3 == 0 else 1.0)
+        counts = np.bincount(yn, weights=wt, minlength=n_classes)
+        alpha = float(rng.choice([0.0, 1.0]))
+        F = pairs_impurity(counts, alpha)
+        for f, k in ((0, 20), (1, 20), (1, 80), (2, 40)):
+            values = XT[f, idx]
+            known = np.flatnonzero(~np.isnan(values))
+            if known.size < 2:
+                continue
+            cuts = values[known[draws(trial, known.size, k)]]
+            expected = _reference_stump(values, yn, wt, cuts, n_classes, F, alpha)
+            two = f == 0
+            for fast in (False, True):
+                got = stump(
+                    trial, XT, yn, idx, wt, f, n_classes, F, alpha, k,
+                    two and fast, 0.0, 1.0, fast and f != 2,
+                )  # fmt: skip
+                assert got[0] == expected[0] and got[2] == expected[2]
+                assert got[1] == expected[1] or (np.isnan(got[1]) and np.isnan(expected[1]))
+                checked += 1
+                splits += got[0] > 0
+    assert checked > 300 and splits > 150  # most searches found a split to agree on
