@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,8 +27,22 @@ def add_figures_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def write_figure(path: Path, figure: dict) -> None:
-    """Save one Plotly figure (``data`` + ``layout``) as JSON, creating the folder."""
+def write_figure(path: Path, figure: dict, note: str = "") -> None:
+    """Save one Plotly figure (``data`` + ``layout``) as JSON, creating the folder.
+
+    ``layout.meta`` records the script and the command line that measured it (and ``note``),
+    which the research page prints under the figure.
+    """
+    script = Path(sys.argv[0]).resolve()
+    try:
+        script_name = script.relative_to(REPO).as_posix()
+    except ValueError:
+        script_name = script.name
+    module = script_name.removesuffix(".py").replace("/", ".")
+    meta = {"script": script_name, "command": " ".join(["python -m", module, *sys.argv[1:]])}
+    if note:
+        meta["note"] = note
+    figure = {**figure, "layout": {**figure.get("layout", {}), "meta": meta}}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(figure), encoding="utf-8")
     print(f"(figure written to {path})")

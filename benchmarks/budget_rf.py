@@ -33,14 +33,13 @@ timings carry that noise):
             ann-test cases) for the 40-tree forest, tracemalloc peak of one
             fit, and the JSON size.
 
-Figures are written as Plotly JSON to ``--out`` (default benchmarks/out,
-where the research page reads them).
+Figures are written as Plotly JSON to ``--figures-dir`` (default: the folder
+``settings.RESEARCH_FIGURES_DIR`` names, where the research page reads them).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 import tracemalloc
@@ -49,6 +48,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
+from benchmarks._figures import add_figures_argument, write_figure
 from datasets import load_known
 from learners import CostModel, Extract
 from learners.evaluation import make_folds
@@ -140,6 +140,8 @@ def table1(keys, n_folds: int, seed: int, out: Path) -> None:
         "BudgetRF vs random forest: % of features used per case (unit costs)",
         "trees",
         "% of features used per test case",
+        f"{n_folds}-fold stratified CV (seed {seed}), unit test costs; BudgetRF alpha 0 with no"
+        " budget (10 trees) against scikit-learn's RandomForestClassifier(10) on the same folds",
     )
 
 
@@ -218,6 +220,10 @@ def budget_curve(keys, budgets, n_folds: int, seed: int, out: Path) -> None:
         "BudgetRF vs random forest truncated to k trees: accuracy against test cost",
         "average features bought per test case (unit costs)",
         "test accuracy",
+        f"{n_folds}-fold stratified CV (seed {seed}); budgets "
+        f"{', '.join(f'{b:g}' for b in budgets)};"
+        " BudgetRF alpha from the paper's grid, at most 40 trees; RF(40) truncated to the largest k"
+        " whose features per case on the training fold stay within the budget",
     )
 
 
@@ -268,17 +274,19 @@ def speed(repeats: int, latency_cases: int, seed: int) -> None:
         f" both sides ranks first), unit prices {np.mean([t.n_nodes for t in unit.trees_]):.0f}"
     )
     tracemalloc.start()
-    brf(0.0).fit(X, y)
-    _, peak = tracemalloc.get_traced_memory()
+    kept_model = brf(0.0).fit(X, y)
+    held, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     tracemalloc.start()
-    RandomForestClassifier(n_estimators=40, random_state=seed, n_jobs=1).fit(X, y)
-    _, rf_peak = tracemalloc.get_traced_memory()
+    kept_rf = RandomForestClassifier(n_estimators=40, random_state=seed, n_jobs=1).fit(X, y)
+    rf_held, rf_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    del kept_model, kept_rf
     text = model.to_json()
     print(
         f"trees {len(model.trees_)}, nodes {sum(t.n_nodes for t in model.trees_)}; "
         f"fit peak (tracemalloc) {peak / 2**20:.1f} MiB (RF {rf_peak / 2**20:.1f} MiB); "
+        f"fitted model held {held / 2**20:.1f} MiB (RF {rf_held / 2**20:.1f} MiB); "
         f"JSON {len(text) / 2**10:.0f} KiB"
     )
     latencies, cpu_latencies = [], []
@@ -303,8 +311,7 @@ def speed(repeats: int, latency_cases: int, seed: int) -> None:
         )
 
 
-def _write(path: Path, traces, title: str, x_title: str, y_title: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _write(path: Path, traces, title: str, x_title: str, y_title: str, note: str = "") -> None:
     figure = {
         "data": traces,
         "layout": {
@@ -313,8 +320,7 @@ def _write(path: Path, traces, title: str, x_title: str, y_title: str) -> None:
             "yaxis": {"title": {"text": y_title}},
         },
     }
-    path.write_text(json.dumps(figure), encoding="utf-8")
-    print(f"(figure written to {path})")
+    write_figure(path, figure, note)
 
 
 def main(argv=None) -> None:
@@ -326,11 +332,11 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--latency-cases", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    add_figures_argument(parser)
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     keys = [k for k in args.datasets.split(",") if k]
-    out = Path(args.out)
+    out = Path(args.figures_dir)
     if "table1" in parts:
         table1(keys, args.folds, args.seed, out)
     if "budget" in parts:
