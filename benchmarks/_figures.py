@@ -2,7 +2,7 @@
 
 ``FIGURES_DIR`` is ``settings.RESEARCH_FIGURES_DIR``'s default computed the same way (the
 ``RESEARCH_FIGURES_DIR`` environment variable, else the committed folder the research page
-reads); ``tests/learners/test_benchmark_figures.py`` checks the two agree.
+reads); ``tests/diagnosis/test_research_figures.py`` checks the two agree.
 """
 
 from __future__ import annotations
