@@ -162,8 +162,7 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
                 results=body["results"],
                 seen=body["seen"],
                 reason=body["reason"] or "",
-            )
-            case.refresh_from_db()
+            )  # the service read the case again (status) for the answer below
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         fields = (
             {"position": body["position"], "value": body["value"]}
@@ -179,8 +178,7 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             seen=body["seen"],
             reason=body["reason"] or "",
             **fields,
-        )
-        case.refresh_from_db()
+        )  # the service read the case again (status) for the answer below
         return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
     except CaseNotFound as exc:  # access lost between the two checks: still the same answer
         return _error(str(exc), 404)

@@ -8,6 +8,7 @@ with (its ``cost_snapshot``), never from today's prices in the database.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -108,8 +109,11 @@ def action_to_dict(
     known: Mapping[int, float] | None = None,
     unavailable: Iterable[int] = (),
     vocabulary: Vocabulary | None = None,
+    dataset_tests: Sequence[DiagnosticTest] | None = None,
 ) -> dict:
     """The advice to store and show: ``action.to_dict()`` plus the names it needs.
+
+    ``dataset_tests``: every test of ``dataset``, when the caller has read them (no query here).
 
     ``vocabulary`` is what the model's codes meant when it was trained (class
     names, choices); by default the dataset's words today.
@@ -136,7 +140,8 @@ def action_to_dict(
     labels = list(dataset.class_labels if vocabulary is None else vocabulary.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
     mentioned = set(_mentioned_tests(action))
-    tests = {t.index: t for t in dataset.tests.filter(index__in=mentioned)}
+    every = list(dataset.tests.all()) if dataset_tests is None else list(dataset_tests)
+    tests = {t.index: t for t in every if t.index in mentioned}
     result = {
         **action.to_dict(),
         "test_index": None,
@@ -172,14 +177,14 @@ def action_to_dict(
             }
     blocked = sorted(int(i) for i in unavailable)
     if blocked:
-        names = {t.index: t.display_label for t in dataset.tests.filter(index__in=blocked)}
+        names = {t.index: t.display_label for t in every if t.index in blocked}
         result["unavailable_labels"] = [names.get(i, f"test {i}") for i in blocked]
     if estimator is not None:
         result["costs"] = decision_costs(estimator, result["class_labels"])
         tree = getattr(estimator, "tree_", None)
         evidence = action.evidence
         if isinstance(tree, TreeStructure) and evidence is not None and len(evidence.nodes) > 1:
-            tests_now = list(dataset.tests.all())
+            tests_now = [copy.copy(t) for t in every]  # as_trained sets their choices
             split = {
                 t.index: t for t in (vocabulary.as_trained(tests_now) if vocabulary else tests_now)
             }
@@ -220,6 +225,7 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     vocabulary = vocabulary_of(trained)
+    dataset_tests = list(dataset.tests.order_by("index"))
     advice = None
     if case.is_open:
         estimator = estimator_for_case(case)  # with the case's own error matrix
@@ -232,13 +238,14 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
             known=known,
             unavailable=unavailable,
             vocabulary=vocabulary,
+            dataset_tests=dataset_tests,
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])
     generated = set(trained.cost_snapshot.get("generated", []))
     tests = {
         t.index: t
-        for t in dataset.tests.order_by("index")
+        for t in dataset_tests
         # a test added after training is one this model cannot use
         if t.index < len(names) and names[t.index] == t.name
     }

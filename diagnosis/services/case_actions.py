@@ -182,7 +182,7 @@ def correct_result(
         ]
     )
     _recompute_derived(locked, user, original)
-    case.refresh_from_db()
+    case_steps.refresh_case(case)
     return replacement
 
 
@@ -242,7 +242,7 @@ def undo_last_step(
     last.correction_reason = why
     last.save(update_fields=["correction", "corrected_at", "corrected_by", "correction_reason"])
     _touch(locked)
-    case.refresh_from_db()
+    case_steps.refresh_case(case)
     return last
 
 
@@ -299,7 +299,12 @@ def take_action(
     locked = case_steps._lock_open_case(user, case)
     check_seen(user=user, case=locked, seen=seen)
     why = _reason(reason, what="advice is overruled", required=False)
-    taken = case_steps.take_step(user=user, case=case, action=action, **step)
+    # The step is taken on the row this transaction has locked (it is not locked again).
+    locked._row_locked = True
+    try:
+        taken = case_steps.take_step(user=user, case=locked, action=action, **step)
+    finally:
+        locked._row_locked = False
     if why and taken.followed_advice:
         raise ValidationError(
             "This step follows the advice; a reason is only recorded when you overrule it."
@@ -308,5 +313,5 @@ def take_action(
         taken.overrule_reason = why
         taken.save(update_fields=["overrule_reason"])
     log_case_access(user=user, case_id=case.pk, action=CaseAccess.STEP, detail=action)
-    case.refresh_from_db()
+    case_steps.refresh_case(case)
     return taken

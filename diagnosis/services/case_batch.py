@@ -60,5 +60,5 @@ def take_results(
     log_case_access(
         user=user, case_id=case.pk, action=CaseAccess.RESULTS, detail=f"{len(steps)} steps"
     )
-    case.refresh_from_db()
+    case_steps.refresh_case(case)
     return steps

@@ -31,6 +31,7 @@ __all__ = [
     "record_result",
     "record_results",
     "refer",
+    "refresh_case",
     "start_case",
     "take_step",
 ]
@@ -64,19 +65,41 @@ def start_case(*, user, trained_model: TrainedModel, patient_reference: str = ""
     )
 
 
+def refresh_case(case: DiagnosisCase) -> None:
+    """Read ``case``'s row again after a step (status, dates) with its model, dataset and
+    clinician in the same query, so the next read of ``case.trained_model`` costs none (the
+    model's JSON is left out: the fitted model comes from the estimator cache)."""
+    case.refresh_from_db(
+        from_queryset=DiagnosisCase.objects.select_related(
+            "trained_model", "trained_model__dataset", "clinician"
+        ).defer("trained_model__model_json")
+    )
+
+
 def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
-    """The case row locked for this transaction, after permission and status checks."""
-    locked = (
+    """The case row locked for this transaction, after permission and status checks.
+
+    ``case`` itself when it is the row :func:`~diagnosis.services.case_actions.take_action`
+    locked in this transaction and hands on (``_row_locked``): not read nor locked again.
+    """
+    if getattr(case, "_row_locked", False) and transaction.get_connection().in_atomic_block:
+        locked = case
+    else:
+        locked = _select_for_update(case)
+    require_case_access(user, locked)
+    if not locked.is_open:
+        raise CaseClosed(f"This case is closed ({locked.status}); it accepts no more steps.")
+    return locked
+
+
+def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:
+    return (
         DiagnosisCase.objects.select_for_update()
         .select_related("trained_model", "trained_model__dataset")
         # the fitted model comes from the estimator cache; its JSON is read only on a miss
         .defer("trained_model__model_json")
         .get(pk=case.pk)
     )
-    require_case_access(user, locked)
-    if not locked.is_open:
-        raise CaseClosed(f"This case is closed ({locked.status}); it accepts no more steps.")
-    return locked
 
 
 def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
@@ -408,7 +431,7 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
             continue  # computed from its inputs a moment ago; the typed value agreed
         else:
             record_result(user=user, case=locked, test=test, value=number)
-    case.refresh_from_db()
+    refresh_case(case)
     new_steps = locked.steps.select_related("test").order_by("position")
     return list(new_steps if before is None else new_steps.filter(position__gt=before))
 
@@ -444,7 +467,7 @@ def classify(*, user, case: DiagnosisCase, label: int | str) -> DiagnosisStep:
         followed_advice=advice.get("kind") == "classify" and advice.get("label_index") == index,
     )
     _close(case, DiagnosisCase.CLASSIFIED, final_label=index)
-    given.refresh_from_db()
+    refresh_case(given)
     return step
 
 
@@ -462,7 +485,7 @@ def refer(*, user, case: DiagnosisCase) -> DiagnosisStep:
         followed_advice=(state.advice or {}).get("kind") == "reject",
     )
     _close(case, DiagnosisCase.REFERRED, final_label=None)
-    given.refresh_from_db()
+    refresh_case(given)
     return step
 
 

@@ -255,7 +255,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             elif action == "undo":
                 messages.success(request, "Step undone; the advice below is recomputed without it.")
             return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
-    case.refresh_from_db()
+    case_services.refresh_case(case)
     state = selectors.case_state(user=request.user, case=case)
     if not state.is_open:
         messages.error(request, _closed_message(request, case))
@@ -281,7 +281,7 @@ def _post_results(request: HttpRequest, case: DiagnosisCase, state, entry_name) 
     except case_services.CaseClosed:
         messages.error(request, _closed_message(request, case))
         return redirect("case-summary", pk=case.pk)
-    case.refresh_from_db()
+    case_services.refresh_case(case)
     if posted.saved or not case.is_open:
         return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
     state = selectors.case_state(user=request.user, case=case)
