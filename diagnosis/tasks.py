@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+
+from billiard.exceptions import WorkerLostError
 from celery import shared_task
 from celery.signals import worker_ready
+from celery.worker.request import Request
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, close_old_connections
 from kombu.exceptions import OperationalError as BrokerError
 
 from .services import experiment_runner, training, training_queue
 
+log = logging.getLogger(__name__)
+
 __all__ = [
+    "TrainingRequest",
     "recover_experiments",
     "recover_trainings",
     "run_experiment_task",
@@ -18,9 +25,34 @@ __all__ = [
 ]
 
 
+class TrainingRequest(Request):
+    """A training's request in the worker's main process: when the pool process running it
+    dies (kill -9, out of memory), the training is released for the redelivered message
+    (``training_queue.release_lost``) before Celery requeues it, so it runs again at once."""
+
+    def on_failure(self, exc_info, send_failed_event=True, return_ok=False):
+        exc = getattr(exc_info.exception, "exc", exc_info.exception)
+        revoked = getattr(self, "_already_revoked", False) or getattr(
+            self, "_already_cancelled", False
+        )
+        if isinstance(exc, WorkerLostError) or (isinstance(exc, SystemExit) and not revoked):
+            try:
+                close_old_connections()
+                done = training_queue.release_lost(
+                    trained_model_id=int(self.args[0]),
+                    task_id=self.id or "",
+                    max_attempts=settings.TRAINING_MAX_ATTEMPTS,
+                )
+                log.warning("training %s lost its pool process: %s", self.args[0], done)
+            except Exception:  # never stop Celery from requeueing; the sweep is still there
+                log.exception("could not release training %s", self.args)
+        return super().on_failure(exc_info, send_failed_event, return_ok)
+
+
 @shared_task(
     bind=True,
     acks_late=True,
+    Request=TrainingRequest,
     time_limit=settings.TRAINING_TIME_LIMIT + 60,
     soft_time_limit=settings.TRAINING_TIME_LIMIT,
     autoretry_for=(OperationalError, InterfaceError, BrokerError),

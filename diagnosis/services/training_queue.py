@@ -18,7 +18,7 @@ from django.utils import timezone
 from ..models import TrainedModel
 from . import learner_registry
 
-__all__ = ["Recovered", "claim", "recover_trainings", "send"]
+__all__ = ["Recovered", "claim", "recover_trainings", "release_lost", "send"]
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +138,62 @@ def recover_trainings(
     )
     sent = sum(send(pk) for pk in unsent.values_list("pk", flat=True))
     return Recovered(requeued=requeued, kept=kept, failed=failed, sent=sent)
+
+
+LOST = "The worker process running it was killed (kill -9, or out of memory)"
+
+
+def release_lost(*, trained_model_id: int, task_id: str, max_attempts: int) -> str:
+    """The pool process running this training died: make the redelivered task run it at once.
+
+    Called by the worker's main process when its child is lost (``tasks.TrainingRequest``),
+    before Celery puts the message back in the queue.  Waiting for the heartbeat to go stale
+    would leave the training "running" with no one running it, since the redelivered copy
+    finds it claimed.  Queued again (the attempt counts), or, with no attempt left, failed
+    saying why; an anytime training keeps its best model so far.  Only the attempt of
+    ``task_id`` is touched.  Returns what was done: requeued / kept / failed / not ours.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        trained = (
+            TrainedModel.objects.select_for_update()
+            .filter(pk=trained_model_id, status=TrainedModel.RUNNING)
+            .first()
+        )
+        if trained is None or (task_id and trained.celery_task_id not in ("", task_id)):
+            return "not ours"
+        spec = learner_registry.LEARNERS.get(trained.learner)
+        rows = TrainedModel.objects.filter(pk=trained.pk)
+        if spec is not None and spec.anytime and trained.model_json:
+            rows.update(
+                status=TrainedModel.SUCCEEDED,
+                progress=1.0,
+                finished_at=now,
+                error=f"{LOST}; the best model so far is kept.",
+                progress_message="Interrupted; using the best model so far",
+            )
+            return "kept"
+        if trained.attempts >= max_attempts:
+            rows.update(
+                status=TrainedModel.FAILED,
+                finished_at=now,
+                error=(
+                    f"{LOST} during attempt {trained.attempts} of {max_attempts}; no attempt "
+                    "is left: start the training again (with a smaller dataset or settings if "
+                    "memory ran out)."
+                ),
+                progress_message="Failed",
+            )
+            return "failed"
+        rows.update(
+            status=TrainedModel.QUEUED,
+            enqueued_at=now,  # the message goes straight back to the queue
+            progress=0.0,
+            progress_message=(
+                f"{LOST}; queued again (attempt {trained.attempts + 1} of {max_attempts})"
+            ),
+        )
+        return "requeued"
 
 
 def _stopped(stale_seconds: float) -> str:
