@@ -23,11 +23,10 @@ from learners.tree import TreeStructure
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
 from ..services import learner_registry
-from ..services.vocabulary import vocabulary_of
 from .cases import compute_case_state, estimator_for
 from .matrices import estimator_for_case
 from .models import require_model_access
-from .tree import tree_nodes
+from .tree import tree_catalog, tree_nodes
 
 __all__ = [
     "EnsembleView",
@@ -162,11 +161,9 @@ def ensemble_view(
     kind, trees, votes = found
     classes = [int(c) for c in estimator.classes_]
     total = float(sum(votes))
-    names = trained_model.cost_snapshot.get("names", [])
-    labels = {
-        t.name: t.display_label
-        for t in vocabulary_of(trained_model).as_trained(list(trained_model.dataset.tests.all()))
-    }
+    catalog = tree_catalog(trained_model)  # read once for every member
+    class_labels, names, tests, _ = catalog
+    labels = {name: test.display_label for name, test in tests.items()}
 
     def test_label(feature: int) -> str:
         name = names[feature] if 0 <= feature < len(names) else str(feature)
@@ -224,7 +221,7 @@ def ensemble_view(
                 waiting_vote[f] = waiting_vote.get(f, 0.0) + vote * share
             if not frontier:
                 decision_of = _member_decision(estimator, tree, classes)
-                label_of = vocabulary_of(trained_model).class_labels
+                label_of = class_labels
                 ends = []
                 for node in sorted(reach.leaves):
                     action = decision_of(node)
@@ -242,7 +239,7 @@ def ensemble_view(
                 view.n_waiting += 1
         if draw and i < MAX_DRAWN:
             member.layout = member_layout(
-                trained_model, estimator, tree, classes, known, unavailable, reach
+                trained_model, estimator, tree, classes, known, unavailable, reach, catalog
             )
         view.members.append(member)
     view.waiting_by_test = sorted(
@@ -255,7 +252,9 @@ def ensemble_view(
     return view
 
 
-def member_layout(trained, estimator, tree, classes, known, unavailable, reach) -> dict:
+def member_layout(
+    trained, estimator, tree, classes, known, unavailable, reach, catalog=None
+) -> dict:
     """One member tree's nodes for drawing (``selectors.tree.tree_nodes``), the patient's
     walk (``reach.visited``) highlighted."""
     highlight = [int(n) for n in reach.visited] if reach is not None else []
@@ -268,6 +267,7 @@ def member_layout(trained, estimator, tree, classes, known, unavailable, reach) 
         unavailable=unavailable,
         highlight=highlight,
         model_proba=False,
+        catalog=catalog,
     )
     for node in drawn["nodes"]:
         if not node["is_leaf"]:

@@ -103,6 +103,7 @@ def tree_nodes(
     unavailable: set,
     highlight: list[int],
     model_proba: bool = True,
+    catalog: tuple | None = None,
 ) -> dict:
     """The drawable nodes and edges of one ``tree`` of ``trained`` (see :func:`layout`).
 
@@ -110,16 +111,12 @@ def tree_nodes(
     ``Reject``); ``highlight`` the nodes the patient's walk touched (empty: no
     patient).  A forest's member trees are drawn through this too
     (``selectors.ensemble``), with ``model_proba=False``: a member's class mix
-    is its vote, not the model's probabilities.
+    is its vote, not the model's probabilities.  ``catalog`` is :func:`tree_catalog`'s answer,
+    read once for many trees of one model.
     """
-    dataset = trained.dataset
-    vocabulary = vocabulary_of(trained)
-    labels = vocabulary.class_labels
+    labels, names, tests, cost_model = catalog or tree_catalog(trained)
     codes = [int(c) for c in classes]
     label_of = {c: labels[c] if 0 <= c < len(labels) else str(c) for c in codes}
-    names = trained.cost_snapshot.get("names", [])
-    tests = {t.name: t for t in vocabulary.as_trained(list(dataset.tests.all()))}
-    cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     share: dict[int, float] = _shares(tree, known, unavailable) if highlight else {}
     done = frozenset(known)
 
@@ -210,6 +207,15 @@ def tree_nodes(
         "class_labels": labels,
         "classes": [label_of[c] for c in codes],
     }
+
+
+def tree_catalog(trained: TrainedModel) -> tuple:
+    """What drawing any tree of ``trained`` needs from the database: its class labels, test
+    names, tests (by name, in the model's words) and prices, as trained."""
+    vocabulary = vocabulary_of(trained)
+    tests = {t.name: t for t in vocabulary.as_trained(list(trained.dataset.tests.all()))}
+    names = trained.cost_snapshot.get("names", [])
+    return vocabulary.class_labels, names, tests, cost_model_from_snapshot(trained.cost_snapshot)
 
 
 def _shares(tree: TreeStructure, known, unavailable) -> dict[int, float]:

@@ -212,11 +212,10 @@ def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
     chosen = None
     tree_arg = request.GET.get("tree")
     if view is not None and tree_arg:
-        if not tree_arg.isdigit() or not 1 <= int(tree_arg) <= min(
-            view.n_members, ensemble_selectors.MAX_DRAWN
-        ):
+        most = min(view.n_members, ensemble_selectors.MAX_DRAWN)  # the trees drawn
+        if not tree_arg.isdigit() or not 1 <= int(tree_arg) <= most:
             return JsonResponse(
-                {"error": f"tree must be a tree number from 1 to {len(view.members)}."}, status=400
+                {"error": f"tree must be a tree number from 1 to {most}."}, status=400
             )
         chosen = view.members[int(tree_arg) - 1]
     cards = []
