@@ -270,8 +270,9 @@ def speed(repeats: int, latency_cases: int, seed: int) -> None:
     model = brf(0.0).fit(X, y)
     print(
         f"nodes per tree: Turney's prices {np.mean([t.n_nodes for t in model.trees_]):.0f}"
-        " (16 free questionnaire tests: any split of a free test that lowers the impurity on"
-        f" both sides ranks first), unit prices {np.mean([t.n_nodes for t in unit.trees_]):.0f}"
+        " (16 questionnaire tests at 1 against 11-23 for the lab tests: R(t) = c(t) / reduction"
+        " ranks the cheap tests' weak splits first, so trees grow long chains of them), unit"
+        f" prices {np.mean([t.n_nodes for t in unit.trees_]):.0f}"
     )
     tracemalloc.start()
     kept_model = brf(0.0).fit(X, y)
