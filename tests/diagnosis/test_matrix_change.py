@@ -76,6 +76,7 @@ def test_plain_boosting_uses_the_edited_matrix_at_once(boosting, toy_dataset, cl
     assert state.advice["evidence"]["class_costs"] != pytest.approx(
         list(estimator_for(boosting).next_action({}, (), cost_matrix=OLD).evidence.class_costs)
     )
+    assert state.advice["costs"]["matrix"] == NEW  # the grid the case screen shows
     # the cached model itself is not changed: it still holds the training matrix
     assert np.array_equal(estimator_for(boosting).cost_matrix_, OLD)
     # and plain Boosting is not "on old values" for the admin
@@ -95,7 +96,7 @@ def test_a_case_keeps_the_matrix_it_started_with(boosting, toy_dataset, clinicia
     case = DiagnosisCase.objects.get(pk=case.pk)
     assert case.matrix_snapshot == OLD
     after = compute_case_state(case).advice
-    assert after["evidence"] == before["evidence"]
+    assert after["evidence"] == before["evidence"] and after["costs"]["matrix"] == OLD
     changes = stale.catalog_changes(user=clinician, case=case)
     assert "error matrix 'Uniform 100' changed since this case started" in changes
 
