@@ -139,6 +139,11 @@ def test_model_pages_show_the_matrix_in_force_and_the_flag(
         expect(page.locator("#matrix-now")).to_contain_text("900.00")
         section.scroll_into_view_if_needed()
         _shot(page, "boosting-matrix-in-force", size)
+        with page.expect_navigation():
+            page.get_by_role("link", name="View its trees").click()
+        expect(page.locator(".ensemble-member").first).to_contain_text("Vote")
+        assert page.locator(".ensemble-member svg.tree-thumb").count() >= 1
+        _shot(page, "boosting-trees", size)
         page.goto(f"/models/{tree.pk}/")
         flag = page.locator("#matrix-in-force")
         expect(flag).to_contain_text("Trained with a different matrix")
