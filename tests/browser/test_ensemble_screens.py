@@ -54,6 +54,24 @@ def _edit_matrix(trained) -> None:
     matrix.save()  # what the admin's matrix form does (its history records when)
 
 
+def _watch(page) -> list[str]:
+    """Script errors and Content-Security-Policy violations the page reports."""
+    seen: list[str] = []
+    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    page.on(
+        "console",
+        lambda message: (
+            seen.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e =>"
+        " console.error('Content Security Policy violation: ' + e.violatedDirective"
+        " + ' ' + e.blockedURI));"
+    )
+    return seen
+
+
 def _shot(page, name: str, size: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUT / f"40-{name}-{size}.png"), full_page=True)
@@ -69,8 +87,7 @@ def test_forest_trees_page_with_a_case(chromium, live_server, transactional_db, 
     )
     tests = {t.name: t for t in forest.dataset.tests.all()}
     context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    errors = _watch(page)
     try:
         log_in(page, *CLINICIAN)
         page.goto(f"/cases/new/?model={forest.pk}")
@@ -128,8 +145,7 @@ def test_model_pages_show_the_matrix_in_force_and_the_flag(
     tree = _train("eg2", {}, "EG2 heart (screens)")
     _edit_matrix(boosting)
     context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    errors = _watch(page)
     try:
         log_in(page, *ADMIN)
         page.goto(f"/models/{boosting.pk}/")
@@ -171,8 +187,7 @@ def test_research_page_shows_the_paper_figures(chromium, live_server, transactio
     user = User.objects.create_user("reader", password="reader-pass-123")
     user.groups.add(Group.objects.get_or_create(name=CLINICIANS)[0])
     context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    errors = _watch(page)
     try:
         log_in(page, "reader", "reader-pass-123")
         page.goto("/research/")
