@@ -29,13 +29,15 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Case, Count, F, Q, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import DatasetCase, Experiment, ExperimentTask
 from . import learner_registry
 from .costs import cost_model_from_snapshot
 from .experiment_results import assemble_results
+from .experiments import shares_fit_across_matrices
 from .training_progress import Heartbeat
 
 __all__ = ["Recovered", "recount", "recover_experiments", "run_task", "send_pending"]
@@ -80,8 +82,9 @@ def send_pending(*, experiment_id: int, only_unsent: bool = False) -> int:
 
 
 # ------------------------------------------------------------------ claiming
-def _claim(task_id: int, worker: str) -> int | None:
-    """This worker's attempt number for the task, or None when it is not ours to compute."""
+def _claim(task_id: int, worker: str) -> tuple[int, ExperimentTask] | None:
+    """This worker's attempt number and the task (with its experiment), or None when it is
+    not ours to compute."""
     stale_seconds, max_attempts = _limits()
     now = timezone.now()
     stalled = Q(
@@ -89,7 +92,7 @@ def _claim(task_id: int, worker: str) -> int | None:
     )
     with transaction.atomic():
         task = (
-            ExperimentTask.objects.select_for_update()
+            ExperimentTask.objects.select_for_update(of=("self",))
             .select_related("experiment")
             .filter(Q(status=ExperimentTask.PENDING) | stalled, pk=task_id, lead__isnull=True)
             .first()
@@ -112,10 +115,16 @@ def _claim(task_id: int, worker: str) -> int | None:
             started_at=now,
             error="",
         )
-        started = Experiment.objects.filter(pk=experiment.pk, status=Experiment.QUEUED)
-        started.update(status=Experiment.RUNNING, started_at=now)
-        Experiment.objects.filter(pk=experiment.pk).update(last_activity_at=now)
-    return attempt
+        Experiment.objects.filter(pk=experiment.pk).update(
+            last_activity_at=now,
+            status=Case(
+                When(status=Experiment.QUEUED, then=Value(Experiment.RUNNING)),
+                default=F("status"),
+            ),
+            started_at=Coalesce(F("started_at"), Value(now)),
+        )
+        task.status, task.attempts = ExperimentTask.RUNNING, attempt
+    return attempt, task
 
 
 def _give_up(task_ids: list[int], attempts: int, now) -> None:
@@ -168,13 +177,18 @@ def run_task(*, task_id: int, worker: str = "") -> str:
 
     Returns what happened: "done", "failed", "skipped".
     """
-    attempt = _claim(task_id, worker)
-    if attempt is None:
+    claimed = _claim(task_id, worker)
+    if claimed is None:
         log.info("experiment task %s is done, running elsewhere or cancelled", task_id)
         return "skipped"
-    task = ExperimentTask.objects.select_related("experiment").get(pk=task_id)
+    attempt, task = claimed
     experiment = task.experiment
-    targets = [task, *task.followers.filter(status=ExperimentTask.PENDING).order_by("matrix_index")]
+    targets = [task]
+    entry = experiment.learners[task.learner_index]
+    if len(experiment.matrices) > 1 and shares_fit_across_matrices(entry["key"], entry["params"]):
+        targets += list(
+            task.followers.filter(status=ExperimentTask.PENDING).order_by("matrix_index")
+        )
 
     def beat() -> None:
         now = timezone.now()
@@ -316,15 +330,16 @@ def _store_results(task: ExperimentTask, attempt: int, results: dict[int, dict])
     """Store the rows in one transaction; False if the task was taken from this worker."""
     now = timezone.now()
     with transaction.atomic():
-        mine = ExperimentTask.objects.select_for_update().filter(
+        mine = ExperimentTask.objects.filter(
             pk=task.pk, status=ExperimentTask.RUNNING, attempts=attempt
-        )
-        if not mine.exists():
+        ).update(status=ExperimentTask.DONE, finished_at=now, heartbeat_at=now, **results[task.pk])
+        if not mine:
             return False
         for pk, fields in results.items():
-            ExperimentTask.objects.filter(
-                pk=pk, status__in=(ExperimentTask.RUNNING, ExperimentTask.PENDING)
-            ).update(status=ExperimentTask.DONE, finished_at=now, heartbeat_at=now, **fields)
+            if pk != task.pk:
+                ExperimentTask.objects.filter(pk=pk, status=ExperimentTask.PENDING).update(
+                    status=ExperimentTask.DONE, finished_at=now, heartbeat_at=now, **fields
+                )
     return True
 
 
@@ -342,8 +357,8 @@ def _store_failure(task, targets, attempt: int, detail: str) -> None:
 
 
 # ------------------------------------------------------------------ landing
-def recount(experiment_id: int) -> dict[str, int]:
-    """Store the experiment's done and failed counts; returns every status's count."""
+def recount(experiment_id: int, **also) -> dict[str, int]:
+    """Store the experiment's done and failed counts (and ``also``); every status's count."""
     counts = dict(
         ExperimentTask.objects.filter(experiment_id=experiment_id)
         .values_list("status")
@@ -351,7 +366,9 @@ def recount(experiment_id: int) -> dict[str, int]:
         .values_list("status", "n")
     )
     Experiment.objects.filter(pk=experiment_id).update(
-        n_done=counts.get(ExperimentTask.DONE, 0), n_failed=counts.get(ExperimentTask.FAILED, 0)
+        n_done=counts.get(ExperimentTask.DONE, 0),
+        n_failed=counts.get(ExperimentTask.FAILED, 0),
+        **also,
     )
     return counts
 
@@ -359,12 +376,13 @@ def recount(experiment_id: int) -> dict[str, int]:
 def land(*, experiment_id: int) -> None:
     """A task landed: update the counts and, when it was the last, assemble the results."""
     with transaction.atomic():
-        experiment = Experiment.objects.select_for_update().filter(pk=experiment_id).first()
+        experiment = (
+            Experiment.objects.select_for_update().only("id", "status").filter(pk=experiment_id)
+        ).first()
         if experiment is None:
             return
-        counts = recount(experiment_id)
         now = timezone.now()
-        Experiment.objects.filter(pk=experiment_id).update(last_activity_at=now)
+        counts = recount(experiment_id, last_activity_at=now)
         if experiment.status not in (Experiment.QUEUED, Experiment.RUNNING):
             return
         outstanding = sum(
@@ -373,7 +391,7 @@ def land(*, experiment_id: int) -> None:
         )
         if outstanding:
             return
-        experiment.refresh_from_db()
+        experiment = Experiment.objects.get(pk=experiment_id)
         results = assemble_results(experiment)
         failed = counts.get(ExperimentTask.FAILED, 0)
         if failed:
