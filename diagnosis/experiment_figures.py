@@ -40,11 +40,14 @@ def _p(value) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _stat(stat, digits: int = 3, *, percent: bool = False, money: bool = False) -> str:
+def _stat(
+    stat, digits: int = 3, *, percent: bool = False, money: bool = False, unit: str = ""
+) -> str:
+    """``mean ± sd``; ``percent`` scales a share to %, ``unit`` follows numbers already in it."""
     if stat is None or not _ok(stat.mean):
         return "–"
     scale = 100.0 if percent else 1.0
-    unit = "%" if percent else ""
+    unit = "%" if percent else unit
     prefix = "$" if money else ""
     spread = f" ± {stat.std * scale:.{digits}f}" if _ok(stat.std) else ""
     return f"{prefix}{stat.mean * scale:.{digits}f}{unit}{spread}"
@@ -77,6 +80,7 @@ def _sweep_is_log(xs: Sequence[float], asked: bool) -> bool:
 
 
 def _line_figure(series, *, x_title: str, y_title: str, log_x: bool, percent=False) -> dict:
+    """One line per series with its spread as error bars; a log axis ticks at the values."""
     data = []
     for s in series:
         if not s.x:
@@ -100,7 +104,12 @@ def _line_figure(series, *, x_title: str, y_title: str, log_x: bool, percent=Fal
                 "thickness": 1,
             }
         data.append(trace)
-    return {"data": data, "layout": _layout(x_title, y_title, log_x=log_x)}
+    layout = _layout(x_title, y_title, log_x=log_x)
+    xs = sorted({x for s in series for x in s.x if _ok(x) and x > 0})
+    if log_x and 0 < len(xs) <= 12:  # ticks at the swept values, not at 2, 3, ... 9
+        layout["xaxis"]["tickvals"] = xs
+        layout["xaxis"]["ticktext"] = [f"{x:,g}" for x in xs]
+    return {"data": data, "layout": layout}
 
 
 def _bar_figure(series, *, y_title: str, percent=False) -> dict:
@@ -137,14 +146,14 @@ def _figures(detail, charts, matrix_index: int) -> list[dict]:
             {
                 "id": "fig-normalized-cost",
                 "title": "Normalized cost against error cost",
-                "caption": "Average total cost per patient (tests, errors, referrals) divided "
-                "by the standard cost (every test plus the cheapest error rate); lower is "
-                "better. Bars: one standard deviation over folds and repeats (paper 000, "
-                "Figure 10).",
+                "caption": "Average total cost per patient (tests, errors, referrals) as a "
+                "percentage of the standard cost (every test, then the error rate of "
+                "guessing the commonest class); lower is better. Bars: one standard "
+                "deviation over folds and repeats (paper 000, Figure 10).",
                 "figure": _line_figure(
                     charts.normalized_cost,
                     x_title=x_title,
-                    y_title="Normalized cost",
+                    y_title="Normalized cost (%)",
                     log_x=log_x,
                 ),
             }
@@ -169,9 +178,10 @@ def _figures(detail, charts, matrix_index: int) -> list[dict]:
             {
                 "id": "fig-normalized-cost",
                 "title": f"Normalized cost with {detail.matrices[0]['label']}",
-                "caption": "Average total cost per patient divided by the standard cost; "
-                "lower is better. Whiskers: one standard deviation over folds and repeats.",
-                "figure": _bar_figure(charts.normalized_cost, y_title="Normalized cost"),
+                "caption": "Average total cost per patient as a percentage of the standard "
+                "cost; lower is better. Whiskers: one standard deviation over folds and "
+                "repeats.",
+                "figure": _bar_figure(charts.normalized_cost, y_title="Normalized cost (%)"),
             }
         )
         out.append(
@@ -192,7 +202,7 @@ def _figures(detail, charts, matrix_index: int) -> list[dict]:
                 "figure": _line_figure(
                     charts.anytime,
                     x_title="Training time (s)",
-                    y_title="Normalized cost",
+                    y_title="Normalized cost (%)",
                     log_x=False,
                 ),
             }
@@ -312,7 +322,7 @@ def _table(detail, rows, comparisons) -> list[dict]:
                     versus = {
                         "p": _p(c.p_value),
                         "significant": c.significant,
-                        "effect": _num(c.effect_size, 2),
+                        "effect": _num(abs(c.effect_size), 2) if _ok(c.effect_size) else "–",
                         "effect_name": c.effect_size_name,
                         "note": c.note,
                     }
@@ -321,7 +331,7 @@ def _table(detail, rows, comparisons) -> list[dict]:
                     "row": r,
                     "best": r is best,
                     "colour": _colour(r.learner_index),
-                    "normalized_cost": _stat(r.normalized_cost),
+                    "normalized_cost": _stat(r.normalized_cost, 2, unit="%"),
                     "accuracy": _stat(r.accuracy, 1, percent=True),
                     "test_cost": _stat(r.mean_test_cost, 2, money=True),
                     "total_cost": _stat(r.mean_total_cost, 2, money=True),
@@ -364,6 +374,7 @@ def results_context(
     """Everything the results part of ``experiment_detail.html`` needs."""
     chosen = next((r for r in recommendations if r.matrix_index == matrix_index), None)
     return {
+        "show_referrals": any(m.get("reject_cost") is not None for m in detail.matrices),
         "table_groups": _table(detail, rows, comparisons),
         "comparison_rows": _comparison_rows(detail, comparisons),
         "figures": _figures(detail, charts, matrix_index),

@@ -9,6 +9,7 @@ administrators read the results.  Every read goes through
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 
 from django.contrib import messages
@@ -24,6 +25,7 @@ from ..models import Experiment
 from ..permissions import is_model_admin, require_model_admin
 from ..selectors import experiments as selectors
 from ..services import experiments as services
+from ..services import learner_registry
 from .common import messages_of, page
 
 __all__ = [
@@ -102,7 +104,11 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         return _act(request, experiment)
     detail = selectors.experiment_detail(user=request.user, experiment_id=pk)
-    context: dict = {"detail": detail, "experiment": experiment}
+    context: dict = {
+        "detail": detail,
+        "experiment": experiment,
+        "learner_rows": _learner_rows(detail.learners),
+    }
     landed = detail.summary.n_done > 0
     if landed:
         rows = selectors.results_table(user=request.user, experiment_id=pk)
@@ -123,6 +129,33 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context["chosen_matrix"] = chosen
     context["landed"] = landed
     return page(request, "diagnosis/experiment_detail.html", context)
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "default"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _learner_rows(learners: list[dict]) -> list[dict]:
+    """Each learner with its parameters under the training form's labels."""
+    rows = []
+    for entry in learners:
+        spec = learner_registry.LEARNERS.get(entry["key"])
+        labels = {p.name: p.label for p in spec.params} if spec else {}
+        rows.append(
+            {
+                "label": entry["label"],
+                "learner": spec.label if spec else entry["key"],
+                "params": [
+                    (labels.get(name, name), _shown(value))
+                    for name, value in (entry.get("params") or {}).items()
+                ],
+            }
+        )
+    return rows
 
 
 def _chosen_matrix(request: HttpRequest, detail) -> int:
@@ -196,11 +229,22 @@ def experiment_export_csv(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
+def _finite(value):
+    """Strict JSON has no NaN or infinity: they are written as null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 @require_GET
 def experiment_export_json(request: HttpRequest, pk: int) -> HttpResponse:
     """Settings, price and matrix snapshots, every task and the assembled results, as JSON."""
     _experiment(pk)
-    data = selectors.export_json(user=request.user, experiment_id=pk)
+    data = _finite(selectors.export_json(user=request.user, experiment_id=pk))
     response = HttpResponse(
         json.dumps(data, cls=DjangoJSONEncoder, indent=1, allow_nan=False),
         content_type="application/json",

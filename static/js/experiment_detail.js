@@ -20,7 +20,7 @@
           var p = Math.round(100 * (d.progress || 0));
           bar.style.width = p + "%";
           outer.setAttribute("aria-valuenow", p);
-          pct.textContent = p + "%";
+          pct.textContent = p + "% ·";
           var text = d.n_done + " of " + d.n_tasks + " tasks done";
           if (d.n_failed) { text += ", " + d.n_failed + " failed"; }
           if (d.n_running) { text += ", " + d.n_running + " running"; }

@@ -27,6 +27,38 @@
     sync();
   });
 
+  // How many tasks the settings make: learners (with their listed values) x folds x repeats
+  // x error costs; the server counts the same and refuses more than it allows.
+  var count = document.getElementById("task-count");
+  function values(input) {
+    return input ? input.value.split(/[,;\s]+/).filter(function (v) { return v !== ""; }) : [];
+  }
+  function syncCount() {
+    if (!count) { return; }
+    var learners = 0;
+    form.querySelectorAll("fieldset[data-learner]").forEach(function (fs) {
+      if (!fs.querySelector("input[name='learners']").checked) { return; }
+      var variants = 1;
+      fs.querySelectorAll("input.param-values").forEach(function (i) {
+        variants *= Math.max(1, values(i).length);
+      });
+      learners += variants;
+    });
+    var kind = form.querySelector("input[name='matrix_kind']:checked");
+    var matrices = 1;
+    if (kind && kind.value === "uniform") { matrices = values(document.getElementById("id_costs")).length; }
+    if (kind && kind.value === "ratio") { matrices = values(document.getElementById("id_ratios")).length; }
+    var k = parseInt(document.getElementById("id_k").value, 10) || 0;
+    var repeats = parseInt(document.getElementById("id_repeats").value, 10) || 0;
+    var n = learners * matrices * k * repeats;
+    count.textContent = n > 0 ? "= " + n + " tasks (" + learners + " learner" + (learners === 1 ? "" : "s") +
+      " × " + matrices + " error cost" + (matrices === 1 ? "" : "s") + " × " + k + " folds" +
+      (repeats > 1 ? " × " + repeats + " repeats" : "") + ")" : "";
+  }
+  form.addEventListener("input", syncCount);
+  form.addEventListener("change", syncCount);
+  syncCount();
+
   var dataset = document.getElementById("id_dataset");
   var positive = document.getElementById("id_positive_class");
   if (dataset && positive) {

@@ -104,6 +104,8 @@ def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart
         page.get_by_label("A sweep of uniform error costs").check()
         page.get_by_label("Error costs to sweep").fill("10, 100, 1000")
         page.get_by_label("Folds (k)").fill("3")
+        # The page counts the tasks before anything is saved: 2 learners x 3 costs x 3 folds.
+        expect(page.locator("#task-count")).to_contain_text("= 18 tasks")
         _shot(page, "experiment-setup", "laptop")
         with page.expect_navigation():
             page.get_by_role("button", name="Start the experiment").click()
@@ -127,12 +129,12 @@ def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart
         assert learners == {"eg2", "c45"}
         cell = first.first.locator("td").nth(1).inner_text()
         assert "±" in cell, cell
-        mean = float(cell.split("±")[0])
+        mean = float(cell.split("±")[0].strip().rstrip("%"))  # percent of the standard cost
         best = min(
             (r for r in experiment.results["table"] if r["matrix_index"] == 0),
             key=lambda r: r["normalized_cost"]["mean"],
         )
-        assert mean == pytest.approx(best["normalized_cost"]["mean"], abs=0.0005)
+        assert mean == pytest.approx(best["normalized_cost"]["mean"], abs=0.005)
 
         # The chart: Plotly drew it (an SVG with one trace per learner, named in the legend).
         chart = page.locator("#fig-normalized-cost-chart")
