@@ -24,6 +24,11 @@ def _colour(index: int | None) -> str:
     return COLOURS[(index or 0) % len(COLOURS)]
 
 
+def _translucent(colour: str, alpha: float = 0.15) -> str:
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
 def _ok(value) -> bool:
     return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
 
@@ -229,9 +234,36 @@ def _figures(detail, charts, matrix_index: int) -> list[dict]:
             y_title="True-positive rate",
             log_x=False,
         )
-        for trace in roc["data"]:
+        bands = []
+        for trace, series in zip(roc["data"], [s for s in charts.roc if s.x], strict=True):
             trace["mode"] = "lines"
-            trace["line"]["shape"] = "hv"
+            spread = trace.pop("error_y", None)
+            if spread is None:  # one curve of pooled points: drawn as steps
+                trace["line"]["shape"] = "hv"
+                continue
+            # Averaged over folds: a band of one standard deviation around the mean curve.
+            low = [
+                None if y is None else max(0.0, y - e)
+                for y, e in zip(trace["y"], spread["array"], strict=True)
+            ]
+            high = [
+                None if y is None else min(1.0, y + e)
+                for y, e in zip(trace["y"], spread["array"], strict=True)
+            ]
+            colour = _colour(series.learner_index)
+            common = {
+                "type": "scatter",
+                "mode": "lines",
+                "x": trace["x"],
+                "hoverinfo": "skip",
+                "showlegend": False,
+                "line": {"width": 0, "color": colour},
+            }
+            bands += [
+                {**common, "y": low},
+                {**common, "y": high, "fill": "tonexty", "fillcolor": _translucent(colour)},
+            ]
+        roc["data"] = bands + roc["data"]
         roc["data"].append(
             {
                 "type": "scatter",

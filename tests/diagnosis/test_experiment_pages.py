@@ -302,3 +302,100 @@ def test_a_missing_experiment_is_404_everywhere(client, model_admin):
         "experiment-export-json",
     ):
         assert client.get(reverse(name, args=[424242])).status_code == 404
+
+
+def test_a_ratio_sweep_with_its_positive_class(client, model_admin, toy_dataset, make_toy_dataset):
+    """FP/FN ratios: one matrix per ratio, the chosen positive class's misses cost the base."""
+    client.force_login(model_admin)
+    response = client.post(
+        reverse("experiment-new"),
+        _form(
+            toy_dataset,
+            matrix_kind="ratio",
+            ratios="0.5; 2",
+            ratio_base="200",
+            positive_class=f"{toy_dataset.pk}:0",
+        ),
+    )
+    assert response.status_code == 302
+    experiment = Experiment.objects.get()
+    assert [m["x"] for m in experiment.matrices] == [0.5, 2.0]
+    # positive class 0: a missed 0 (actual 0, concluded 1) costs the base, a false alarm 0.5x.
+    assert experiment.matrices[0]["matrix"] == [[0.0, 200.0], [100.0, 0.0]]
+    elsewhere = make_toy_dataset("Other toy")  # a class of another dataset is refused
+    other = client.post(
+        reverse("experiment-new"),
+        _form(toy_dataset, matrix_kind="ratio", ratios="1", positive_class=f"{elsewhere.pk}:1"),
+    )
+    assert other.status_code == 400
+    assert b"Choose a class of Toy diabetes as the positive class." in other.content
+    assert Experiment.objects.count() == 1
+
+
+def test_one_matrix_draws_bars(client, model_admin, toy_dataset):
+    """A single error matrix: the experiment uses it; the chart is bars, one per learner."""
+    client.force_login(model_admin)
+    matrix = toy_dataset.error_matrices.get(name="Refer at 30")
+    client.post(
+        reverse("experiment-new"),
+        _form(toy_dataset, matrix_kind="matrix", error_matrix=str(matrix.pk), k="2"),
+    )
+    experiment = _run_all(Experiment.objects.get())
+    assert experiment.matrices[0]["label"] == "Refer at 30"
+    page = client.get(reverse("experiment-detail", args=[experiment.pk])).content.decode()
+    start = page.index('id="fig-normalized-cost"')
+    figure = json.loads(page[page.index(">", start) + 1 : page.index("</script>", start)])
+    assert figure["data"][0]["type"] == "bar"
+    assert figure["data"][0]["x"] == ["eg2", "c45"]
+    assert "Referred" in page  # a referral price: the referral rate is a column
+
+
+def test_budget_and_anytime_learners_get_their_curves(client, model_admin, toy_dataset):
+    """Listed budgets make a budget curve; ACT's rounds make the anytime chart."""
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=[
+            {"key": "budget_rf", "params": {"budget": 12, "max_trees": 3}},
+            {"key": "budget_rf", "params": {"budget": 30, "max_trees": 3}},
+            {"key": "act", "params": {"r": 2}},
+        ],
+        matrix_kind="uniform",
+        costs=[100],
+        k=2,
+        launch=False,
+    )
+    experiment = _run_all(experiment)
+    assert experiment.status == Experiment.DONE, experiment.status_reason
+    client.force_login(model_admin)
+    page = client.get(reverse("experiment-detail", args=[experiment.pk])).content.decode()
+    assert 'id="fig-budget"' in page and 'id="fig-anytime"' in page
+    start = page.index('id="fig-budget"')
+    figure = json.loads(page[page.index(">", start) + 1 : page.index("</script>", start)])
+    assert figure["data"][0]["x"] == [12, 30]
+
+
+def test_roc_is_drawn_as_steps_or_as_a_mean_with_its_band():
+    """Pooled ROC points draw as steps; a fold-averaged ROC (with spread) gets a shaded band."""
+    from types import SimpleNamespace
+
+    from diagnosis.experiment_figures import _figures
+    from diagnosis.selectors.experiments import Charts, Series
+
+    detail = SimpleNamespace(matrices=[{"index": 0, "label": "uniform 100", "x": 100.0}])
+    pooled = Charts(
+        x_title="Error cost",
+        log_x=False,
+        roc=[Series(name="eg2", x=[0, 0.5, 1], y=[0, 0.8, 1], learner_index=0)],
+    )
+    roc = next(f for f in _figures(detail, pooled, 0) if f["id"] == "fig-roc")["figure"]
+    assert roc["data"][0]["line"]["shape"] == "hv" and "error_y" not in roc["data"][0]
+    averaged = Charts(
+        x_title="Error cost",
+        log_x=False,
+        roc=[Series(name="eg2", x=[0, 0.5, 1], y=[0, 0.8, 1], error=[0, 0.3, 0], learner_index=0)],
+    )
+    roc = next(f for f in _figures(detail, averaged, 0) if f["id"] == "fig-roc")["figure"]
+    low, high, mean = roc["data"][:3]
+    assert low["y"] == [0, 0.5, 1] and high["y"] == [0, 1.0, 1] and high["fill"] == "tonexty"
+    assert mean["name"] == "eg2" and "error_y" not in mean
