@@ -32,7 +32,7 @@ The parameters (:class:`PriceGeneratorParams`) are the paper's:
 ``seed``
     the same parameters, seed and gains give the same prices, bit for bit.
 
-Prices are rounded to cents (the discounted ones follow exactly from them).
+Prices are rounded to cents; a discounted price follows from them (to a millionth).
 """
 
 from __future__ import annotations
@@ -304,7 +304,8 @@ def generate_prices(
     for name in sorted({g for g in groups if g is not None}):
         members = [f for f in range(n) if groups[f] == name]
         cut = params.group_discount * prices[members].min()
-        discounted[members] = prices[members] - cut  # > 0: prices >= the minimum, φ < 1
+        # > 0 (prices >= the minimum, φ < 1); rounded only to drop float noise (4.684000000001)
+        discounted[members] = np.maximum(np.round(prices[members] - cut, 6), 1e-6)
     return GeneratedPrices(
         prices=tuple(float(p) for p in prices),
         discounted=tuple(float(d) for d in discounted),
