@@ -233,7 +233,7 @@ def experiment_detail(*, user, experiment_id: int) -> ExperimentDetail:
         can_rerun=admin and e.is_finished,
         parent_id=e.parent_id,
         test_names=list(e.cost_snapshot.get("names", [])),
-        class_labels=list((e.cost_snapshot.get("vocabulary") or {}).get("classes") or [])
+        class_labels=list((e.cost_snapshot.get("vocabulary") or {}).get("class_labels") or [])
         or list(e.dataset.class_labels),
     )
 

@@ -112,7 +112,11 @@ def test_only_model_admins_create_and_clinicians_read(model_admin, clinician, to
         k=2,
         launch=False,
     )
-    assert reads.experiment_detail(user=clinician, experiment_id=experiment.pk).k == 2
+    detail = reads.experiment_detail(user=clinician, experiment_id=experiment.pk)
+    assert detail.k == 2 and not detail.can_cancel  # a clinician reads but may not act
+    assert detail.class_labels == ["healthy", "disease"]
+    assert detail.test_names == ["glucose", "insulin", "sex"]
+    assert reads.experiment_detail(user=model_admin, experiment_id=experiment.pk).can_cancel
     nobody = User.objects.create_user("nobody", password="x")
     with pytest.raises(PermissionDenied):
         reads.list_experiments(user=nobody)
@@ -269,3 +273,60 @@ def test_cancel_resume_rerun_clone_and_exports(model_admin, clinician, toy_datas
     chosen = experiment.results["recommendations"][1]["learner_index"]
     assert trained.learner == experiment.learners[chosen]["key"]
     assert trained.matrix_snapshot == experiment.matrices[1]["matrix"]
+
+
+def test_a_task_whose_worker_died_is_queued_again_then_given_up_with_a_reason(
+    model_admin, clinician, toy_dataset
+):
+    """The sweep re-queues a task whose worker stopped beating, and after the last attempt fails
+    it: the experiment ends "failed" saying which task and why, with the other results kept."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=TWO[:1],
+        matrix_kind="uniform",
+        costs=[100],
+        k=2,
+        launch=False,
+    )
+    lost, finished = experiment.tasks.order_by("pk")
+    assert experiment_runner.run_task(task_id=finished.pk, worker="alive") == "done"
+    long_ago = timezone.now() - timedelta(minutes=10)
+
+    def dies(attempts: int) -> None:
+        ExperimentTask.objects.filter(pk=lost.pk).update(
+            status=ExperimentTask.RUNNING,
+            attempts=attempts,
+            heartbeat_at=long_ago,
+            claimed_by="gone@host",
+        )
+        Experiment.objects.filter(pk=experiment.pk).update(
+            status=Experiment.RUNNING, last_activity_at=long_ago
+        )
+
+    dies(1)
+    progress = reads.experiment_progress(user=clinician, experiment_id=experiment.pk)
+    assert progress.stalled and "gone@host" in progress.message
+    recovered = experiment_runner.recover_experiments(
+        stale_seconds=60, resend_after_seconds=60, max_attempts=2
+    )
+    assert (recovered.requeued, recovered.failed) == (1, 0)
+    lost.refresh_from_db()
+    assert lost.status == ExperimentTask.PENDING and "attempt 2 of 2" in lost.error
+    dies(2)
+    recovered = experiment_runner.recover_experiments(
+        stale_seconds=60, resend_after_seconds=60, max_attempts=2
+    )
+    assert recovered.failed == 1
+    experiment.refresh_from_db()
+    assert experiment.status == Experiment.FAILED
+    assert "1 of 2 tasks failed" in experiment.status_reason
+    assert "Started 2 times" in experiment.status_reason
+    (row,) = reads.results_table(user=clinician, experiment_id=experiment.pk)
+    assert row.n == 1 and row.normalized_cost.mean == pytest.approx(
+        ExperimentTask.objects.get(pk=finished.pk).normalized_cost
+    )
