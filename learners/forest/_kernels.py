@@ -199,7 +199,24 @@ def _best_stump(
 
 
 @njit(cache=True, nogil=True)
-def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed, tol):
+def _skip_stumps(XT, idx, f, k, complete):
+    """Draw the ``k`` random numbers :func:`_best_stump` would draw for feature ``f``."""
+    n_known = idx.shape[0]
+    if not complete:
+        n_known = 0
+        for i in range(idx.shape[0]):
+            if not np.isnan(XT[f, idx[i]]):
+                n_known += 1
+    if n_known < 2:
+        return
+    for _ in range(k):
+        np.random.randint(n_known)
+
+
+@njit(cache=True, nogil=True)
+def grow_greedy_tree(
+    X, y, weights, n_classes, kind, alpha, power, prices, seed, tol, skip_losers=True
+):
     """GreedyTree on the rows with positive ``weights``; returns flat node arrays.
 
     At a node with impurity ``F(S) > tol`` every feature ``t`` gets
@@ -210,6 +227,9 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
     nothing done (the paper's fixed ``c(t)``).  The argmin splits; ties (a
     free test gives 0) go to the larger reduction, then the lower feature
     index.  A node where no stump reduces ``F`` on both sides is a leaf.
+    With ``skip_losers`` a feature whose ``c(t) / F(S)`` is already above the
+    best ratio (no reduction exceeds ``F(S)``) only has its stumps drawn, not
+    judged: the same tree, faster (``False``: judge every feature, for tests).
 
     Returns ``(feature, threshold, left, right, left_share, class_weight)``
     indexed by node id (root 0, children numbered after their parent).
@@ -288,6 +308,19 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
         best_value = np.nan
         best_share = 0.0
         for f in range(m):
+            if done[f] > 0:
+                # A re-read ranks at the test's own price, the paper's fixed c(t): at its
+                # marginal price, 0, every split would re-cut the first test bought and
+                # never buy a second (and a shared price / k still shrinks towards 0).
+                price = marginal_cost(f, nothing, prices)
+            else:
+                price = marginal_cost(f, done, prices)
+            if skip_losers and price / F > best_ratio:
+                # No stump can reduce F by more than F, so price / reduction >= price / F
+                # is above the best ratio: f cannot win.  Its stumps are still drawn, so
+                # the features after it see the same random numbers.
+                _skip_stumps(XT, idx, f, k, complete[f])
+                continue
             reduction, value, share = _best_stump(
                 XT,
                 yn,
@@ -318,13 +351,6 @@ def grow_greedy_tree(X, y, weights, n_classes, kind, alpha, power, prices, seed,
             )
             if reduction <= tol:
                 continue
-            if done[f] > 0:
-                # A re-read ranks at the test's own price, the paper's fixed c(t): at its
-                # marginal price, 0, every split would re-cut the first test bought and
-                # never buy a second (and a shared price / k still shrinks towards 0).
-                price = marginal_cost(f, nothing, prices)
-            else:
-                price = marginal_cost(f, done, prices)
             ratio = price / reduction
             if ratio < best_ratio or (ratio == best_ratio and reduction > best_reduction):
                 best_f = f

@@ -536,3 +536,34 @@ def test_compiled_stump_search_equals_the_numpy_reference():
                 checked += 1
                 splits += got[0] > 0
     assert checked > 300 and splits > 150  # most searches found a split to agree on
+
+
+def test_skipping_features_that_cannot_win_grows_the_same_tree():
+    """grow_greedy_tree with skip_losers (a feature whose price / F(S) is above the best ratio
+    only draws its stumps) returns the same arrays as judging every feature, on cheap and
+    dear tests, a group, a derived test and missing values."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(400, 6))
+    X[:, 5] = X[:, 3] + X[:, 4]
+    X[:, 0] = (X[:, 0] > 0).astype(float)  # a two-valued flag
+    y = (X[:, 0] + X[:, 1] - X[:, 5] + 0.7 * rng.normal(size=400) > 0).astype(int)
+    y[rng.random(400) < 0.2] = 2
+    X[rng.random(X.shape) < 0.05] = np.nan
+    prices = encode_prices(
+        CostModel(
+            [1.0, 1.0, 2.0, 15.0, 12.0, 0.0],
+            discounted=[1.0, 1.0, 2.0, 11.0, 9.0, 0.0],
+            groups=[None, None, None, "lab", "lab", None],
+            derived={5: (3, 4)},
+        )
+    )
+    skipped_somewhere = False  # some tree splits on a cheap and on a dear test
+    for seed in range(6):
+        weights = np.bincount(rng.integers(0, 400, 400), minlength=400).astype(float)
+        args = (X, y, weights, 3, PAIRS, float(seed % 3), 2.0, prices, seed, 1e-9)
+        fast = grow_greedy_tree(*args)
+        every = grow_greedy_tree(*args, False)
+        for a, b in zip(fast, every, strict=True):
+            assert a.tobytes() == b.tobytes()
+        skipped_somewhere |= bool(np.any(fast[0] >= 3)) and bool(np.any(fast[0] < 3))
+    assert skipped_somewhere  # the trees use both cheap and dear tests
