@@ -106,7 +106,7 @@ def roles_of(user) -> dict[str, bool]:
     """The user's roles from one query (for a page header): clinician, model_admin, lead."""
     if not _active(user):
         return {"clinician": False, "model_admin": False, "lead": False}
-    names = set(user.groups.values_list("name", flat=True))
+    names = _group_names(user)
     return {
         "clinician": CLINICIANS in names,
         "model_admin": user.is_superuser or (user.is_staff and MODEL_ADMINS in names),

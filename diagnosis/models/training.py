@@ -80,8 +80,19 @@ class TrainedModel(models.Model):
 
     @property
     def is_ready(self) -> bool:
-        """Succeeded and holds a fitted model."""
-        return self.status == self.SUCCEEDED and bool(self.model_json)
+        """Succeeded and holds a fitted model.
+
+        A row read without its JSON (``defer``: pages and steps take the fitted model from the
+        estimator cache) asks the database whether it has one instead of reading it.
+        """
+        if self.status != self.SUCCEEDED:
+            return False
+        if "model_json" in self.get_deferred_fields():
+            if not hasattr(self, "_has_fitted_model"):  # asked once per instance
+                fitted = type(self).objects.filter(pk=self.pk).exclude(model_json="")
+                self._has_fitted_model = fitted.exists()
+            return self._has_fitted_model
+        return bool(self.model_json)
 
     @property
     def is_finished(self) -> bool:

@@ -23,7 +23,9 @@ def _tree_of(estimator) -> TreeStructure | None:
 
 def model_has_tree(trained: TrainedModel) -> bool:
     """Whether the model is a tree that can be drawn (some learners have none)."""
-    if not trained.is_ready:
+    # The status first: ``is_ready`` would read the model's JSON, which the cache makes needless
+    # (a succeeded model without JSON raises ValueError below).
+    if trained.status != TrainedModel.SUCCEEDED:
         return False
     try:
         return _tree_of(estimator_for(trained)) is not None

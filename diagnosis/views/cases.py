@@ -386,7 +386,7 @@ def _audit_context(
             correct_form.add_error("value", message)
     undo_step = next((s for s in reversed(state.steps) if s.is_active), None)
     return {
-        "seen": case_audit.case_version(case),
+        "seen": case_audit.case_version(case, steps=state.steps),
         "correct_step": target,
         "correct_value": case_audit.step_value_text(target) if target else "",
         "correct_form": correct_form,

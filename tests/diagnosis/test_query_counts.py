@@ -1,0 +1,117 @@
+"""How many SQL queries a step and a case read cost, pinned so that a regression shows.
+
+The limits are today's counts, query by query (the EG2 toy model, a clinician with a token or
+a session).  A step through ``/api/v1`` (18):
+
+* the token (1), the case with its model and dataset, the model's JSON left out (1), the
+  user's groups, read once per request (1);
+* under a savepoint (2, SAVEPOINT and RELEASE): the case row locked (1), its steps for the
+  ``seen`` check (1), the test by its name (1); the step itself in a nested savepoint (2): the
+  steps and the dataset's tests for the advice and price (2), the step INSERT (1) and the
+  case's ``updated_at`` (1); the access-log row (1); the case read again (1);
+* the answer: the steps and the tests (2).
+
+The session API adds the session and the user (2) and the session's save under its own
+savepoint (3), less the token (1).  Reads cost the token or the session, the case, the groups,
+the access-log row, the steps and the tests.  In a test the outer transaction is a savepoint;
+under gunicorn it is BEGIN and COMMIT, the same count.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from diagnosis.services import cases
+from diagnosis.services.api_tokens import issue_api_token
+
+pytestmark = pytest.mark.django_db
+
+V1_STEP = 18
+V1_READ = 6
+SESSION_STEP = 22
+SESSION_READ = 10
+CASE_PAGE = 15
+
+
+def _queries(call):
+    with CaptureQueriesContext(connection) as captured:
+        response = call()
+    assert response.status_code == 200, response.content[:300]
+    return response, [q["sql"] for q in captured.captured_queries]
+
+
+def _step_body(state: dict, value: float) -> dict:
+    advice = state["advice"]
+    assert advice["kind"] == "extract", advice
+    return {
+        "action": "result",
+        "test": advice["test_name"],
+        "value": value,
+        "seen": state["version"],
+    }
+
+
+def _walk(client: Client, read_url: str, step_url: str) -> list[tuple[int, list[str], dict]]:
+    """Two result steps (glucose, then the advice after it); each one's queries and answer."""
+    state = json.loads(client.get(read_url).content)
+    taken = []
+    for value in (180, 150):
+        body = _step_body(state, value)
+        response, sql = _queries(
+            lambda body=body: client.post(step_url, body, content_type="application/json")
+        )
+        state = json.loads(response.content)
+        taken.append((len(sql), sql, state))
+    return taken
+
+
+def _no_model_json(sql: list[str]) -> bool:
+    """No query selects the model's JSON (a WHERE on it, which reads no text, is fine)."""
+    return not any('"model_json"' in q.split(" FROM ", 1)[0] for q in sql)
+
+
+def test_a_v1_step_and_read_cost_a_fixed_number_of_queries(clinician, trained_model):
+    """/api/v1: a step costs at most V1_STEP queries, a read V1_READ, whatever the step count."""
+    token = issue_api_token(issuer=None, owner=clinician, name="EHR")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    taken = _walk(client, f"/api/v1/cases/{case.pk}", f"/api/v1/cases/{case.pk}/steps")
+    (first, first_sql, _), (second, second_sql, state) = taken
+    assert len(state["steps"]) == 2
+    assert first == second, "a later step must not cost more queries (one per step is N+1)"
+    assert second <= V1_STEP, "\n".join(second_sql)
+    _, read_sql = _queries(lambda: client.get(f"/api/v1/cases/{case.pk}"))
+    assert len(read_sql) <= V1_READ, "\n".join(read_sql)
+    assert _no_model_json(first_sql + second_sql + read_sql), "the model's JSON was read"
+
+
+def test_a_session_step_and_read_cost_a_fixed_number_of_queries(clinician, trained_model):
+    """Session API: a step costs at most SESSION_STEP queries, a read SESSION_READ."""
+    client = Client()
+    client.force_login(clinician)
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    url = f"/api/cases/{case.pk}/step"
+    (first, first_sql, _), (second, second_sql, state) = _walk(client, url, url)
+    assert len(state["steps"]) == 2
+    assert first == second, "a later step must not cost more queries (one per step is N+1)"
+    assert second <= SESSION_STEP, "\n".join(second_sql)
+    _, read_sql = _queries(lambda: client.get(url))
+    assert len(read_sql) <= SESSION_READ, "\n".join(read_sql)
+    assert _no_model_json(first_sql + second_sql + read_sql), "the model's JSON was read"
+
+
+def test_the_case_page_costs_a_fixed_number_of_queries(clinician, trained_model):
+    """The clinician's case page costs at most CASE_PAGE queries and never reads the JSON."""
+    client = Client()
+    client.force_login(clinician)
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=180)
+    _queries(lambda: client.get(f"/cases/{case.pk}/"))  # the estimator is cached from here
+    _, sql = _queries(lambda: client.get(f"/cases/{case.pk}/"))
+    assert len(sql) <= CASE_PAGE, "\n".join(sql)
+    assert _no_model_json(sql), "the model's JSON was read"
