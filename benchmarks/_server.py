@@ -35,8 +35,24 @@ def manage(args: list[str], env: dict, label: str) -> str:
     return done.stdout
 
 
-def start_gunicorn(env: dict, port: int, workers: int) -> subprocess.Popen:
-    """gunicorn serving the app on 127.0.0.1:``port`` (the caller waits and terminates it)."""
+def start_gunicorn(
+    env: dict,
+    port: int,
+    workers: int,
+    *,
+    access_log: Path | None = None,
+    access_format: str | None = None,
+) -> subprocess.Popen:
+    """gunicorn serving the app on 127.0.0.1:``port`` (the caller waits and terminates it).
+
+    ``access_log``: a file for gunicorn's access log, in ``access_format`` (gunicorn's atoms,
+    e.g. ``%(D)s``, the microseconds the server spent on the request).
+    """
+    logging = []
+    if access_log is not None:
+        logging = ["--access-logfile", str(access_log)]
+        if access_format:
+            logging += ["--access-logformat", access_format]
     return subprocess.Popen(
         [
             sys.executable,
@@ -51,6 +67,7 @@ def start_gunicorn(env: dict, port: int, workers: int) -> subprocess.Popen:
             # bin/run's gunicorn settings: each worker preloads the ready models.
             "--config",
             "python:config.gunicorn",
+            *logging,
         ],
         cwd=ROOT,
         env=env,
