@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["COLOURS", "results_context"]
+__all__ = ["COLOURS", "cross_dataset_rows", "results_context"]
 
 # Okabe–Ito, colour-blind safe (as diagnosis/figures.py).
 COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
@@ -419,3 +419,24 @@ def results_context(
         ),
         "recommendation_p": _p(chosen.p_value) if chosen is not None else "–",
     }
+
+
+def cross_dataset_rows(comparisons) -> list[dict]:
+    """Rows of the across-datasets table (Wilcoxon signed-rank, one mean per experiment)."""
+    out = []
+    for c in comparisons:
+        lower = ""
+        if _ok(c.mean_difference) and c.mean_difference != 0:
+            lower = c.learner_a if c.mean_difference < 0 else c.learner_b
+        out.append(
+            {
+                "c": c,
+                "mean_a": _num(c.mean_a, 2),
+                "mean_b": _num(c.mean_b, 2),
+                "statistic": _num(c.statistic, 1),
+                "p": _p(c.p_value),
+                "effect": _num(c.effect_size, 2),
+                "lower": lower,
+            }
+        )
+    return out

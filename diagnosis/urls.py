@@ -20,6 +20,7 @@ urlpatterns = [
     # The bench (issue 14): experiments comparing learners over folds and error costs.
     path("experiments/", experiment_views.experiment_list, name="experiment-list"),
     path("experiments/new/", experiment_views.experiment_new, name="experiment-new"),
+    path("experiments/compare/", experiment_views.experiment_compare, name="experiment-compare"),
     path("experiments/<int:pk>/", experiment_views.experiment_detail, name="experiment-detail"),
     path(
         "experiments/<int:pk>/progress.json",

@@ -29,6 +29,7 @@ from ..services import learner_registry
 from .common import messages_of, page
 
 __all__ = [
+    "experiment_compare",
     "experiment_detail",
     "experiment_export_csv",
     "experiment_export_json",
@@ -209,6 +210,41 @@ def _act(request: HttpRequest, experiment: Experiment) -> HttpResponse:
         for message in messages_of(exc):
             messages.error(request, message)
     return back
+
+
+#: Most experiments one cross-dataset comparison reads.
+MAX_COMPARED = 50
+
+
+@require_GET
+def experiment_compare(request: HttpRequest) -> HttpResponse:
+    """Wilcoxon signed-rank tests across datasets: ``?ids=1&ids=2...`` (saved experiments)."""
+    saved = {s.id: s for s in selectors.list_experiments(user=request.user)}
+    problems = []
+    ids: list[int] = []
+    for value in request.GET.getlist("ids"):
+        if not value.isdigit():
+            problems.append(f"{value!r} is not an experiment number.")
+        elif int(value) not in ids:
+            ids.append(int(value))
+    if len(ids) > MAX_COMPARED:
+        problems.append(f"Compare at most {MAX_COMPARED} experiments at once.")
+    problems += [f"There is no experiment {pk}." for pk in ids if pk not in saved]
+    if len(ids) < 2:
+        problems.append("Tick at least two experiments (on different datasets) to compare.")
+    comparisons = []
+    if not problems:
+        comparisons = selectors.cross_dataset_significance(user=request.user, experiment_ids=ids)
+    chosen = [saved[pk] for pk in ids if pk in saved]
+    context = {
+        "problems": problems,
+        "experiments": chosen,
+        "rows": experiment_figures.cross_dataset_rows(comparisons),
+        "datasets": sorted({e.dataset_name for e in chosen}),
+    }
+    return page(
+        request, "diagnosis/experiment_compare.html", context, status=400 if problems else 200
+    )
 
 
 @require_GET

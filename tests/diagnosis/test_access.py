@@ -98,6 +98,8 @@ POLICY: dict[str, tuple[str, ...]] = {
     # The bench: clinicians and model admins read experiments; model admins set them up.
     "experiments/": CLINICAL_PAGE,
     "experiments/new/": TRAINING,
+    # Needs ?ids=..&ids=..: without them a reader is told to tick two (400).
+    "experiments/compare/": (LOGIN, "400", "400", "400", FORBIDDEN, "400"),
     "experiments/<int:pk>/": CLINICAL_PAGE,
     "experiments/<int:pk>/progress.json": CLINICAL_PAGE,
     "experiments/<int:pk>/export.csv": CLINICAL_PAGE,

@@ -399,3 +399,36 @@ def test_roc_is_drawn_as_steps_or_as_a_mean_with_its_band():
     low, high, mean = roc["data"][:3]
     assert low["y"] == [0, 0.5, 1] and high["y"] == [0, 1.0, 1] and high["fill"] == "tonexty"
     assert mean["name"] == "eg2" and "error_y" not in mean
+
+
+def test_compare_experiments_across_datasets(
+    client, clinician, model_admin, finished, make_toy_dataset
+):
+    """Two finished experiments on two datasets: a Wilcoxon row per learner pair and cost."""
+    other = _run_all(
+        create_experiment(
+            user=model_admin,
+            dataset=make_toy_dataset("Toy two", n_rows=90),
+            learners=TWO,
+            matrix_kind="uniform",
+            costs=[10, 1000],
+            k=3,
+            launch=False,
+        )
+    )
+    client.force_login(clinician)
+    listing = client.get(reverse("experiment-list")).content.decode()
+    assert f'id="compare-{finished.pk}"' in listing and 'id="compare-experiments"' in listing
+    url = reverse("experiment-compare")
+    page = client.get(url, {"ids": [finished.pk, other.pk]})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert text.count("<tr>") - 1 == 2  # one pair (eg2, c45) per cost: uniform 10, uniform 1000
+    assert "Wilcoxon signed-rank" in text and "Toy diabetes, Toy two" in text
+    for bad, words in (
+        ({"ids": [finished.pk]}, "Tick at least two experiments"),
+        ({"ids": [finished.pk, 987654]}, "There is no experiment 987654."),
+        ({"ids": [finished.pk, "x"]}, "is not an experiment number"),
+    ):
+        refused = client.get(url, bad)
+        assert refused.status_code == 400 and words in refused.content.decode()
