@@ -6,7 +6,9 @@
 Parts:
   learners  every learner's fit time on ann-thyroid train (M = mc off the
             diagonal), as a multiple of ``DecisionTreeClassifier.fit``, with
-            the peak of Python-tracked allocations during the fit;
+            the peak of Python-tracked allocations during the fit; "ACT r=5
+            before" is ``tune="off"`` (the single growth before issue 12),
+            "ACT r=5" the default (inner-CV tuning), "2 jobs" with ``n_jobs=2``;
   r         ACT's fit time for r = 1, 2, 5, 10 (should grow about linearly);
   n         ACT(r=5) on the data resampled to 1x, 2x, 4x its size (with
             replacement), against n log n.
@@ -73,7 +75,9 @@ def main(argv=None) -> int:
             ("DTMC", DTMCClassifier(**kwargs)),
             ("LSID3 r=5", LSID3Classifier(r=5, random_state=0, **kwargs)),
             ("ICET g=20", ICETClassifier(random_state=0, **kwargs)),
+            ("ACT r=5 before", ACTClassifier(r=5, random_state=0, tune="off", **kwargs)),
             ("ACT r=5", ACTClassifier(r=5, random_state=0, **kwargs)),
+            ("ACT r=5 2 jobs", ACTClassifier(r=5, random_state=0, n_jobs=2, **kwargs)),
         ]
         for name, model in learners:
             seconds, peak = _timed(model, X, y)

@@ -604,6 +604,7 @@ def candidate_score(
     seed,
     by_size,
     table,
+    mean_of_samples=False,
 ):
     """Sum over the children of split ``(f, boundary)`` of their best sample's score.
 
@@ -611,7 +612,8 @@ def candidate_score(
     built by ``first_select``, the rest by ``other_select``) in the context of
     the path plus ``f``; a child's score is the least ``cost`` (or, when
     ``by_size``, the fewest leaves) among its samples.  An empty branch scores
-    0 (or one leaf).
+    0 (or one leaf).  With ``mean_of_samples`` a child scores the mean of its
+    samples instead of the least (no optimism that grows with ``n_samples``).
     """
     k = cost_matrix.shape[0]
     ws = workspace(cases.shape[0], n_values, k)
@@ -636,6 +638,7 @@ def candidate_score(
             R, f, boundary, is_nominal, b, totals[b] / known, cases, weights
         )
         best = np.inf
+        summed = 0.0
         for s in range(n_samples):
             select = first_select if s == 0 else other_select
             _, c_cost, _, c_leaves = grow(
@@ -665,9 +668,10 @@ def candidate_score(
                 rec,
             )
             value = c_leaves if by_size else c_cost
+            summed += value
             if value < best:
                 best = value
-        total += best
+        total += summed / max(n_samples, 1) if mean_of_samples else best
     return total
 
 

@@ -51,6 +51,7 @@ class GrowthSettings:
     stop_at_leaf_cost: bool
     n_jobs: int
     samples_per_threshold: bool = False  # every numeric threshold gets all r samples
+    mean_of_samples: bool = False  # a child scores the mean of its samples, not the least
 
 
 def grow_lookahead_tree(
@@ -224,6 +225,7 @@ def _choose_split(
             int(seeds[i]),
             settings.by_size,
             table,
+            settings.mean_of_samples,
         )
         if settings.by_size:
             return total

@@ -7,7 +7,11 @@ the greedy learners only in how each split is chosen (see :mod:`._growth`).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,12 +22,67 @@ from .. import _document as document
 from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constraints
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
+from ..tree._builder import GrowingTree
 from ._encoding import encode_data, encode_prices, normal_coefficient
 from ._growth import GrowthSettings, cost_prune, estimated_total, grow_lookahead_tree
 
 __all__ = ["ACTClassifier", "LSID3Classifier", "default_w_cf"]
 
 _STOP_RULES = ("leaf_cost", "prune")
+
+
+def _grow_grid(settings: GrowthSettings) -> list[GrowthSettings]:
+    """Grow settings the inner cross-validation compares, in order of preference on ties:
+    sample size 1, then the given ``r`` (so a larger ``r`` only adds candidates to a
+    smaller one's), each with the given lookahead scoring, then with the other one
+    (cost-pruned sample trees or raw ones)."""
+    sizes = [1, settings.r] if settings.r > 1 else [settings.r]
+    return [
+        dataclasses.replace(settings, r=r, prune_lookahead=look)
+        for r in sizes
+        for look in (settings.prune_lookahead, not settings.prune_lookahead)
+    ]
+
+
+#: how many standard errors a more complex candidate must win by (Breiman's 1-SE rule)
+_SE_RULE = 1.0
+
+
+def _one_se_choice(per_case: np.ndarray) -> tuple[int, int]:
+    """``(g, s)`` of the simplest candidate whose held-out cost is within ``_SE_RULE``
+    standard errors of the least (paired over the cases); simplest: the strongest
+    pruning first, then the grow settings in their listed order."""
+    n_grow, n_strength, n = per_case.shape
+    means = per_case.mean(axis=2)
+    best_g, best_s = np.unravel_index(int(np.argmin(means)), means.shape)
+    best = per_case[best_g, best_s]
+    for s in range(n_strength):
+        for g in range(n_grow):
+            diff = per_case[g, s] - best
+            margin = _SE_RULE * float(diff.std(ddof=1)) / np.sqrt(n) if n > 1 else 0.0
+            if float(diff.mean()) <= margin + 1e-12:
+                return g, s
+    return int(best_g), int(best_s)
+
+
+def _pruning_grid(cf: float) -> list:
+    """Final pruning strengths, simplest first: the no-test leaf, cost pruning at
+    ``cf/16``, ``cf/4``, ``cf``, and none."""
+    return [("leaf", 0.0), ("cf", cf / 16.0), ("cf", cf / 4.0), ("cf", cf), None]
+
+
+def _pruned(grown: GrowingTree, node_price, cost_matrix, settings, pruning):
+    """The grown tree after the final pruning ``pruning`` (see :func:`_pruning_grid`)."""
+    if pruning is not None:
+        kind, cf = pruning
+        if kind == "leaf":
+            grown.collapse(0)
+        else:
+            coeff = normal_coefficient(cf) if settings.coeff >= 0.0 else -1.0
+            cost_prune(
+                grown, node_price, cost_matrix, dataclasses.replace(settings, cf=cf, coeff=coeff)
+            )
+    return grown.to_structure()
 
 
 def default_w_cf(cost_model, cost_matrix) -> tuple[float, float]:
@@ -77,11 +136,22 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         settings = self._settings(X.shape[0])
         prices = encode_prices(self.cost_model_)
         progress = self.progress_callback
-        if self.r == 0:
-            self.tree_ = self._greedy().fit(X, y).tree_
-        elif n_classes == 1:
+        self.selected_ = {}
+        if self.r == 0 or n_classes == 1:
             self.tree_ = self._greedy().fit(X, y).tree_
         else:
+            seed = self._random_seed()
+            grow_settings = settings
+            pruning = ("cf", float(self.cf_)) if self._post_prune() else None
+            folds = self._tuning_folds(y_codes, seed)
+            if folds:
+                grow_settings, pruning = self._tune(X, y_codes, folds, settings, prices, seed)
+                self.selected_ = {
+                    "r": int(grow_settings.r),
+                    "prune_lookahead": bool(grow_settings.prune_lookahead),
+                    "pruning": "none" if pruning is None else pruning[0],
+                    "pruning_cf": 0.0 if pruning is None or pruning[0] != "cf" else pruning[1],
+                }
             data = encode_data(X, self.categories_)
             grown, node_price = grow_lookahead_tree(
                 data,
@@ -89,18 +159,108 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 n_classes,
                 prices,
                 self.cost_matrix_,
-                settings,
-                np.random.default_rng(self._random_seed()),
+                grow_settings,
+                np.random.default_rng(seed),
                 progress,
             )
-            if self._post_prune():
-                cost_prune(grown, node_price, self.cost_matrix_, settings)
-            self.tree_ = grown.to_structure()
+            self.tree_ = _pruned(grown, node_price, self.cost_matrix_, settings, pruning)
         self.estimated_cost_ = estimated_total(self.tree_, prices, self.cost_matrix_, settings)
         self._refresh_caches()  # built now so that prediction never changes __dict__
         if progress is not None:
             progress(1.0, f"tree of {self.tree_.n_leaves} leaves")
         return self
+
+    def _tuning_folds(self, y_codes, seed) -> list:
+        """Inner stratified folds of the training cases, or [] when not tuning."""
+        if getattr(self, "tune", "off") != "cv":
+            return []
+        k = int(self.tune_folds)
+        counts = np.bincount(y_codes)
+        if y_codes.shape[0] < 4 * k:
+            return []
+        from sklearn.model_selection import KFold, StratifiedKFold
+
+        rng_seed = None if seed is None else int(seed % (2**31))
+        splitter = (
+            StratifiedKFold(k, shuffle=True, random_state=rng_seed)
+            if counts[counts > 0].min() >= k
+            else KFold(k, shuffle=True, random_state=rng_seed)
+        )
+        return list(splitter.split(np.zeros((y_codes.shape[0], 1)), y_codes))
+
+    def _tune(self, X, y_codes, folds, settings, prices, seed):
+        """Choose the lookahead scoring and the final pruning by inner cross-validation.
+
+        Every grow setting of :func:`_grow_grid` is grown on each inner training
+        part (with ``n_jobs`` > 1, these trees grow in threads, each from its own
+        seed: the same trees as serially); each is then pruned at every strength of
+        :func:`_pruning_grid` and its policy run case by case on the held-out part
+        (``learners.evaluation.run_case``: the true cost, as ``evaluate`` charges
+        it).  The least total wins, ties to the first listed (the simpler tree).
+        Only the training cases are used.
+        """
+        from .._validation import check_reject_cost
+        from ..evaluation import run_case
+
+        grid = _grow_grid(dataclasses.replace(settings, n_jobs=1))
+        strengths = _pruning_grid(float(self.cf_)) if self._post_prune() else [None]
+        n_classes = len(self.classes_)
+        jobs = [(fold, g) for fold in range(len(folds)) for g in range(len(grid))]
+        encoded = [encode_data(X[train], self.categories_) for train, _ in folds]
+
+        def grow(job):
+            fold, g = job
+            train = folds[fold][0]
+            return grow_lookahead_tree(
+                encoded[fold],
+                y_codes[train].astype(np.int64),
+                n_classes,
+                prices,
+                self.cost_matrix_,
+                grid[g],
+                np.random.default_rng(None if seed is None else seed + 7919 * (fold + 1)),
+            )
+
+        n_jobs = int(self.n_jobs or 1)
+        if n_jobs > 1:
+            with ThreadPoolExecutor(min(n_jobs, len(jobs))) as pool:
+                grown_trees = list(pool.map(grow, jobs))
+        else:
+            grown_trees = [grow(job) for job in jobs]
+
+        shell = copy.copy(self)
+        shell.progress_callback = None
+        classes = list(self.classes_)
+        refer = check_reject_cost(self.reject_cost_, n_classes)
+        per_case = np.zeros((len(grid), len(strengths), y_codes.shape[0]))
+        for (fold, g), (grown, node_price) in zip(jobs, grown_trees, strict=True):
+            held = folds[fold][1]
+            seen: dict[str, np.ndarray] = {}
+            for s, pruning in enumerate(strengths):
+                tree = _pruned(
+                    copy.deepcopy(grown), node_price, self.cost_matrix_, settings, pruning
+                )
+                key = json.dumps(tree.to_dict())
+                if key not in seen:  # strengths often prune to the same tree
+                    shell.tree_ = tree
+                    shell._refresh_caches()
+                    seen[key] = np.array(
+                        [
+                            run_case(
+                                shell,
+                                X[i],
+                                int(y_codes[i]),
+                                classes=classes,
+                                cost_model=self.cost_model_,
+                                cost_matrix=self.cost_matrix_,
+                                reject_cost=refer,
+                            ).total_cost
+                            for i in held
+                        ]
+                    )
+                per_case[g, s, held] = seen[key]
+        g, s = _one_se_choice(per_case)
+        return dataclasses.replace(grid[g], n_jobs=settings.n_jobs), strengths[s]
 
     # ----------------------------------------------------------- JSON state
     def _fitted_state(self) -> dict:
@@ -119,6 +279,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         self.estimated_cost_ = document.read(
             state, "estimated_cost", "fitted", document.number, low=0.0
         )
+        self.selected_ = {}
 
     # -------------------------------------------------------------- private
     def _greedy(self) -> GreedyTreeClassifier:
@@ -150,6 +311,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
             stop_at_leaf_cost=getattr(self, "stop_rule", "prune") == "leaf_cost",
             n_jobs=int(self.n_jobs or 1),
             samples_per_threshold=getattr(self, "threshold_samples", "shared") == "each",
+            mean_of_samples=getattr(self, "lookahead_score", "min") == "mean",
         )
 
     def _resolve_w_cf(self) -> tuple[float, float]:
@@ -176,6 +338,12 @@ class ACTClassifier(_LookaheadTreeClassifier):
 
     The pessimistic error ``EE`` is C4.5's normal approximation by default
     (see ``ee``); the ``r = 0`` tree is EG2's, pruned with the exact limit.
+
+    The least of ``r`` noisy samples is optimistic, and more so as ``r``
+    grows (issue 12: on ann-thyroid r=5 cost more than r=1).  So by default
+    (``tune="cv"``) an inner cross-validation on the training cases decides
+    whether the ``r``-sample growth beats the 1-sample one, which lookahead
+    scoring to use and how hard to prune, by true held-out policy cost.
 
     Parameters
     ----------
@@ -217,7 +385,26 @@ class ACTClassifier(_LookaheadTreeClassifier):
         least of ``r`` noisy samples (on ann-thyroid at high error costs that
         bias buys a chain of cheap, useless history questions).
     post_prune : bool, default True
-        Cost-sensitive post-pruning of the final tree.
+        Cost-sensitive post-pruning of the final tree (its strength chosen by
+        the inner cross-validation when ``tune="cv"``); False: none.
+    lookahead_score : {"min", "mean"}, default "min"
+        A child's lookahead score: the least of its samples (paper 000) or
+        their mean (no optimism growing with ``r``, but it scored higher costs
+        on the Turney data; benchmarks/act_report.py ``ACT-mean``).
+    tune : {"cv", "off"}, default "cv"
+        ``"cv"`` (issue 12): part of the anytime budget chooses, by
+        ``tune_folds``-fold cross-validation inside the training cases, the
+        sample size (1 or ``r``: a larger ``r`` only adds candidates, so more
+        time cannot make the chosen tree look worse), the lookahead scoring
+        (raw or cost-pruned sample trees) and the final pruning strength (none,
+        cost pruning at ``cf``, ``cf/4``, ``cf/16``, or the no-test leaf), each
+        scored by what its policy truly costs on the held-out cases
+        (``learners.evaluation.run_case``); the choice is refitted on all the
+        cases.  It costs about ``tune_folds * 2 * (1 + 1/r)`` times the growth
+        of one tree.  ``"off"``: the paper's single growth.  Skipped (as
+        ``"off"``) below ``4 * tune_folds`` training cases.
+    tune_folds : int, default 3
+        Folds of the inner cross-validation.
     min_samples_leaf : float, default 2
         A split needs two branches with at least this much known weight.
     max_depth : int, optional
@@ -240,6 +427,10 @@ class ACTClassifier(_LookaheadTreeClassifier):
         ``Total`` of the final tree on the training data (per case).
     w_, cf_ : float
         The ``w`` and ``cf`` used.
+    selected_ : dict
+        What the inner cross-validation chose (``r``, ``prune_lookahead``,
+        ``pruning``: "none", "cf" or "leaf", ``pruning_cf``); empty when it
+        did not run (``tune="off"``, ``r = 0``, too few cases).
     classes_, n_features_in_, cost_model_, cost_matrix_, reject_cost_, categories_
         As for every learner.
     """
@@ -252,6 +443,9 @@ class ACTClassifier(_LookaheadTreeClassifier):
         prune_lookahead=["boolean"],
         threshold_samples=[StrOptions({"shared", "each"})],
         post_prune=["boolean"],
+        lookahead_score=[StrOptions({"min", "mean"})],
+        tune=[StrOptions({"cv", "off"})],
+        tune_folds=[Interval(Integral, 2, None, closed="left")],
         ee=[StrOptions({"normal", "exact"})],
     )
 
@@ -276,6 +470,9 @@ class ACTClassifier(_LookaheadTreeClassifier):
         prune_lookahead=False,
         threshold_samples="shared",
         post_prune=True,
+        lookahead_score="min",
+        tune="cv",
+        tune_folds=3,
         min_samples_leaf=2,
         max_depth=None,
         probability="laplace",
@@ -296,11 +493,49 @@ class ACTClassifier(_LookaheadTreeClassifier):
         self.prune_lookahead = prune_lookahead
         self.threshold_samples = threshold_samples
         self.post_prune = post_prune
+        self.lookahead_score = lookahead_score
+        self.tune = tune
+        self.tune_folds = tune_folds
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
         self.probability = probability
         self.n_jobs = n_jobs
         self.progress_callback = progress_callback
+
+    def _fitted_state(self) -> dict:
+        state = super()._fitted_state()
+        if self.selected_:
+            state["selected"] = dict(self.selected_)
+        return state
+
+    def _load_fitted_state(self, state: dict) -> None:
+        """As :class:`LSID3Classifier`, plus the optional ``selected`` object (what the
+        inner cross-validation chose; absent when it did not run)."""
+        super()._load_fitted_state(state)
+        self.selected_ = {}
+        if "selected" not in state:
+            return
+        where = "fitted.selected"
+        selected = document.mapping(state["selected"], where)
+        document.no_unknown_fields(
+            selected, ("r", "prune_lookahead", "pruning", "pruning_cf"), where
+        )
+        look = document.field(selected, "prune_lookahead", where)
+        if not isinstance(look, bool):
+            raise document.ModelDocumentError(f"{where}.prune_lookahead: expected a boolean")
+        pruning = document.field(selected, "pruning", where)
+        if pruning not in ("none", "leaf", "cf"):
+            raise document.ModelDocumentError(
+                f"{where}.pruning: expected 'none', 'leaf' or 'cf', got {pruning!r}"
+            )
+        self.selected_ = {
+            "r": document.read(selected, "r", where, document.integer, low=1, high=2**31),
+            "prune_lookahead": look,
+            "pruning": pruning,
+            "pruning_cf": document.read(
+                selected, "pruning_cf", where, document.number, low=0.0, high=1.0
+            ),
+        }
 
     def _resolve_w_cf(self) -> tuple[float, float]:
         w, cf = default_w_cf(self.cost_model_, self.cost_matrix_)

@@ -213,7 +213,8 @@ def test_compiled_pricing_matches_cost_model():
 
 
 def test_bad_parameters_are_rejected_clearly():
-    """Invalid r, stop_rule, cf, threshold_samples or ee raise ValueError naming the parameter."""
+    """Invalid r, stop_rule, cf, threshold_samples, ee, tune, tune_folds or lookahead_score
+    raise ValueError naming the parameter."""
     X, y = _mixed_data()
     for params, word in [
         ({"r": -1}, "r"),
@@ -221,13 +222,17 @@ def test_bad_parameters_are_rejected_clearly():
         ({"cf": 1.5}, "cf"),
         ({"threshold_samples": "all"}, "threshold_samples"),
         ({"ee": "approx"}, "ee"),
+        ({"tune": "maybe"}, "tune"),
+        ({"tune_folds": 1}, "tune_folds"),
+        ({"lookahead_score": "max"}, "lookahead_score"),
     ]:
         with pytest.raises(ValueError, match=word):
             ACTClassifier(**params).fit(X, y)
 
 
 def test_parallel_candidates_give_the_same_tree():
-    """n_jobs=2 scores candidates in threads but grows exactly the n_jobs=1 tree."""
+    """n_jobs=2 grows the inner-CV trees and scores candidates in threads, yet chooses
+    the same settings and grows exactly the n_jobs=1 tree."""
     X, y = _mixed_data(5, n=240)
     kwargs = dict(
         test_costs=_grouped_costs(),
@@ -240,6 +245,7 @@ def test_parallel_candidates_give_the_same_tree():
     parallel = ACTClassifier(n_jobs=2, **kwargs).fit(X, y)
     assert serial.tree_.n_nodes > 1
     assert parallel.tree_.to_dict() == serial.tree_.to_dict()
+    assert serial.selected_ and parallel.selected_ == serial.selected_
 
 
 def test_larger_r_never_needs_more_samples_to_find_parity():
@@ -295,3 +301,77 @@ def test_exact_ee_matches_the_tree_package():
         categorical_features=[1, 3],
     ).fit(X, y)
     assert model.estimated_cost_ > 0
+
+
+def _cheap_distractors(seed, n):
+    """Two priced numeric attributes carry the class; six $1 three-valued ones are noise,
+    one of them a noisy echo of the class (thyroid's cheap history questions)."""
+    rng = np.random.default_rng(seed)
+    x0, x1 = rng.normal(size=n), rng.normal(size=n)
+    y = ((x0 + 0.6 * x1 + 0.8 * rng.normal(size=n)) > 0.3).astype(int)
+    cheap = rng.integers(0, 3, (n, 6)).astype(float)
+    cheap[:, 0] = np.where(rng.random(n) < 0.35, cheap[:, 0], y + (rng.random(n) < 0.5))
+    return np.column_stack([x0, x1, cheap]), y
+
+
+def test_anytime_cost_does_not_rise_from_r1_to_r8():
+    """Anytime: on a concept hidden behind cheap noisy questions, the held-out cost of the
+    default ACT at r=8, summed over six sampled datasets, is no higher than at r=1."""
+    kwargs = dict(
+        test_costs=[25.0, 15.0] + [1.0] * 6,
+        cost_matrix=[[0, 150], [150, 0]],
+        categorical_features=list(range(2, 8)),
+        random_state=0,
+    )
+    cost = {1: 0.0, 8: 0.0}
+    for seed in range(6):
+        X, y = _cheap_distractors(seed, 2300)
+        for r in cost:
+            model = ACTClassifier(r=r, **kwargs).fit(X[:300], y[:300])
+            cost[r] += evaluate(model, X[300:], y[300:]).mean_total_cost
+    assert cost[8] <= cost[1], cost
+
+
+def test_inner_cv_chooses_the_no_test_leaf_when_no_test_pays():
+    """With attributes unrelated to the class, the inner CV keeps the no-test leaf, which
+    costs less on fresh cases than the untuned ACT's tree."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1400, 4))
+    y = (rng.random(1400) < 0.35).astype(int)
+    kwargs = dict(test_costs=[0.5, 0.5, 0.5, 0.5], cost_matrix=[[0, 40], [40, 0]], r=3)
+    tuned = ACTClassifier(random_state=0, **kwargs).fit(X[:400], y[:400])
+    assert tuned.selected_["pruning"] == "leaf"
+    assert tuned.tree_.n_nodes == 1
+    untuned = ACTClassifier(random_state=0, tune="off", **kwargs).fit(X[:400], y[:400])
+    assert untuned.tree_.n_nodes > 1
+    tuned_cost = evaluate(tuned, X[400:], y[400:]).mean_total_cost
+    assert tuned_cost < evaluate(untuned, X[400:], y[400:]).mean_total_cost
+
+
+def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
+    """selected_ survives JSON; a document whose 'selected' is malformed is refused."""
+    from learners._document import ModelDocumentError
+
+    X, y = _mixed_data(8)
+    model = ACTClassifier(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 300], [300, 0]],
+        categorical_features=[1, 3],
+        random_state=0,
+        r=2,
+    ).fit(X, y)
+    assert set(model.selected_) == {"r", "prune_lookahead", "pruning", "pruning_cf"}
+    assert ACTClassifier.from_json(model.to_json()).selected_ == model.selected_
+    untuned = ACTClassifier(random_state=0, r=2, tune="off").fit(X, y)
+    assert ACTClassifier.from_json(untuned.to_json()).selected_ == {}
+    document = json.loads(model.to_json())
+    for field, value in [
+        ("pruning", "some"),
+        ("prune_lookahead", 1),
+        ("pruning_cf", 2.0),
+        ("r", 0),
+    ]:
+        broken = json.loads(json.dumps(document))
+        broken["fitted"]["selected"][field] = value
+        with pytest.raises(ModelDocumentError, match=field):
+            ACTClassifier.from_json(json.dumps(broken))
