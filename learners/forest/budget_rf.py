@@ -212,24 +212,24 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         seeds = rng.integers(0, 2**31 - 1, size=(len(alphas), self.max_trees, 2))
         best = None
         self.search_ = []
-        for a, alpha in enumerate(alphas):
-            # Each tree's leaf sums are a (rows x leaves) @ (leaves x K) product: tiny, and
-            # BLAS threads waiting on each other cost 25x the product itself (same result).
-            with threadpool_limits(limits=1, user_api="blas"):
+        # Each tree's leaf sums are a (rows x leaves) @ (leaves x K) product: tiny, and BLAS
+        # threads waiting on each other cost 25x the product itself (same result).
+        with threadpool_limits(limits=1, user_api="blas"):
+            for a, alpha in enumerate(alphas):
                 forest = self._grow_forest(
                     X, codes, train, valid, kind, alpha, prices, seeds[a], (a, len(alphas))
                 )
-            self.search_.append(
-                {
-                    "alpha": alpha,
-                    "n_trees": len(forest["trees"]),
-                    "cost": forest["cost"],
-                    "loss": forest["loss"],
-                }
-            )
-            key = (forest["loss"], forest["cost"])
-            if best is None or key < best[0]:
-                best = (key, alpha, forest)
+                self.search_.append(
+                    {
+                        "alpha": alpha,
+                        "n_trees": len(forest["trees"]),
+                        "cost": forest["cost"],
+                        "loss": forest["loss"],
+                    }
+                )
+                key = (forest["loss"], forest["cost"])
+                if best is None or key < best[0]:
+                    best = (key, alpha, forest)
         assert best is not None
         _, alpha, forest = best
         self.alpha_ = alpha
