@@ -232,14 +232,34 @@ def test_screens_at_tablet_size_and_cancel_from_the_page(chromium, live_server, 
 
 
 def test_results_and_research_screens(chromium, live_server, heart):
-    """The demo experiment (computed as load_demo_data does) on the results and research pages."""
+    """The demo experiment on the results, research, list and across-datasets pages."""
     from django.core.management import call_command
 
-    from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Experiment
+    from diagnosis.management.commands.load_demo_data import DEMO_EXPERIMENT
+    from diagnosis.management.demo_data import HEART, PIMA
+    from diagnosis.models import Dataset, Experiment
+    from diagnosis.services import experiment_runner
+    from diagnosis.services.experiments import create_experiment
 
     call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
     experiment = Experiment.objects.get(status=Experiment.DONE)
+    # The same learners and costs on Pima, to compare across datasets.
+    call_command(
+        "load_demo_data",
+        "--no-train",
+        "--no-experiment",
+        "--only",
+        PIMA,
+        stdout=open(os.devnull, "w"),
+    )
+    pima = create_experiment(
+        user=experiment.created_by,
+        dataset=Dataset.objects.get(name=PIMA),
+        launch=False,
+        **{**DEMO_EXPERIMENT, "name": "The same on Pima"},
+    )
+    for pk in pima.tasks.filter(lead__isnull=True).values_list("pk", flat=True):
+        experiment_runner.run_task(task_id=pk, worker="browser-test")
     for size, (width, height) in SIZES.items():
         context, page = new_page(chromium, live_server, width=width, height=height)
         problems = _watch_errors(page)
@@ -255,6 +275,14 @@ def test_results_and_research_screens(chromium, live_server, heart):
             page.goto("/research/")
             expect(page.locator("#research-experiments")).to_contain_text(experiment.name)
             _shot(page, "research", size)
+            page.goto("/experiments/")
+            page.locator(f"#compare-{experiment.pk}").check()
+            page.locator(f"#compare-{pima.pk}").check()
+            _shot(page, "experiment-list", size)
+            with page.expect_navigation():
+                page.locator("#compare-experiments").click()
+            expect(page.locator("#cross-dataset tbody tr")).to_have_count(3)
+            _shot(page, "experiment-compare", size)
             assert not problems, problems
         finally:
             context.close()
