@@ -432,3 +432,16 @@ def test_compare_experiments_across_datasets(
     ):
         refused = client.get(url, bad)
         assert refused.status_code == 400 and words in refused.content.decode()
+
+
+def test_deploy_is_refused_with_the_reason_when_prices_changed(client, model_admin, finished):
+    """A price edited since the experiment: Deploy says why on the page and trains nothing."""
+    test = finished.dataset.tests.get(name="glucose")
+    test.price += 5
+    test.save()
+    client.force_login(model_admin)
+    url = reverse("experiment-detail", args=[finished.pk])
+    page = client.post(url, {"action": "deploy", "matrix_index": "0"}, follow=True)
+    assert page.redirect_chain[-1][0] == url
+    assert "prices changed since this experiment ran" in page.content.decode()
+    assert not TrainedModel.objects.exists()
