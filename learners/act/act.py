@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -221,12 +222,15 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 np.random.default_rng(None if seed is None else seed + 7919 * (fold + 1)),
             )
 
+        progress = self.progress_callback
+        grown_trees = []
         n_jobs = int(self.n_jobs or 1)
-        if n_jobs > 1:
-            with ThreadPoolExecutor(min(n_jobs, len(jobs))) as pool:
-                grown_trees = list(pool.map(grow, jobs))
-        else:
-            grown_trees = [grow(job) for job in jobs]
+        with ThreadPoolExecutor(min(n_jobs, len(jobs))) if n_jobs > 1 else nullcontext() as pool:
+            results = pool.map(grow, jobs) if pool is not None else map(grow, jobs)
+            for result in results:
+                grown_trees.append(result)
+                if progress is not None:  # lets a stop request end the fit here too
+                    progress(0.0, f"choosing settings: {len(grown_trees)}/{len(jobs)} trees")
 
         shell = copy.copy(self)
         shell.progress_callback = None

@@ -155,17 +155,23 @@ def test_policy_asks_for_the_root_test_with_its_marginal_cost():
 
 
 def test_progress_callback_reaches_one_and_is_not_serialized():
-    """The callback sees non-decreasing fractions ending at 1; to_json still works."""
+    """The callback sees non-decreasing fractions ending at 1, also while the inner CV
+    grows its trees (so a stop request is heard there); to_json still works."""
     X, y = _mixed_data(3)
     seen = []
+    messages = []
     model = ACTClassifier(
         cost_matrix=[[0, 100], [100, 0]],
         random_state=0,
         r=2,
-        progress_callback=lambda fraction, message: seen.append(fraction),
+        progress_callback=lambda fraction, message: (
+            seen.append(fraction),
+            messages.append(message),
+        ),
     )
     model.fit(X, y)
     assert seen and seen[-1] == 1.0
+    assert any(message.startswith("choosing settings") for message in messages)
     assert all(a <= b + 1e-12 for a, b in zip(seen, seen[1:], strict=False))
     text = model.to_json()
     assert "progress_callback" not in text
