@@ -103,8 +103,8 @@ def _claim(task_id: int, worker: str) -> tuple[int, ExperimentTask] | None:
         if experiment.status not in (Experiment.QUEUED, Experiment.RUNNING):
             return None
         if task.attempts >= max_attempts:
-            _give_up([task.pk], task.attempts, now)
-            transaction.on_commit(lambda: land(experiment_id=experiment.pk))
+            failed = _give_up([task.pk], task.attempts, now)
+            transaction.on_commit(lambda: land(experiment_id=experiment.pk, failed=failed))
             return None
         attempt = task.attempts + 1
         ExperimentTask.objects.filter(pk=task.pk).update(
@@ -127,17 +127,18 @@ def _claim(task_id: int, worker: str) -> tuple[int, ExperimentTask] | None:
     return attempt, task
 
 
-def _give_up(task_ids: list[int], attempts: int, now) -> None:
+def _give_up(task_ids: list[int], attempts: int, now) -> int:
+    """Fail these tasks and their followers; how many rows failed."""
     message = (
         f"Started {attempts} times and its worker stopped each time (killed, restarted or out "
         "of memory?); resume the experiment to try again."
     )
-    ExperimentTask.objects.filter(pk__in=task_ids).update(
+    failed = ExperimentTask.objects.filter(pk__in=task_ids).update(
         status=ExperimentTask.FAILED, finished_at=now, error=message
     )
-    ExperimentTask.objects.filter(lead_id__in=task_ids, status=ExperimentTask.PENDING).update(
-        status=ExperimentTask.FAILED, finished_at=now, error=message
-    )
+    return failed + ExperimentTask.objects.filter(
+        lead_id__in=task_ids, status=ExperimentTask.PENDING
+    ).update(status=ExperimentTask.FAILED, finished_at=now, error=message)
 
 
 # ------------------------------------------------------------------ running
@@ -211,11 +212,13 @@ def run_task(*, task_id: int, worker: str = "") -> str:
         else:
             log.exception("experiment task %s failed", task_id)
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        _store_failure(task, targets, attempt, detail)
-        land(experiment_id=experiment.pk)
+        failed = _store_failure(task, targets, attempt, detail)
+        if failed:
+            land(experiment_id=experiment.pk, failed=failed)
         return "failed"
     stored = _store_results(task, attempt, results)
-    land(experiment_id=experiment.pk)
+    if stored:
+        land(experiment_id=experiment.pk, done=stored)
     return "done" if stored else "skipped"
 
 
@@ -326,32 +329,33 @@ def _result_fields(report, *, n_tests: int) -> dict:
     }
 
 
-def _store_results(task: ExperimentTask, attempt: int, results: dict[int, dict]) -> bool:
-    """Store the rows in one transaction; False if the task was taken from this worker."""
+def _store_results(task: ExperimentTask, attempt: int, results: dict[int, dict]) -> int:
+    """Store the rows in one transaction: how many (0 if the task was taken from this worker)."""
     now = timezone.now()
     with transaction.atomic():
         mine = ExperimentTask.objects.filter(
             pk=task.pk, status=ExperimentTask.RUNNING, attempts=attempt
         ).update(status=ExperimentTask.DONE, finished_at=now, heartbeat_at=now, **results[task.pk])
         if not mine:
-            return False
+            return 0
         for pk, fields in results.items():
             if pk != task.pk:
-                ExperimentTask.objects.filter(pk=pk, status=ExperimentTask.PENDING).update(
+                mine += ExperimentTask.objects.filter(pk=pk, status=ExperimentTask.PENDING).update(
                     status=ExperimentTask.DONE, finished_at=now, heartbeat_at=now, **fields
                 )
-    return True
+    return mine
 
 
-def _store_failure(task, targets, attempt: int, detail: str) -> None:
+def _store_failure(task, targets, attempt: int, detail: str) -> int:
+    """Fail the task and its followers: how many rows (0 if it was taken from this worker)."""
     now = timezone.now()
     with transaction.atomic():
         mine = ExperimentTask.objects.filter(
             pk=task.pk, status=ExperimentTask.RUNNING, attempts=attempt
         )
         if not mine.update(status=ExperimentTask.FAILED, finished_at=now, error=detail[:5000]):
-            return
-        ExperimentTask.objects.filter(
+            return 0
+        return 1 + ExperimentTask.objects.filter(
             pk__in=[t.pk for t in targets if t.pk != task.pk], status=ExperimentTask.PENDING
         ).update(status=ExperimentTask.FAILED, finished_at=now, error=detail[:5000])
 
@@ -373,15 +377,29 @@ def recount(experiment_id: int, **also) -> dict[str, int]:
     return counts
 
 
-def land(*, experiment_id: int) -> None:
-    """A task landed: update the counts and, when it was the last, assemble the results."""
+def land(*, experiment_id: int, done: int = 0, failed: int = 0, count: bool = False) -> None:
+    """Tasks landed: update the counts and, when the last one is in, assemble the results.
+
+    ``done`` and ``failed`` rows were just stored by the caller: they are added to the
+    experiment's counters (one row lock, no scan of the tasks, so landing stays constant-time
+    however large the experiment).  ``count``: count the task rows instead (the sweep, a
+    resume).  The tasks are always counted before assembling.
+    """
     with transaction.atomic():
         experiment = (
-            Experiment.objects.select_for_update().only("id", "status").filter(pk=experiment_id)
+            Experiment.objects.select_for_update()
+            .only("id", "status", "n_tasks", "n_done", "n_failed")
+            .filter(pk=experiment_id)
         ).first()
         if experiment is None:
             return
         now = timezone.now()
+        n_done, n_failed = experiment.n_done + done, experiment.n_failed + failed
+        if not count and n_done + n_failed < experiment.n_tasks:
+            Experiment.objects.filter(pk=experiment_id).update(
+                n_done=n_done, n_failed=n_failed, last_activity_at=now
+            )
+            return
         counts = recount(experiment_id, last_activity_at=now)
         if experiment.status not in (Experiment.QUEUED, Experiment.RUNNING):
             return
@@ -465,7 +483,7 @@ def recover_experiments(
                 )
                 requeued += 1
     for experiment_id in touched:
-        land(experiment_id=experiment_id)
+        land(experiment_id=experiment_id, count=True)
     sent = 0
     idle = now - timedelta(seconds=resend_after_seconds)
     active = Experiment.objects.filter(status__in=(Experiment.QUEUED, Experiment.RUNNING))
