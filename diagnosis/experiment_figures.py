@@ -281,8 +281,13 @@ def _figures(detail, charts, matrix_index: int) -> list[dict]:
             {
                 "id": "fig-roc",
                 "title": "ROC (two classes)",
-                "caption": f"Held-out patients of every fold pooled, with "
-                f"{detail.matrices[0]['label']}.",
+                "caption": (
+                    "Mean true-positive rate over the folds at each false-positive rate "
+                    "(vertical averaging); band: one standard deviation"
+                    if any(series.error for series in charts.roc)
+                    else "The points of every fold's curve on the held-out patients, together"
+                )
+                + f"; with {detail.matrices[0]['label']}.",
                 "figure": roc,
             }
         )

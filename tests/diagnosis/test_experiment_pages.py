@@ -388,14 +388,18 @@ def test_roc_is_drawn_as_steps_or_as_a_mean_with_its_band():
         log_x=False,
         roc=[Series(name="eg2", x=[0, 0.5, 1], y=[0, 0.8, 1], learner_index=0)],
     )
-    roc = next(f for f in _figures(detail, pooled, 0) if f["id"] == "fig-roc")["figure"]
+    card = next(f for f in _figures(detail, pooled, 0) if f["id"] == "fig-roc")
+    roc = card["figure"]
     assert roc["data"][0]["line"]["shape"] == "hv" and "error_y" not in roc["data"][0]
+    assert "every fold's curve" in card["caption"]
     averaged = Charts(
         x_title="Error cost",
         log_x=False,
         roc=[Series(name="eg2", x=[0, 0.5, 1], y=[0, 0.8, 1], error=[0, 0.3, 0], learner_index=0)],
     )
-    roc = next(f for f in _figures(detail, averaged, 0) if f["id"] == "fig-roc")["figure"]
+    card = next(f for f in _figures(detail, averaged, 0) if f["id"] == "fig-roc")
+    roc = card["figure"]
+    assert "vertical averaging" in card["caption"]
     low, high, mean = roc["data"][:3]
     assert low["y"] == [0, 0.5, 1] and high["y"] == [0, 1.0, 1] and high["fill"] == "tonexty"
     assert mean["name"] == "eg2" and "error_y" not in mean
