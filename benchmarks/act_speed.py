@@ -2,6 +2,7 @@
 
     python -m benchmarks.act_speed                    # all parts on ann-thyroid train (3772 x 21)
     python -m benchmarks.act_speed --parts learners   # only the learner table
+    python -m benchmarks.act_speed --parts learners --only "EG2,ACT r=5"
 
 Parts:
   learners  every learner's fit time on ann-thyroid train (M = mc off the
@@ -49,6 +50,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="learners,r,n")
     parser.add_argument("--mc", type=float, default=10000.0)
+    parser.add_argument(
+        "--only", default="", help="comma list of learner-table names (prefixes) to run"
+    )
     args = parser.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",")}
 
@@ -79,7 +83,10 @@ def main(argv=None) -> int:
             ("ACT r=5", ACTClassifier(r=5, random_state=0, **kwargs)),
             ("ACT r=5 2 jobs", ACTClassifier(r=5, random_state=0, n_jobs=2, **kwargs)),
         ]
+        only = [n.strip() for n in args.only.split(",") if n.strip()]
         for name, model in learners:
+            if only and not any(name.startswith(prefix) for prefix in only):
+                continue
             seconds, peak = _timed(model, X, y)
             print(
                 f"{name:<14} {seconds:>8.2f} {seconds / cart_seconds:>8.0f} {peak:>8.1f} "

@@ -777,7 +777,19 @@ def _walk_bound(values, f, boundary, upper):
 
 @njit(cache=True, nogil=True)
 def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_cost, laplace):
-    """Total true cost of ``cases`` run through the recorded tree's policy, as ``evaluate`` does.
+    """Total true cost of ``cases`` run through the recorded tree's policy (see
+    :func:`policy_case_costs`)."""
+    return policy_case_costs(
+        rec, R, y, values, nominal, cases, prices, cost_matrix, reject_cost, laplace, np.empty(0)
+    )
+
+
+@njit(cache=True, nogil=True)
+def policy_case_costs(
+    rec, R, y, values, nominal, cases, prices, cost_matrix, reject_cost, laplace, out
+):
+    """Total true cost of ``cases`` run through the recorded tree's policy, as ``evaluate`` does;
+    when ``out`` is not empty, ``out[i]`` receives case ``cases[i]``'s own cost.
 
     The tree policy of :class:`learners.tree.TreePolicyMixin` and the
     evaluator's :func:`learners.evaluation.run_case`, step by step: walk while
@@ -879,6 +891,8 @@ def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_c
             if refer and expected[label] > np.sum(belief * reject_cost):
                 outcome = reject_cost[y[case]]
             grand_total += test_cost + outcome
+            if out.shape[0] > 0:
+                out[i] = test_cost + outcome
             break
     return grand_total
 

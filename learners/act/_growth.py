@@ -28,7 +28,14 @@ from ..tree._structure import TreeStructure
 from . import _engine as engine
 from ._encoding import EncodedData
 
-__all__ = ["GrowthSettings", "grow_lookahead_tree", "cost_prune", "estimated_total"]
+__all__ = [
+    "GrowthSettings",
+    "grow_lookahead_tree",
+    "cost_prune",
+    "estimated_total",
+    "structure_record",
+    "padded_values",
+]
 
 _EPS = 1e-9
 #: depth limit of the sample trees (bounds the builder's per-level buffers)
@@ -328,3 +335,34 @@ def _leaf_cost(counts, cost_matrix, settings) -> float:
     counts = np.ascontiguousarray(counts, dtype=float)
     label = engine.leaf_label(counts, cost_matrix, settings.laplace)
     return float(engine.leaf_mcost(counts, label, cost_matrix, settings.coeff, settings.cf))
+
+
+def padded_values(data: EncodedData) -> np.ndarray:
+    """``data.values`` as one array, padded with inf (the engine's walk reads it)."""
+    values = np.full((data.ranks.shape[1], int(max(data.n_values.max(), 1))), np.inf)
+    for f, distinct in enumerate(data.values):
+        values[f, : distinct.size] = distinct
+    return values
+
+
+def structure_record(tree: TreeStructure, data: EncodedData) -> tuple:
+    """A fitted tree as the engine's recorded form (:func:`._engine.new_record`), its
+    numeric thresholds placed among ``data``'s ranks, so that
+    :func:`._engine.policy_case_costs` walks it as ``TreeStructure`` does: a value at
+    most the threshold goes left, i.e. a rank at most ``boundary``."""
+    n = tree.n_nodes
+    rec = engine.new_record(n, tree.class_weight.shape[1])
+    feature, boundary, upper, parents, shares, weights, _, size = rec
+    feature[:] = tree.feature
+    weights[:, :] = tree.class_weight
+    for v in range(n):
+        f = int(tree.feature[v])
+        for e in range(int(tree.edge_start[v]), int(tree.edge_start[v] + tree.n_edges[v])):
+            parents[tree.child[e]] = v
+            shares[tree.child[e]] = tree.branch_weight[e]
+        if f >= 0 and not data.nominal[f]:
+            last = int(np.searchsorted(data.values[f], tree.threshold[v], side="right")) - 1
+            boundary[v] = last
+            upper[v] = min(last + 1, int(data.n_values[f]) - 1)
+    size[0] = n
+    return rec

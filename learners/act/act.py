@@ -24,8 +24,16 @@ from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constra
 from ..serialization import SerializableMixin
 from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
 from ..tree._builder import GrowingTree
+from . import _engine as engine
 from ._encoding import encode_data, encode_prices, normal_coefficient
-from ._growth import GrowthSettings, cost_prune, estimated_total, grow_lookahead_tree
+from ._growth import (
+    GrowthSettings,
+    cost_prune,
+    estimated_total,
+    grow_lookahead_tree,
+    padded_values,
+    structure_record,
+)
 
 __all__ = ["ACTClassifier", "LSID3Classifier", "default_w_cf"]
 
@@ -196,13 +204,11 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         part (with ``n_jobs`` > 1, these trees grow in threads, each from its own
         seed: the same trees as serially); each is then pruned at every strength of
         :func:`_pruning_grid` and its policy run case by case on the held-out part
-        (``learners.evaluation.run_case``: the true cost, as ``evaluate`` charges
-        it).  The least total wins, ties to the first listed (the simpler tree).
+        (``_engine.policy_case_costs``: the true cost, as ``evaluate`` charges
+        it).  Breiman's 1-SE rule then keeps the simplest candidate within one
+        standard error of the least (see :func:`_one_se_choice`).
         Only the training cases are used.
         """
-        from .._validation import check_reject_cost
-        from ..evaluation import run_case
-
         grid = _grow_grid(dataclasses.replace(settings, n_jobs=1))
         strengths = _pruning_grid(float(self.cf_)) if self._post_prune() else [None]
         n_classes = len(self.classes_)
@@ -232,13 +238,20 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 if progress is not None:  # lets a stop request end the fit here too
                     progress(0.0, f"choosing settings: {len(grown_trees)}/{len(jobs)} trees")
 
-        shell = copy.copy(self)
-        shell.progress_callback = None
-        classes = list(self.classes_)
-        refer = check_reject_cost(self.reject_cost_, n_classes)
+        # held-out costs: the compiled walk of the tree policy, as evaluate charges it
+        # (engine.policy_case_costs, tested equal to learners.evaluation.run_case)
+        full = encode_data(X, self.categories_)
+        values = padded_values(full)
+        reject = (
+            np.empty(0)
+            if self.reject_cost_ is None
+            else np.broadcast_to(np.asarray(self.reject_cost_, dtype=float), (n_classes,)).copy()
+        )
+        laplace = self.probability == "laplace"
+        y_all = y_codes.astype(np.int64)
         per_case = np.zeros((len(grid), len(strengths), y_codes.shape[0]))
         for (fold, g), (grown, node_price) in zip(jobs, grown_trees, strict=True):
-            held = folds[fold][1]
+            held = folds[fold][1].astype(np.int64)
             seen: dict[str, np.ndarray] = {}
             for s, pruning in enumerate(strengths):
                 tree = _pruned(
@@ -246,22 +259,21 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 )
                 key = json.dumps(tree.to_dict())
                 if key not in seen:  # strengths often prune to the same tree
-                    shell.tree_ = tree
-                    shell._refresh_caches()
-                    seen[key] = np.array(
-                        [
-                            run_case(
-                                shell,
-                                X[i],
-                                int(y_codes[i]),
-                                classes=classes,
-                                cost_model=self.cost_model_,
-                                cost_matrix=self.cost_matrix_,
-                                reject_cost=refer,
-                            ).total_cost
-                            for i in held
-                        ]
+                    out = np.zeros(held.shape[0])
+                    engine.policy_case_costs(
+                        structure_record(tree, full),
+                        full.ranks,
+                        y_all,
+                        values,
+                        full.nominal,
+                        held,
+                        prices,
+                        self.cost_matrix_,
+                        reject,
+                        laplace,
+                        out,
                     )
+                    seen[key] = out
                 per_case[g, s, held] = seen[key]
         g, s = _one_se_choice(per_case)
         return dataclasses.replace(grid[g], n_jobs=settings.n_jobs), strengths[s]
@@ -403,7 +415,9 @@ class ACTClassifier(_LookaheadTreeClassifier):
         (raw or cost-pruned sample trees) and the final pruning strength (none,
         cost pruning at ``cf``, ``cf/4``, ``cf/16``, or the no-test leaf), each
         scored by what its policy truly costs on the held-out cases
-        (``learners.evaluation.run_case``); the choice is refitted on all the
+        (the compiled walk tested equal to ``learners.evaluation.run_case``),
+        the simplest within one standard error of the least (Breiman's 1-SE
+        rule); the choice is refitted on all the
         cases.  It costs about ``tune_folds * 2 * (1 + 1/r)`` times the growth
         of one tree.  ``"off"``: the paper's single growth.  Skipped (as
         ``"off"``) below ``4 * tune_folds`` training cases.

@@ -381,3 +381,56 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         broken["fitted"]["selected"][field] = value
         with pytest.raises(ModelDocumentError, match=field):
             ACTClassifier.from_json(json.dumps(broken))
+
+
+def test_compiled_held_out_costs_equal_run_case():
+    """The inner CV's compiled walk charges every case exactly what learners.evaluation's
+    run_case charges (missing values, nominal branches, group prices, referral)."""
+    from learners.act._encoding import encode_data
+    from learners.act._growth import padded_values, structure_record
+    from learners.evaluation import run_case
+
+    X, y = _mixed_data(9, n=300)
+    prices = _grouped_costs()
+    for reject, r in [(None, 1), (250.0, 3)]:
+        model = ACTClassifier(
+            test_costs=prices,
+            cost_matrix=[[0, 2000], [900, 0]],
+            stop_rule="prune",
+            reject_cost=reject,
+            categorical_features=[1, 3],
+            random_state=0,
+            r=r,
+            tune="off",
+            post_prune=False,
+        ).fit(X[:200], y[:200])
+        assert model.tree_.n_nodes > 3
+        data = encode_data(X, model.categories_)
+        out = np.zeros(100)
+        refer = np.empty(0) if reject is None else np.full(2, reject)
+        engine.policy_case_costs(
+            structure_record(model.tree_, data),
+            data.ranks,
+            y.astype(np.int64),
+            padded_values(data),
+            data.nominal,
+            np.arange(200, 300, dtype=np.int64),
+            encode_prices(prices),
+            model.cost_matrix_,
+            refer,
+            True,
+            out,
+        )
+        expected = [
+            run_case(
+                model,
+                X[i],
+                int(y[i]),
+                classes=list(model.classes_),
+                cost_model=model.cost_model_,
+                cost_matrix=model.cost_matrix_,
+                reject_cost=model.reject_cost_,
+            ).total_cost
+            for i in range(200, 300)
+        ]
+        np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
