@@ -330,3 +330,77 @@ def test_a_task_whose_worker_died_is_queued_again_then_given_up_with_a_reason(
     assert row.n == 1 and row.normalized_cost.mean == pytest.approx(
         ExperimentTask.objects.get(pk=finished.pk).normalized_cost
     )
+
+
+def test_ratio_sweep_matrices_and_its_refusal_without_two_classes(model_admin, toy_dataset):
+    """FP/FN ratios price a false alarm at ratio x base and a miss at base; 3 classes refused."""
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=TWO[:1],
+        matrix_kind="ratio",
+        ratios=[0.5, 4],
+        ratio_base=100,
+        positive_class=1,
+        k=2,
+        launch=False,
+    )
+    assert [m["matrix"] for m in experiment.matrices] == [
+        [[0.0, 50.0], [100.0, 0.0]],
+        [[0.0, 400.0], [100.0, 0.0]],
+    ]
+    assert [m["x"] for m in experiment.matrices] == [0.5, 4.0]
+    from diagnosis.services.datasets import create_dataset
+
+    rows = [[float(i), float(i % 7), float(i % 2)] for i in range(30)]
+    three = create_dataset(
+        name="Three classes",
+        class_labels=["a", "b", "c"],
+        tests=[{"name": n, "price": 1.0, "discounted_price": 1.0} for n in ("p", "q", "r")],
+        rows=rows,
+        labels=[i % 3 for i in range(30)],
+    )
+    before = _counts()
+    with pytest.raises(ValidationError) as caught:
+        create_experiment(
+            user=model_admin,
+            dataset=three,
+            learners=TWO[:1],
+            matrix_kind="ratio",
+            ratios=[1],
+            k=2,
+        )
+    assert "needs two classes" in " ".join(caught.value.message_dict["matrices"])
+    assert _counts() == before
+
+
+def test_anytime_and_budget_curves_come_from_the_tasks(model_admin, clinician, toy_dataset):
+    """ACT records one point per round r = 1, 2; two budgets of BudgetRF give a budget curve."""
+    experiment = create_experiment(
+        user=model_admin,
+        dataset=toy_dataset,
+        learners=[
+            {"key": "act", "params": {"r": 2}},
+            {"key": "budget_rf", "params": {"budget": 5, "max_trees": 5}},
+            {"key": "budget_rf", "params": {"budget": 20, "max_trees": 5}},
+        ],
+        matrix_kind="uniform",
+        costs=[100],
+        k=2,
+        launch=False,
+    )
+    experiment = _run_all(experiment)
+    assert experiment.status == Experiment.DONE, experiment.status_reason
+    act_rows = experiment.tasks.filter(learner_index=0)
+    assert all([p["r"] for p in t.anytime] == [1, 2] for t in act_rows)
+    final = [t.anytime[-1]["normalized_cost"] for t in act_rows]
+    assert final == pytest.approx([t.normalized_cost for t in act_rows])
+    charts = reads.chart_series(user=clinician, experiment_id=experiment.pk)
+    (anytime,) = charts.anytime
+    assert anytime.learner_index == 0 and len(anytime.x) == 2
+    assert [s.x for s in charts.budget] == [[5, 20], [5, 20]]
+    spent = [
+        np.mean(experiment.tasks.filter(learner_index=li).values_list("mean_test_cost", flat=True))
+        for li in (1, 2)
+    ]
+    assert charts.budget[-1].y == pytest.approx(spent)
