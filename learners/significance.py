@@ -122,7 +122,9 @@ def paired_t_test(
         return _packed(name, effect, x, y, note="fewer than 2 pairs")
     difference = x - y
     spread = float(np.std(difference, ddof=1))
-    if spread == 0.0:
+    scale = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))), 1.0)
+    # equal up to rounding (two learners that made the same decisions): no t to speak of
+    if spread <= 1e-12 * scale:
         return _packed(name, effect, x, y, note="the differences are all equal: no test possible")
     result = stats.ttest_rel(x, y)
     interval = result.confidence_interval(confidence_level=confidence)

@@ -404,3 +404,45 @@ def test_anytime_and_budget_curves_come_from_the_tasks(model_admin, clinician, t
         for li in (1, 2)
     ]
     assert charts.budget[-1].y == pytest.approx(spent)
+
+
+def test_wilcoxon_across_datasets_matches_scipy(model_admin, clinician, make_toy_dataset):
+    """One mean normalized cost per dataset and learner; the test is scipy.stats.wilcoxon's."""
+    from scipy import stats
+
+    experiments = []
+    for n, name in enumerate(("Toy A", "Toy B", "Toy C")):
+        dataset = make_toy_dataset(name, n_rows=60 + 30 * n)
+        experiments.append(
+            _run_all(
+                create_experiment(
+                    user=model_admin,
+                    dataset=dataset,
+                    learners=[
+                        {"key": "eg2", "params": {}},
+                        # large leaves: cannot isolate the disease corner as well
+                        {"key": "eg2", "params": {"min_samples_leaf": 20}},
+                    ],
+                    matrix_kind="uniform",
+                    costs=[100],
+                    k=2,
+                    launch=False,
+                )
+            )
+        )
+    (comparison,) = reads.cross_dataset_significance(
+        user=clinician, experiment_ids=[e.pk for e in experiments]
+    )
+    means = [
+        [
+            np.mean(e.tasks.filter(learner_index=li).values_list("normalized_cost", flat=True))
+            for e in experiments
+        ]
+        for li in (0, 1)
+    ]
+    assert comparison.test == "Wilcoxon signed-rank" and comparison.n == 3
+    assert comparison.mean_a == pytest.approx(np.mean(means[0]))
+    assert np.count_nonzero(np.subtract(*means)) == 3  # the two learners differ everywhere
+    reference = stats.wilcoxon(means[0], means[1])
+    assert comparison.p_value == pytest.approx(reference.pvalue)
+    assert comparison.statistic == pytest.approx(reference.statistic)

@@ -59,6 +59,8 @@ def test_too_little_data_is_said_not_computed():
     assert paired_t_test([1.0], [2.0]).p_value is None
     flat = paired_t_test([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
     assert flat.p_value is None and "equal" in flat.note and not flat.significant
+    rounding = paired_t_test([0.1 + 0.2, 0.7, 0.9], [0.3, 0.7 + 1e-17, 0.9])
+    assert rounding.p_value is None and "equal" in rounding.note
     assert wilcoxon_test([1.0, 2.0], [1.0, 2.0]).p_value is None
     single = mean_interval([3.0])
     assert single.low is None and single.mean == 3.0
