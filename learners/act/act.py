@@ -57,21 +57,19 @@ def _grow_grid(settings: GrowthSettings) -> list[GrowthSettings]:
 _SE_RULE = 1.0
 
 
-def _one_se_choice(per_case: np.ndarray) -> tuple[int, int]:
-    """``(g, s)`` of the simplest candidate whose held-out cost is within ``_SE_RULE``
-    standard errors of the least (paired over the cases); simplest: the strongest
-    pruning first, then the grow settings in their listed order."""
-    n_grow, n_strength, n = per_case.shape
-    means = per_case.mean(axis=2)
-    best_g, best_s = np.unravel_index(int(np.argmin(means)), means.shape)
-    best = per_case[best_g, best_s]
-    for s in range(n_strength):
-        for g in range(n_grow):
-            diff = per_case[g, s] - best
-            margin = _SE_RULE * float(diff.std(ddof=1)) / np.sqrt(n) if n > 1 else 0.0
-            if float(diff.mean()) <= margin + 1e-12:
-                return g, s
-    return int(best_g), int(best_s)
+def _one_se_choice(costs: list[np.ndarray]) -> int:
+    """Index of the first candidate (``costs`` lists each one's held-out cost per case,
+    simplest first) within ``_SE_RULE`` standard errors of the least (paired over the
+    cases)."""
+    means = [float(c.mean()) for c in costs]
+    best = costs[int(np.argmin(means))]
+    n = best.shape[0]
+    for i, candidate in enumerate(costs):
+        diff = candidate - best
+        margin = _SE_RULE * float(diff.std(ddof=1)) / np.sqrt(n) if n > 1 else 0.0
+        if float(diff.mean()) <= margin + 1e-12:
+            return i
+    return int(np.argmin(means))
 
 
 def _pruning_grid(cf: float) -> list:
@@ -154,13 +152,26 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
             pruning = ("cf", float(self.cf_)) if self._post_prune() else None
             folds = self._tuning_folds(y_codes, seed)
             if folds:
-                grow_settings, pruning = self._tune(X, y_codes, folds, settings, prices, seed)
-                self.selected_ = {
-                    "r": int(grow_settings.r),
-                    "prune_lookahead": bool(grow_settings.prune_lookahead),
-                    "pruning": "none" if pruning is None else pruning[0],
-                    "pruning_cf": 0.0 if pruning is None or pruning[0] != "cf" else pruning[1],
-                }
+                labels = self.classes_[y_codes]
+                choice = self._tune(X, labels, y_codes, folds, settings, prices, seed)
+                if choice is None:  # the greedy EG2 tree (r = 0) won
+                    self.selected_ = {
+                        "r": 0,
+                        "prune_lookahead": False,
+                        "pruning": "error",
+                        "pruning_cf": float(self.cf_),
+                    }
+                else:
+                    grow_settings, pruning = choice
+                    self.selected_ = {
+                        "r": int(grow_settings.r),
+                        "prune_lookahead": bool(grow_settings.prune_lookahead),
+                        "pruning": "none" if pruning is None else pruning[0],
+                        "pruning_cf": 0.0 if pruning is None or pruning[0] != "cf" else pruning[1],
+                    }
+        if self.selected_.get("r") == 0:
+            self.tree_ = self._greedy().fit(X, y).tree_
+        elif self.r > 0 and n_classes > 1:
             data = encode_data(X, self.categories_)
             grown, node_price = grow_lookahead_tree(
                 data,
@@ -197,7 +208,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         )
         return list(splitter.split(np.zeros((y_codes.shape[0], 1)), y_codes))
 
-    def _tune(self, X, y_codes, folds, settings, prices, seed):
+    def _tune(self, X, y, y_codes, folds, settings, prices, seed):
         """Choose the lookahead scoring and the final pruning by inner cross-validation.
 
         Every grow setting of :func:`_grow_grid` is grown on each inner training
@@ -206,8 +217,11 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         :func:`_pruning_grid` and its policy run case by case on the held-out part
         (``_engine.policy_case_costs``: the true cost, as ``evaluate`` charges
         it).  Breiman's 1-SE rule then keeps the simplest candidate within one
-        standard error of the least (see :func:`_one_se_choice`).
-        Only the training cases are used.
+        standard error of the least (see :func:`_one_se_choice`).  The greedy
+        EG2 tree (``r = 0``, as this learner grows it) is the last candidate: it
+        is taken only when it beats every other by more than that.  Returns the
+        grow settings and pruning chosen, or None for EG2.  Only the training
+        cases are used.
         """
         grid = _grow_grid(dataclasses.replace(settings, n_jobs=1))
         strengths = _pruning_grid(float(self.cf_)) if self._post_prune() else [None]
@@ -275,7 +289,36 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                     )
                     seen[key] = out
                 per_case[g, s, held] = seen[key]
-        g, s = _one_se_choice(per_case)
+        # candidates, simplest first: by pruning strength, then grow setting; EG2 last
+        candidates = [(g, s) for s in range(len(strengths)) for g in range(len(grid))]
+        costs = [per_case[g, s] for g, s in candidates]
+        greedy = np.zeros(y_codes.shape[0])
+        for train, held in folds:
+            eg2 = self._greedy().fit(X[train], y[train])
+            if len(eg2.classes_) != n_classes:
+                greedy[:] = np.inf  # a class missing from an inner part: no EG2 candidate
+                break
+            out = np.zeros(held.shape[0])
+            engine.policy_case_costs(
+                structure_record(eg2.tree_, full),
+                full.ranks,
+                y_all,
+                values,
+                full.nominal,
+                held.astype(np.int64),
+                prices,
+                self.cost_matrix_,
+                reject,
+                laplace,
+                out,
+            )
+            greedy[held] = out
+        if np.isfinite(greedy).all():
+            costs.append(greedy)
+        chosen = _one_se_choice(costs)
+        if chosen == len(candidates):
+            return None
+        g, s = candidates[chosen]
         return dataclasses.replace(grid[g], n_jobs=settings.n_jobs), strengths[s]
 
     # ----------------------------------------------------------- JSON state
@@ -417,7 +460,8 @@ class ACTClassifier(_LookaheadTreeClassifier):
         scored by what its policy truly costs on the held-out cases
         (the compiled walk tested equal to ``learners.evaluation.run_case``),
         the simplest within one standard error of the least (Breiman's 1-SE
-        rule); the choice is refitted on all the
+        rule), and the greedy EG2 tree (``r = 0``) when it beats them all by
+        more than that; the choice is refitted on all the
         cases.  It costs about ``tune_folds * 2 * (1 + 1/r)`` times the growth
         of one tree.  ``"off"``: the paper's single growth.  Skipped (as
         ``"off"``) below ``4 * tune_folds`` training cases.
@@ -542,12 +586,12 @@ class ACTClassifier(_LookaheadTreeClassifier):
         if not isinstance(look, bool):
             raise document.ModelDocumentError(f"{where}.prune_lookahead: expected a boolean")
         pruning = document.field(selected, "pruning", where)
-        if pruning not in ("none", "leaf", "cf"):
+        if pruning not in ("none", "leaf", "cf", "error"):
             raise document.ModelDocumentError(
-                f"{where}.pruning: expected 'none', 'leaf' or 'cf', got {pruning!r}"
+                f"{where}.pruning: expected 'none', 'leaf', 'cf' or 'error', got {pruning!r}"
             )
         self.selected_ = {
-            "r": document.read(selected, "r", where, document.integer, low=1, high=2**31),
+            "r": document.read(selected, "r", where, document.integer, low=0, high=2**31),
             "prune_lookahead": look,
             "pruning": pruning,
             "pruning_cf": document.read(

@@ -271,7 +271,8 @@ def test_larger_r_never_needs_more_samples_to_find_parity():
 
 
 def test_open_point_variants_grow_valid_trees():
-    """stop_rule='prune' and prune_lookahead=True fit; grow-then-prune is no smaller unpruned."""
+    """stop_rule='prune' and prune_lookahead=True fit; grow-then-prune is no smaller unpruned
+    (the paper's single growth: tune='off', so the rules themselves are compared)."""
     X, y = _mixed_data(6, n=200)
     kwargs = dict(
         test_costs=_grouped_costs(),
@@ -279,6 +280,7 @@ def test_open_point_variants_grow_valid_trees():
         categorical_features=[1, 3],
         random_state=0,
         r=3,
+        tune="off",
     )
     grown = ACTClassifier(stop_rule="prune", post_prune=False, **kwargs).fit(X, y)
     stopped = ACTClassifier(stop_rule="leaf_cost", post_prune=False, **kwargs).fit(X, y)
@@ -375,7 +377,7 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         ("pruning", "some"),
         ("prune_lookahead", 1),
         ("pruning_cf", 2.0),
-        ("r", 0),
+        ("r", -1),
     ]:
         broken = json.loads(json.dumps(document))
         broken["fitted"]["selected"][field] = value
