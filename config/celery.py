@@ -31,7 +31,10 @@ def _queues() -> None:
         Queue(name, Exchange(name, type="direct"), routing_key=name)
         for name in dict.fromkeys((default, experiments))
     )
-    app.conf.task_routes = {"diagnosis.tasks.run_experiment_task": {"queue": experiments}}
+    app.conf.task_routes = {
+        "diagnosis.tasks.run_experiment_task": {"queue": experiments},
+        "diagnosis.tasks.dispatch_experiment": {"queue": experiments},
+    }
 
 
 _queues()

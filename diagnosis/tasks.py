@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "TrainingRequest",
+    "dispatch_experiment",
     "recover_experiments",
     "recover_trainings",
     "run_experiment_task",
@@ -96,6 +97,20 @@ def run_experiment_task(self, task_id: int) -> str:
     """Compute one (learner, repeat, fold, matrix) task of an experiment (routed to the
     "experiments" queue; a task already done or running elsewhere is skipped)."""
     return experiment_runner.run_task(task_id=task_id, worker=self.request.hostname or "")
+
+
+@shared_task(
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    time_limit=900,
+    autoretry_for=(OperationalError, InterfaceError, BrokerError),
+    retry_backoff=True,
+    max_retries=3,
+)
+def dispatch_experiment(experiment_id: int) -> int:
+    """Send an experiment's unsent tasks to the experiments queue (after it was created)."""
+    return experiment_runner.send_pending(experiment_id=experiment_id, only_unsent=True)
 
 
 @shared_task(ignore_result=True, time_limit=300)

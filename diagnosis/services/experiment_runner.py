@@ -40,7 +40,15 @@ from .experiment_results import assemble_results
 from .experiments import shares_fit_across_matrices
 from .training_progress import Heartbeat
 
-__all__ = ["Recovered", "recount", "recover_experiments", "run_task", "send_pending"]
+__all__ = [
+    "Recovered",
+    "dispatch",
+    "land",
+    "recount",
+    "recover_experiments",
+    "run_task",
+    "send_pending",
+]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +60,24 @@ def _limits() -> tuple[float, int]:
 
 
 # ------------------------------------------------------------------ sending
+def dispatch(*, experiment_id: int) -> bool:
+    """Ask a worker to send the experiment's tasks (``tasks.dispatch_experiment``).
+
+    One message instead of one per task, so launching 10,000 tasks does not hold up the web
+    request that created them.  A broker that is down leaves the tasks unsent, and the sweep
+    sends them when it is back.
+    """
+    from ..tasks import dispatch_experiment
+
+    try:
+        dispatch_experiment.apply_async(args=[experiment_id])
+    except Exception as exc:  # any broker failure: the sweep sends the tasks later
+        log.warning("could not queue experiment %s: %s", experiment_id, exc)
+        Experiment.objects.filter(pk=experiment_id).update(status_reason=UNREACHABLE)
+        return False
+    return True
+
+
 def send_pending(*, experiment_id: int, only_unsent: bool = False) -> int:
     """Hand the experiment's pending lead tasks to Celery; how many were sent."""
     from ..tasks import run_experiment_task  # tasks import services: import here

@@ -453,10 +453,11 @@ def _create_tasks(experiment: Experiment) -> None:
 
 
 def _queue_on_commit(experiment: Experiment) -> None:
+    """Once committed, one message asks a worker to send the tasks (the request stays fast)."""
     from . import experiment_runner
 
     experiment_id = experiment.pk
-    transaction.on_commit(lambda: experiment_runner.send_pending(experiment_id=experiment_id))
+    transaction.on_commit(lambda: experiment_runner.dispatch(experiment_id=experiment_id))
 
 
 # ------------------------------------------------------------------ lifecycle
