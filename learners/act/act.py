@@ -461,10 +461,12 @@ class ACTClassifier(_LookaheadTreeClassifier):
         (the compiled walk tested equal to ``learners.evaluation.run_case``),
         the simplest within one standard error of the least (Breiman's 1-SE
         rule), and the greedy EG2 tree (``r = 0``) when it beats them all by
-        more than that; the choice is refitted on all the
-        cases.  It costs about ``tune_folds * 2 * (1 + 1/r)`` times the growth
-        of one tree.  ``"off"``: the paper's single growth.  Skipped (as
-        ``"off"``) below ``4 * tune_folds`` training cases.
+        more than that; the choice is refitted on all the cases.  It grows
+        ``4 * tune_folds`` inner trees (two at ``r``, two at 1 per fold); on
+        ann-thyroid at r=5 the fit took about 20 times the single growth
+        (benchmarks/act_speed.py), still linear in ``r``.  ``"off"``: the
+        paper's single growth.  Skipped (as ``"off"``) below ``4 * tune_folds``
+        training cases.
     tune_folds : int, default 3
         Folds of the inner cross-validation.
     min_samples_leaf : float, default 2
