@@ -25,8 +25,9 @@ beyond fold-to-fold noise.
 Learners: C4.5c, EG2, DTMC (``learners.tree``), LSID3, ICET, ACT (r=5, the
 defaults: inner-CV tuning inside the training fold), ``ACT-notune``
 (``tune="off"``: the pre-issue-12 ACT), ``ACT-mean`` (``lookahead_score="mean"``),
-``ACT-each`` (``threshold_samples="each"``), ``ACT-prunelook``
-(``prune_lookahead=True``, untuned).  Thyroid is ann-train + ann-test pooled
+``ACT-each`` (``threshold_samples="each"``); untuned open points of ALGORITHMS.md §4:
+``ACT-prunelook`` / ``ACT-rawlook`` (``prune_lookahead`` True / False), ``ACT-prune``
+(``stop_rule="prune"``), ``ACT-exactEE`` (``ee="exact"``).  Thyroid is ann-train + ann-test pooled
 (7200 cases, as the peer table) unless ``--thyroid train``.
 """
 
@@ -70,6 +71,15 @@ def _learners(r: int, generations: int, seed: int) -> dict:
         ),
         "ACT-prunelook": lambda **kw: ACTClassifier(
             r=r, random_state=seed, prune_lookahead=True, tune="off", **kw
+        ),
+        "ACT-rawlook": lambda **kw: ACTClassifier(
+            r=r, random_state=seed, prune_lookahead=False, tune="off", **kw
+        ),
+        "ACT-prune": lambda **kw: ACTClassifier(
+            r=r, random_state=seed, stop_rule="prune", tune="off", **kw
+        ),
+        "ACT-exactEE": lambda **kw: ACTClassifier(
+            r=r, random_state=seed, ee="exact", tune="off", **kw
         ),
     }
 
