@@ -406,8 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("Setting up (as bin/run does, on PostgreSQL):", flush=True)
     manage(["migrate", "--noinput"], env, "migrate")
-    manage(["load_demo_data", "--only", "Heart disease (Cleveland)", "--only",
-            "Thyroid (ann-thyroid)"], env, "demo data and models")  # fmt: skip
+    only = ["--only", "Heart disease (Cleveland)"] if "tree" in models else []
+    if {"conditioned_loss", "forest"} & set(models):
+        only += ["--only", "Thyroid (ann-thyroid)"]
+    manage(["load_demo_data", *only], env, "demo data and models")
     manage(["collectstatic", "--noinput", "--verbosity", "0"], env, "collectstatic")
     os.environ.update(env)
     import django
