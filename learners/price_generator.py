@@ -304,8 +304,11 @@ def generate_prices(
     for name in sorted({g for g in groups if g is not None}):
         members = [f for f in range(n) if groups[f] == name]
         cut = params.group_discount * prices[members].min()
-        # > 0 (prices >= the minimum, φ < 1); rounded only to drop float noise (4.684000000001)
-        discounted[members] = np.maximum(np.round(prices[members] - cut, 6), 1e-6)
+        # > 0 (prices >= the minimum, φ < 1); rounded only to drop float noise (4.684000000001),
+        # never above the price (a range bound finer than a millionth would round up past it)
+        discounted[members] = np.minimum(
+            prices[members], np.maximum(np.round(prices[members] - cut, 6), 1e-6)
+        )
     return GeneratedPrices(
         prices=tuple(float(p) for p in prices),
         discounted=tuple(float(d) for d in discounted),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from learners.price_generator import (
@@ -35,6 +35,19 @@ def valid_params(draw):
     params=valid_params(),
     n=st.integers(1, 40),
     gain_seed=st.integers(0, 1000),
+)
+# Found by Hypothesis: a range bound finer than a cent, no discount, one group of two.
+@example(
+    params=PriceGeneratorParams(
+        cost_range=(863.3046875, 863.3046875),
+        group_fraction=1.0,
+        delayed_fraction=0.0,
+        group_discount=0.0,
+        mode="uniform",
+        seed=0,
+    ),
+    n=2,
+    gain_seed=0,
 )
 def test_any_valid_parameters_give_a_priceable_catalog(params, n, gain_seed):
     """Any valid parameters: prices in range, discounts φ·group minimum, exact delay count."""
