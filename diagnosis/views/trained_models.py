@@ -152,23 +152,31 @@ def model_progress(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(progress)
 
 
+def _case_of_model(request: HttpRequest, trained: TrainedModel):
+    """The ``?case=<id>`` of a diagram page: a case of this model the user may read, None
+    without one, a 400 answer for a malformed id; 404 for any other (forbidden looks like
+    missing)."""
+    case_id = request.GET.get("case")
+    if not case_id:
+        return None
+    if not case_id.isdigit():
+        return JsonResponse({"error": "case must be a case number."}, status=400)
+    try:
+        case = selectors.case_for_user(user=request.user, pk=int(case_id), access=CaseAccess.TREE)
+    except CaseNotFound as exc:
+        raise Http404(str(exc)) from exc
+    if case.trained_model_id != trained.pk:
+        raise Http404(f"There is no case {case_id}.")
+    return case
+
+
 @require_GET
 def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
     """The tree as a diagram; ``?case=<id>`` highlights that patient's path so far."""
     trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
-    case = None
-    case_id = request.GET.get("case")
-    if case_id:
-        if not case_id.isdigit():
-            return JsonResponse({"error": "case must be a case number."}, status=400)
-        try:  # a case of this model the user may read, or 404 (forbidden looks like missing)
-            case = selectors.case_for_user(
-                user=request.user, pk=int(case_id), access=CaseAccess.TREE
-            )
-        except CaseNotFound as exc:
-            raise Http404(str(exc)) from exc
-        if case.trained_model_id != trained.pk:
-            raise Http404(f"There is no case {case_id}.")
+    case = _case_of_model(request, trained)
+    if isinstance(case, HttpResponse):
+        return case
     layout = selectors.tree_layout(user=request.user, trained_model=trained, case=case)
     drawing = figures.tree_drawing(layout) if layout else None
     if request.GET.get("format") == "json":
@@ -195,19 +203,9 @@ def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
     """A forest's or an ensemble's member trees as small multiples; ``?case=<id>`` says which
     trees that patient has finished and which wait on which test; ``?tree=<k>`` opens tree k."""
     trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
-    case = None
-    case_id = request.GET.get("case")
-    if case_id:
-        if not case_id.isdigit():
-            return JsonResponse({"error": "case must be a case number."}, status=400)
-        try:  # a case of this model the user may read, or 404 (forbidden looks like missing)
-            case = selectors.case_for_user(
-                user=request.user, pk=int(case_id), access=CaseAccess.TREE
-            )
-        except CaseNotFound as exc:
-            raise Http404(str(exc)) from exc
-        if case.trained_model_id != trained.pk:
-            raise Http404(f"There is no case {case_id}.")
+    case = _case_of_model(request, trained)
+    if isinstance(case, HttpResponse):
+        return case
     view = ensemble_selectors.ensemble_view(user=request.user, trained_model=trained, case=case)
     chosen = None
     tree_arg = request.GET.get("tree")
