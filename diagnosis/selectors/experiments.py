@@ -14,9 +14,10 @@ import csv
 import io
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -324,6 +325,29 @@ class Charts:
     tests_paid: list[Bar] = field(default_factory=list)
 
 
+#: False-positive rates at which the folds' ROC curves are averaged.
+ROC_GRID_POINTS = 51
+
+
+def _roc_on_grid(roc: Mapping[str, Any], grid: np.ndarray) -> np.ndarray:
+    """One fold's ROC curve (points joined by straight lines) read at the grid's
+    false-positive rates; on a vertical stretch (several points at one rate) the top counts.
+    """
+    fpr = np.asarray(roc["fpr"], dtype=float)
+    tpr = np.asarray(roc["tpr"], dtype=float)
+    order = np.lexsort((tpr, fpr))
+    fpr, tpr = fpr[order], tpr[order]
+    rates, first = np.unique(fpr, return_index=True)
+    entry = tpr[first]  # the lowest tpr at each rate: where the curve arrives
+    exit_ = np.r_[tpr[first[1:] - 1], tpr[-1]]  # the highest: where it leaves
+    i = np.clip(np.searchsorted(rates, grid, side="right") - 1, 0, len(rates) - 1)
+    nxt = np.minimum(i + 1, len(rates) - 1)
+    span = rates[nxt] - rates[i]
+    share = np.where(span > 0, (grid - rates[i]) / np.where(span > 0, span, 1.0), 0.0)
+    share = np.clip(share, 0.0, 1.0)
+    return exit_[i] + share * (entry[nxt] - exit_[i])
+
+
 def chart_series(*, user, experiment_id: int) -> Charts:
     """The series of every chart of the results page (plain lists, ready for Plotly)."""
     _require_reader(user)
@@ -403,23 +427,25 @@ def chart_series(*, user, experiment_id: int) -> Charts:
                 matrix_index=order[0],
             )
         )
-    # ROC (two classes): each fold's curve for the first matrix, points pooled and sorted.
+    # ROC (two classes), first matrix: the folds' curves averaged vertically (Fawcett 2006):
+    # each fold's true-positive rate read off at the same false-positive rates, then the mean
+    # and standard deviation over the folds at each of them.
     if len(e.matrices) and any(t["roc"] for t in tasks):
+        grid = np.linspace(0.0, 1.0, ROC_GRID_POINTS)
         for li, entry in enumerate(e.learners):
-            points = sorted(
-                {
-                    (fpr, tpr)
-                    for t in tasks
-                    if t["learner_index"] == li and t["matrix_index"] == 0 and t["roc"]
-                    for fpr, tpr in zip(t["roc"]["fpr"], t["roc"]["tpr"], strict=False)
-                }
-            )
-            if points:
+            curves = [
+                _roc_on_grid(t["roc"], grid)
+                for t in tasks
+                if t["learner_index"] == li and t["matrix_index"] == 0 and t["roc"]
+            ]
+            if curves:
+                stacked = np.vstack(curves)
                 charts.roc.append(
                     Series(
                         name=entry["label"],
-                        x=[p[0] for p in points],
-                        y=[p[1] for p in points],
+                        x=[float(v) for v in grid],
+                        y=[float(v) for v in stacked.mean(axis=0)],
+                        error=[float(v) for v in stacked.std(axis=0)],
                         learner_index=li,
                         matrix_index=0,
                     )

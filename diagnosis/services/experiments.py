@@ -691,7 +691,9 @@ def deploy_recommended(
 
 
 def _prices(snapshot: Mapping[str, Any]) -> dict:
-    return {key: value for key, value in snapshot.items() if key not in ("vocabulary",)}
+    """What deploying compares: the prices, not the names' meanings nor the "generated" marks
+    (snapshots made before those marks existed have no such key)."""
+    return {k: v for k, v in snapshot.items() if k not in ("vocabulary", "generated")}
 
 
 def _error_matrix_for(experiment: Experiment, target: Mapping[str, Any]) -> ErrorMatrix:

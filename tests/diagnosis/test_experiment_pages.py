@@ -449,3 +449,18 @@ def test_deploy_is_refused_with_the_reason_when_prices_changed(client, model_adm
     assert page.redirect_chain[-1][0] == url
     assert "prices changed since this experiment ran" in page.content.decode()
     assert not TrainedModel.objects.exists()
+
+
+def test_deploy_of_an_experiment_saved_before_generated_marks_existed(
+    client, model_admin, finished
+):
+    """A snapshot without the "generated" key (older experiments) is not taken for a price change."""
+    snapshot = dict(finished.cost_snapshot)
+    assert "generated" in snapshot  # the key a newer snapshot carries
+    del snapshot["generated"]
+    type(finished).objects.filter(pk=finished.pk).update(cost_snapshot=snapshot)
+    client.force_login(model_admin)
+    url = reverse("experiment-detail", args=[finished.pk])
+    page = client.post(url, {"action": "deploy", "matrix_index": "0"}, follow=True)
+    assert "prices changed since this experiment ran" not in page.content.decode()
+    assert TrainedModel.objects.filter(dataset=finished.dataset).count() == 1

@@ -259,6 +259,9 @@ def test_cancel_resume_rerun_clone_and_exports(model_admin, clinician, toy_datas
     charts = reads.chart_series(user=clinician, experiment_id=experiment.pk)
     assert [s.x for s in charts.normalized_cost] == [[50.0, 500.0]] * 2
     assert charts.roc and charts.tests_paid
+    for series in charts.roc:  # the folds' mean curve rises and runs from (0, *) to (1, 1)
+        assert series.x[0] == 0.0 and series.x[-1] == 1.0 and series.y[-1] == pytest.approx(1.0)
+        assert np.all(np.diff(series.y) >= -1e-12) and len(series.error) == len(series.x)
     text = reads.export_csv(user=clinician, experiment_id=experiment.pk)
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 8 and {r["status"] for r in rows} == {"done"}
@@ -446,3 +449,14 @@ def test_wilcoxon_across_datasets_matches_scipy(model_admin, clinician, make_toy
     reference = stats.wilcoxon(means[0], means[1])
     assert comparison.p_value == pytest.approx(reference.pvalue)
     assert comparison.statistic == pytest.approx(reference.statistic)
+
+
+def test_roc_curves_are_averaged_vertically_by_hand():
+    """Two folds' ROC curves read at common false-positive rates: worked by hand."""
+    grid = np.array([0.0, 0.25, 0.5, 1.0])
+    fold_a = {"fpr": [0.0, 0.0, 0.5, 1.0], "tpr": [0.0, 0.6, 0.8, 1.0]}
+    fold_b = {"fpr": [0.0, 0.5, 0.5, 1.0], "tpr": [0.0, 0.2, 0.9, 1.0]}
+    # a: vertical at 0 (top 0.6), then straight to (0.5, 0.8) and (1, 1)
+    assert reads._roc_on_grid(fold_a, grid) == pytest.approx([0.6, 0.7, 0.8, 1.0])
+    # b: straight to (0.5, 0.2), vertical there (top 0.9), then straight to (1, 1)
+    assert reads._roc_on_grid(fold_b, grid) == pytest.approx([0.0, 0.1, 0.9, 1.0])
