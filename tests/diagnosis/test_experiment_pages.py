@@ -454,7 +454,7 @@ def test_deploy_is_refused_with_the_reason_when_prices_changed(client, model_adm
 def test_deploy_of_an_experiment_saved_before_generated_marks_existed(
     client, model_admin, finished
 ):
-    """A snapshot without the "generated" key (older experiments) is not taken for a price change."""
+    """An older snapshot without the "generated" key is not taken for a price change."""
     snapshot = dict(finished.cost_snapshot)
     assert "generated" in snapshot  # the key a newer snapshot carries
     del snapshot["generated"]
