@@ -10,11 +10,13 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from learners.price_generator import PriceGeneratorParams
+from .services.price_generation import (
+    DEFAULT_PRICE_PARAMS,
+    PriceGeneratorParams,
+    price_generator_params,
+)
 
-from .services.price_generation import price_generator_params
-
-_DEFAULTS = PriceGeneratorParams()
+_DEFAULTS = DEFAULT_PRICE_PARAMS
 
 
 class PriceGenerationForm(forms.Form):

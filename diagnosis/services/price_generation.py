@@ -26,7 +26,16 @@ from ..permissions import require_model_admin
 from .costs import cost_snapshot
 from .training_data import dataset_arrays
 
-__all__ = ["GROUP_PREFIX", "generate_dataset_prices", "price_generator_params"]
+__all__ = [
+    "DEFAULT_PRICE_PARAMS",
+    "GROUP_PREFIX",
+    "PriceGeneratorParams",
+    "generate_dataset_prices",
+    "price_generator_params",
+]
+
+#: The generator's own defaults (the admin form starts from them).
+DEFAULT_PRICE_PARAMS = PriceGeneratorParams()
 
 #: Groups the generator makes are named "generated G1", "generated G2", ...
 GROUP_PREFIX = "generated "
