@@ -104,13 +104,11 @@ def is_model_admin(user) -> bool:
 
 def roles_of(user) -> dict[str, bool]:
     """The user's roles from one query (for a page header): clinician, model_admin, lead."""
-    if not _active(user):
-        return {"clinician": False, "model_admin": False, "lead": False}
-    names = _group_names(user)
+    # The three checks share the user's remembered groups: one query in all.
     return {
-        "clinician": CLINICIANS in names,
-        "model_admin": user.is_superuser or (user.is_staff and MODEL_ADMINS in names),
-        "lead": LEAD_CLINICIANS in names,
+        "clinician": is_clinician(user),
+        "model_admin": is_model_admin(user),
+        "lead": is_lead(user),
     }
 
 
