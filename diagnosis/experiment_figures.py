@@ -356,12 +356,14 @@ def _table(detail, rows, comparisons) -> list[dict]:
             if best is not None and r is not best:
                 c = by_pair.get((m["index"], best.learner_index, r.learner_index))
                 if c is not None:
+                    stats = c.result
+                    effect = stats.effect_size
                     versus = {
-                        "p": _p(c.p_value),
+                        "p": _p(stats.p_value),
                         "significant": c.significant,
-                        "effect": _num(abs(c.effect_size), 2) if _ok(c.effect_size) else "–",
-                        "effect_name": c.effect_size_name,
-                        "note": c.note,
+                        "effect": _num(abs(effect), 2) if _ok(effect) else "–",
+                        "effect_name": stats.effect_size_name,
+                        "note": stats.note,
                     }
             out_rows.append(
                 {
@@ -385,21 +387,23 @@ def _table(detail, rows, comparisons) -> list[dict]:
 def _comparison_rows(detail, comparisons) -> list[dict]:
     out = []
     for c in comparisons:
-        cheaper = c.learner_a if _ok(c.mean_difference) and c.mean_difference < 0 else c.learner_b
+        stats = c.result
+        difference = stats.mean_difference
+        cheaper = c.learner_a if _ok(difference) and difference < 0 else c.learner_b
         out.append(
             {
                 "c": c,
                 "matrix_label": c.matrix_label,
-                "difference": _num(c.mean_difference),
-                "statistic": _num(c.statistic, 2),
-                "p": _p(c.p_value),
-                "effect": _num(c.effect_size, 2),
+                "difference": _num(difference),
+                "statistic": _num(stats.statistic, 2),
+                "p": _p(stats.p_value),
+                "effect": _num(stats.effect_size, 2),
                 "interval": (
-                    f"{_num(c.ci_low)} to {_num(c.ci_high)}"
-                    if _ok(c.ci_low) and _ok(c.ci_high)
+                    f"{_num(stats.ci_low)} to {_num(stats.ci_high)}"
+                    if _ok(stats.ci_low) and _ok(stats.ci_high)
                     else "–"
                 ),
-                "cheaper": cheaper if _ok(c.mean_difference) and c.mean_difference != 0 else "",
+                "cheaper": cheaper if _ok(difference) and difference != 0 else "",
             }
         )
     return out
@@ -430,17 +434,18 @@ def cross_dataset_rows(comparisons) -> list[dict]:
     """Rows of the across-datasets table (Wilcoxon signed-rank, one mean per experiment)."""
     out = []
     for c in comparisons:
+        stats = c.result
         lower = ""
-        if _ok(c.mean_difference) and c.mean_difference != 0:
-            lower = c.learner_a if c.mean_difference < 0 else c.learner_b
+        if _ok(stats.mean_difference) and stats.mean_difference != 0:
+            lower = c.learner_a if stats.mean_difference < 0 else c.learner_b
         out.append(
             {
                 "c": c,
-                "mean_a": _num(c.mean_a, 2),
-                "mean_b": _num(c.mean_b, 2),
-                "statistic": _num(c.statistic, 1),
-                "p": _p(c.p_value),
-                "effect": _num(c.effect_size, 2),
+                "mean_a": _num(stats.mean_a, 2),
+                "mean_b": _num(stats.mean_b, 2),
+                "statistic": _num(stats.statistic, 1),
+                "p": _p(stats.p_value),
+                "effect": _num(stats.effect_size, 2),
                 "lower": lower,
             }
         )

@@ -14,8 +14,8 @@ silently.  No Django, no files.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 from scipy import stats
@@ -61,6 +61,11 @@ class PairedComparison:
         data = asdict(self)
         data["significant"] = self.significant
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> PairedComparison:
+        """The comparison :meth:`to_dict` wrote (other keys, e.g. whose it is, are ignored)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from learners.significance import ALPHA, wilcoxon_test
+from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 
 from ..models import Experiment, ExperimentTask
 from ..permissions import is_clinician, is_model_admin
@@ -476,6 +476,8 @@ def _mean(values) -> float | None:
 # ------------------------------------------------------------------ significance
 @dataclass(frozen=True)
 class Comparison:
+    """Which learners (and at which matrix) ``result`` compares; the statistics are its own."""
+
     matrix_index: int | None
     matrix_label: str
     a_index: int
@@ -483,19 +485,11 @@ class Comparison:
     learner_a: str
     learner_b: str
     metric: str
-    test: str
-    n: int
-    mean_a: float
-    mean_b: float
-    mean_difference: float
-    statistic: float | None
-    p_value: float | None
-    effect_size: float | None
-    effect_size_name: str
-    ci_low: float | None
-    ci_high: float | None
-    significant: bool
-    note: str
+    result: PairedComparison
+
+    @property
+    def significant(self) -> bool:
+        return self.result.significant
 
 
 def _comparison(e: Experiment, data: dict) -> Comparison:
@@ -508,19 +502,7 @@ def _comparison(e: Experiment, data: dict) -> Comparison:
         learner_a=e.learners[data["a"]]["label"],
         learner_b=e.learners[data["b"]]["label"],
         metric=data["metric"],
-        test=data["test"],
-        n=data["n"],
-        mean_a=data["mean_a"],
-        mean_b=data["mean_b"],
-        mean_difference=data["mean_difference"],
-        statistic=data["statistic"],
-        p_value=data["p_value"],
-        effect_size=data["effect_size"],
-        effect_size_name=data["effect_size_name"],
-        ci_low=data.get("ci_low"),
-        ci_high=data.get("ci_high"),
-        significant=bool(data["significant"]),
-        note=data.get("note", ""),
+        result=PairedComparison.from_dict(data),
     )
 
 
@@ -574,8 +556,7 @@ def cross_dataset_significance(*, user, experiment_ids: Sequence[int]) -> list[C
                         learner_a=a,
                         learner_b=b,
                         metric="normalized_cost",
-                        significant=result.significant,
-                        **{k: v for k, v in result.to_dict().items() if k not in ("significant",)},
+                        result=result,
                     )
                 )
     return out

@@ -181,7 +181,7 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
     assert table[0].normalized_cost.mean == pytest.approx(np.mean(list(eg2)))
     assert table[0].normalized_cost.std == pytest.approx(np.std(list(eg2), ddof=1))
     (comparison,) = reads.significance(user=clinician, experiment_id=experiment.pk)
-    assert comparison.n == 6 and comparison.test == "paired t-test"
+    assert comparison.result.n == 6 and comparison.result.test == "paired t-test"
     (recommendation,) = reads.recommendations(user=clinician, experiment_id=experiment.pk)
     assert recommendation.learner_index in (0, 1) and recommendation.sentence
 
@@ -443,12 +443,12 @@ def test_wilcoxon_across_datasets_matches_scipy(model_admin, clinician, make_toy
         ]
         for li in (0, 1)
     ]
-    assert comparison.test == "Wilcoxon signed-rank" and comparison.n == 3
-    assert comparison.mean_a == pytest.approx(np.mean(means[0]))
+    assert comparison.result.test == "Wilcoxon signed-rank" and comparison.result.n == 3
+    assert comparison.result.mean_a == pytest.approx(np.mean(means[0]))
     assert np.count_nonzero(np.subtract(*means)) == 3  # the two learners differ everywhere
     reference = stats.wilcoxon(means[0], means[1])
-    assert comparison.p_value == pytest.approx(reference.pvalue)
-    assert comparison.statistic == pytest.approx(reference.statistic)
+    assert comparison.result.p_value == pytest.approx(reference.pvalue)
+    assert comparison.result.statistic == pytest.approx(reference.statistic)
 
 
 def test_roc_curves_are_averaged_vertically_by_hand():

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from learners.significance import ALPHA, mean_interval, paired_t_test, wilcoxon_test
+from learners.significance import (
+    ALPHA,
+    PairedComparison,
+    mean_interval,
+    paired_t_test,
+    wilcoxon_test,
+)
 
 # Normalized costs of two learners on the same 10 folds (made up by hand).
 A = [0.42, 0.51, 0.38, 0.47, 0.55, 0.40, 0.44, 0.49, 0.36, 0.46]
@@ -68,3 +74,10 @@ def test_too_little_data_is_said_not_computed():
         paired_t_test([1.0, 2.0], [1.0])
     with pytest.raises(ValueError):
         paired_t_test([1.0, float("nan")], [1.0, 2.0])
+
+
+def test_a_comparison_read_back_from_its_dict_is_the_same_comparison():
+    """from_dict(to_dict()) gives back an equal comparison, ignoring keys that are not its own."""
+    result = paired_t_test([3.0, 5.0, 4.0, 6.0], [2.0, 4.5, 4.0, 5.0])
+    data = {**result.to_dict(), "matrix_index": 1, "a": 0, "b": 1}
+    assert PairedComparison.from_dict(data) == result
