@@ -418,6 +418,10 @@ def results_context(
         "show_referrals": any(m.get("reject_cost") is not None for m in detail.matrices),
         "table_groups": _table(detail, rows, comparisons),
         "comparison_rows": _comparison_rows(detail, comparisons),
+        # what the stored results were tested with (experiments before the correction: plain)
+        "significance_test": comparisons[0].result.test if comparisons else "paired t-test",
+        "significance_corrected": bool(comparisons)
+        and comparisons[0].result.test.startswith("corrected"),
         "figures": _figures(detail, charts, matrix_index),
         "recommendation": chosen,
         "recommendation_interval": (

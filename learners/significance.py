@@ -1,7 +1,9 @@
 """Significance of cost differences between learners (paper 000's tests), through scipy.stats.
 
-* :func:`paired_t_test`: two learners on the same folds of one dataset (``ttest_rel``), with
-  the mean difference, its confidence interval and Cohen's d of the differences (d_z).
+* :func:`paired_t_test`: two learners on the same folds of one dataset (``ttest_rel``, or
+  with ``test_train_ratio`` Nadeau and Bengio's corrected resampled t-test through
+  ``scipy.stats.t``), with the mean difference, its confidence interval and Cohen's d of the
+  differences (d_z).
 * :func:`wilcoxon_test`: two learners across datasets, one mean per dataset (``wilcoxon``),
   with the matched-pairs effect size r = z / sqrt(n) from scipy's normal approximation.
 * :func:`mean_interval`: a mean and its Student-t confidence interval (``ttest_1samp``).
@@ -114,15 +116,29 @@ def _finite(value) -> float | None:
 
 
 def paired_t_test(
-    a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    test_train_ratio: float = 0.0,
 ) -> PairedComparison:
-    """Student's paired t-test of ``a`` against ``b`` (``scipy.stats.ttest_rel``).
+    """Paired t-test of ``a`` against ``b``; with ``test_train_ratio``, Nadeau and Bengio's.
 
-    The effect size is d_z = mean(a - b) / sd(a - b) (``ddof=1``); the interval is scipy's
-    confidence interval of the mean difference.
+    With ``test_train_ratio`` 0 it is Student's paired t-test (``scipy.stats.ttest_rel``).
+    Pairs from cross-validation folds are not independent (the folds' training sets
+    overlap), so the plain test is overconfident; the corrected resampled t-test (Nadeau &
+    Bengio, 2003) widens the variance of the mean difference from ``s^2 / n`` to
+    ``(1 / n + n_test / n_train) s^2``, with the t distribution's n - 1 degrees of freedom
+    (``scipy.stats.t``).  For k-fold CV the ratio is ``1 / (k - 1)``.
+
+    The effect size is d_z = mean(a - b) / sd(a - b) (``ddof=1``); the interval is that of
+    the mean difference, under the same variance.
     """
+    if not (math.isfinite(test_train_ratio) and test_train_ratio >= 0):
+        raise ValueError(f"test_train_ratio must be a finite number >= 0, got {test_train_ratio}")
     x, y = _pairs(a, b)
-    name, effect = "paired t-test", "Cohen's d_z"
+    name = "corrected paired t-test" if test_train_ratio else "paired t-test"
+    effect = "Cohen's d_z"
     if len(x) < 2:
         return _packed(name, effect, x, y, note="fewer than 2 pairs")
     difference = x - y
@@ -131,18 +147,29 @@ def paired_t_test(
     # equal up to rounding (two learners that made the same decisions): no t to speak of
     if spread <= 1e-12 * scale:
         return _packed(name, effect, x, y, note="the differences are all equal: no test possible")
-    result = stats.ttest_rel(x, y)
-    interval = result.confidence_interval(confidence_level=confidence)
+    mean = float(np.mean(difference))
+    if test_train_ratio:
+        n = len(difference)
+        error = spread * math.sqrt(1.0 / n + test_train_ratio)
+        t = stats.t(df=n - 1)
+        statistic = mean / error
+        p_value = float(2.0 * t.sf(abs(statistic)))
+        half = float(t.ppf(0.5 + confidence / 2.0)) * error
+        low, high = mean - half, mean + half
+    else:
+        result = stats.ttest_rel(x, y)
+        interval = result.confidence_interval(confidence_level=confidence)
+        statistic, p_value, low, high = result.statistic, result.pvalue, interval.low, interval.high
     return _packed(
         name,
         effect,
         x,
         y,
-        statistic=_finite(result.statistic),
-        p_value=_finite(result.pvalue),
-        effect_size=float(np.mean(difference)) / spread,
-        ci_low=_finite(interval.low),
-        ci_high=_finite(interval.high),
+        statistic=_finite(statistic),
+        p_value=_finite(p_value),
+        effect_size=mean / spread,
+        ci_low=_finite(low),
+        ci_high=_finite(high),
     )
 
 

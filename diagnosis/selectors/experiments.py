@@ -578,6 +578,7 @@ class Recommendation:
     p_value: float | None
     significant: bool
     sentence: str
+    test: str = ""  # the test against the runner-up (e.g. "corrected paired t-test")
 
 
 def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
@@ -613,6 +614,7 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
         runner = r.get("runner_up_index")
         comparison = r.get("comparison") or {}
         p = comparison.get("p_value")
+        test = comparison.get("test", "")
         interval = (
             f" ({r['confidence']:.0%} CI {r['ci_low']:.2f} to {r['ci_high']:.2f})"
             if r.get("ci_low") is not None
@@ -626,9 +628,9 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
                     f": {comparison['note']}" if comparison.get("note") else ""
                 )
             elif r["significant"]:
-                verdict = f"significantly cheaper (paired t-test p = {p:.3g} < {ALPHA:g})"
+                verdict = f"significantly cheaper ({test} p = {p:.3g} < {ALPHA:g})"
             else:
-                verdict = f"the difference is not significant (paired t-test p = {p:.3g})"
+                verdict = f"the difference is not significant ({test} p = {p:.3g})"
             sentence += f" Runner-up {runner_label} at {r['runner_up_cost']:.2f}; {verdict}."
         out.append(
             Recommendation(
@@ -646,6 +648,7 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
                 p_value=p,
                 significant=bool(r["significant"]),
                 sentence=sentence,
+                test=test,
             )
         )
     return out

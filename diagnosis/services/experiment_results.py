@@ -1,11 +1,12 @@
 """Assembling an experiment's results from its task rows: summaries, significance, advice.
 
 Every statistic comes from :mod:`learners.significance` (scipy.stats).  Per matrix, each pair
-of learners is compared with a paired t-test over the (repeat, fold) cells both finished
-(the same folds served both), on normalized cost; the recommended learner is the one with the
-lowest mean total cost per patient (tests + errors + referrals), with a t confidence interval,
-and a paired t-test on total cost against the runner-up says whether the difference is
-significant at ``ALPHA``.
+of learners is compared over the (repeat, fold) cells both finished (the same folds served
+both), on normalized cost, with Nadeau and Bengio's corrected paired t-test: the folds'
+training sets overlap, so the plain test would be overconfident (:func:`test_train_ratio`).
+The recommended learner is the one with the lowest mean total cost per patient (tests +
+errors + referrals), with a t confidence interval, and the same test on total cost against
+the runner-up says whether the difference is significant at ``ALPHA``.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def assemble_results(experiment: Experiment) -> dict:
     recommendations = []
     for mi in range(n_matrices):
         for a, b in combinations(range(n_learners), 2):
-            comparison = _paired(cells, a, b, mi, "normalized_cost")
+            comparison = _paired(experiment, cells, a, b, mi, "normalized_cost")
             if comparison is not None:
                 comparisons.append(comparison)
         recommendations.append(_recommend(experiment, cells, mi))
@@ -86,7 +87,12 @@ def assemble_results(experiment: Experiment) -> dict:
     }
 
 
-def _paired(cells, a: int, b: int, mi: int, metric: str) -> dict | None:
+def test_train_ratio(experiment: Experiment) -> float:
+    """Test cases per training case in one fold of the experiment's k-fold CV: 1 / (k - 1)."""
+    return 1.0 / (experiment.k - 1)
+
+
+def _paired(experiment: Experiment, cells, a: int, b: int, mi: int, metric: str) -> dict | None:
     left, right = cells.get((a, mi), {}), cells.get((b, mi), {})
     common = sorted(
         key
@@ -95,7 +101,11 @@ def _paired(cells, a: int, b: int, mi: int, metric: str) -> dict | None:
     )
     if not common:
         return None
-    result = paired_t_test([left[c][metric] for c in common], [right[c][metric] for c in common])
+    result = paired_t_test(
+        [left[c][metric] for c in common],
+        [right[c][metric] for c in common],
+        test_train_ratio=test_train_ratio(experiment),
+    )
     return {"matrix_index": mi, "a": a, "b": b, "metric": metric, **result.to_dict()}
 
 
@@ -129,7 +139,7 @@ def _recommend(experiment: Experiment, cells, mi: int) -> dict:
     }
     if len(means) > 1:
         runner_cost, runner, _ = means[1]
-        comparison = _paired(cells, best, runner, mi, "mean_total_cost")
+        comparison = _paired(experiment, cells, best, runner, mi, "mean_total_cost")
         recommendation.update(
             runner_up_index=runner,
             runner_up_cost=runner_cost,

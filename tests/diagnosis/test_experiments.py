@@ -24,6 +24,7 @@ from diagnosis.services.experiments import (
     resume_experiment,
 )
 from diagnosis.services.training_data import dataset_arrays
+from learners.significance import paired_t_test
 
 pytestmark = pytest.mark.django_db
 
@@ -181,7 +182,15 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
     assert table[0].normalized_cost.mean == pytest.approx(np.mean(list(eg2)))
     assert table[0].normalized_cost.std == pytest.approx(np.std(list(eg2), ddof=1))
     (comparison,) = reads.significance(user=clinician, experiment_id=experiment.pk)
-    assert comparison.result.n == 6 and comparison.result.test == "paired t-test"
+    # over 3-fold CV the test is corrected for training sets that share half their cases
+    by_learner = [
+        experiment.tasks.filter(learner_index=li).order_by("repeat", "fold") for li in (0, 1)
+    ]
+    expected_test = paired_t_test(
+        *[[r.normalized_cost for r in rows] for rows in by_learner], test_train_ratio=1 / 2
+    )
+    assert comparison.result.n == 6 and comparison.result.test == "corrected paired t-test"
+    assert comparison.result.p_value == pytest.approx(expected_test.p_value)
     (recommendation,) = reads.recommendations(user=clinician, experiment_id=experiment.pk)
     assert recommendation.learner_index in (0, 1) and recommendation.sentence
 

@@ -38,6 +38,30 @@ def test_paired_t_test_matches_scipy_ttest_rel():
     assert result.significant
 
 
+def test_corrected_t_test_widens_the_variance_by_the_test_train_ratio():
+    """Nadeau-Bengio: t = mean / (sd * sqrt(1/n + n_test/n_train)), p two-sided on n - 1 df."""
+    ratio = 1 / 9  # 10-fold CV: each test fold is a ninth of its training part
+    result = paired_t_test(A, B, test_train_ratio=ratio)
+    d = np.subtract(A, B)
+    error = d.std(ddof=1) * math.sqrt(1 / 10 + ratio)
+    t = d.mean() / error
+    assert result.test == "corrected paired t-test"
+    assert result.statistic == pytest.approx(t)
+    assert result.p_value == pytest.approx(2 * stats.t.sf(abs(t), 9))
+    half = stats.t.ppf(0.975, 9) * error
+    assert (result.ci_low, result.ci_high) == pytest.approx((d.mean() - half, d.mean() + half))
+    assert result.effect_size == pytest.approx(paired_t_test(A, B).effect_size)
+    # the overlap of training sets makes the plain test overconfident: the corrected p is larger
+    assert result.p_value > paired_t_test(A, B).p_value
+
+
+def test_a_negative_or_infinite_test_train_ratio_is_refused():
+    """The ratio of test to training cases cannot be negative or infinite."""
+    for ratio in (-0.1, math.inf, math.nan):
+        with pytest.raises(ValueError, match="test_train_ratio"):
+            paired_t_test(A, B, test_train_ratio=ratio)
+
+
 def test_wilcoxon_matches_scipy_and_r_uses_scipys_z():
     """Statistic and p-value are scipy.stats.wilcoxon's; r = z / sqrt(n) with scipy's z."""
     per_dataset_a = [0.61, 0.48, 0.72, 0.33, 0.55, 0.49, 0.80, 0.41]
