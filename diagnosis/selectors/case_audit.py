@@ -21,6 +21,7 @@ from ..services.vocabulary import Vocabulary, vocabulary_of
 __all__ = [
     "CaseEvent",
     "case_events",
+    "case_steps",
     "case_version",
     "cases_for_patient",
     "describe_event",
@@ -44,7 +45,17 @@ class CaseEvent:
     replacement: DiagnosisStep | None = None  # the corrected value's new step
 
 
-def _steps(case: DiagnosisCase) -> list[DiagnosisStep]:
+def case_steps(case: DiagnosisCase) -> list[DiagnosisStep]:
+    """``case``'s steps in order, with their test and authors.
+
+    Read from the database, except on the row a step service has locked: there the steps were
+    read once under the lock (``services.cases.hold_steps``) and every step written since in
+    the same transaction was added to them, so the checks, the advice and the price of one
+    step read them once.
+    """
+    held = getattr(case, "_held_steps", None)
+    if held is not None:
+        return held
     return list(
         case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
     )
@@ -52,7 +63,7 @@ def _steps(case: DiagnosisCase) -> list[DiagnosisStep]:
 
 def case_events(case: DiagnosisCase) -> list[CaseEvent]:
     """Every write to ``case`` in the order it happened (no permission check; callers check)."""
-    steps = _steps(case)
+    steps = case_steps(case)
     by_pk = {s.pk: s for s in steps}
     replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
     events = []

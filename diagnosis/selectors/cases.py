@@ -28,7 +28,7 @@ from ..services.access_log import log_case_access
 from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import Vocabulary, vocabulary_of
 from .advice_context import branch_rows, decision_costs
-from .case_audit import outcome_text
+from .case_audit import case_steps, outcome_text
 from .explanations import Explanation, explain
 from .matrices import estimator_for_case
 from .model_cache import get_estimator
@@ -41,6 +41,7 @@ __all__ = [
     "case_state",
     "closed_cases_for_user",
     "compute_case_state",
+    "dataset_tests_of",
     "estimator_for",
     "open_cases_for_user",
     "team_cases_for_user",
@@ -215,17 +216,32 @@ def _known_and_unavailable(steps) -> tuple[dict[int, float], set[int]]:
     return known, unavailable
 
 
+def dataset_tests_of(case: DiagnosisCase) -> list[DiagnosticTest]:
+    """The tests of ``case``'s dataset in index order: read, or as the step service holds them
+    on the row it locked (read once per step, like the steps: ``case_audit.case_steps``)."""
+    held = getattr(case, "_held_tests", None)
+    if held is not None:
+        return held
+    return list(case.trained_model.dataset.tests.order_by("index"))
+
+
 def compute_case_state(case: DiagnosisCase) -> CaseState:
-    """The state of ``case`` from its saved steps (no permission check; services use it)."""
+    """The state of ``case`` from its saved steps (no permission check; services use it).
+
+    Right after a step (``services.case_actions.take_action``), the caller's ``case`` carries
+    the steps and tests as the step's transaction left them, used once here instead of being
+    read again; any later call reads them from the database.
+    """
     trained = case.trained_model
     dataset = trained.dataset
-    steps = list(
-        case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
-    )
+    after_step = case.__dict__.pop("_state_after_step", None)
+    if after_step is not None:
+        steps, dataset_tests = after_step
+    else:
+        steps, dataset_tests = case_steps(case), dataset_tests_of(case)
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     vocabulary = vocabulary_of(trained)
-    dataset_tests = list(dataset.tests.order_by("index"))
     advice = None
     if case.is_open:
         estimator = estimator_for_case(case)  # with the case's own error matrix

@@ -297,6 +297,7 @@ def take_action(
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.UNDO)
         return undone
     locked = case_steps._lock_open_case(user, case)
+    case_steps.hold_steps(locked)  # the steps and tests, read once for the whole step
     check_seen(user=user, case=locked, seen=seen)
     why = _reason(reason, what="advice is overruled", required=False)
     # The step is taken on the row this transaction has locked (it is not locked again).
@@ -313,5 +314,5 @@ def take_action(
         taken.overrule_reason = why
         taken.save(update_fields=["overrule_reason"])
     log_case_access(user=user, case_id=case.pk, action=CaseAccess.STEP, detail=action)
-    case_steps.refresh_case(case)
+    case_steps.refresh_case(case, locked=locked)  # the row as this step left it, not read again
     return taken

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import require_case_access, require_clinician
-from ..selectors.cases import CaseState, compute_case_state
+from ..selectors.case_audit import case_steps
+from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
 from .vocabulary import vocabulary_of
@@ -65,10 +66,25 @@ def start_case(*, user, trained_model: TrainedModel, patient_reference: str = ""
     )
 
 
-def refresh_case(case: DiagnosisCase) -> None:
-    """Read ``case``'s row again after a step (status, dates) with its model, dataset and
-    clinician in the same query, so the next read of ``case.trained_model`` costs none (the
-    model's JSON is left out: the fitted model comes from the estimator cache)."""
+def refresh_case(case: DiagnosisCase, *, locked: DiagnosisCase | None = None) -> None:
+    """Bring ``case`` up to date after a step (status, dates).
+
+    ``locked``: the row the step's transaction locked and wrote, whose fields the services
+    keep current as they write them (``_add_step``, ``_close``): copied, with the steps and
+    tests read under the lock, which the next ``compute_case_state(case)`` uses once instead
+    of reading them again (the case as this step left it). Without it the row is read again
+    with its model, dataset and clinician in the same query, so the next read of
+    ``case.trained_model`` costs none (the model's JSON is left out: the fitted model comes
+    from the estimator cache).
+    """
+    if locked is not None:
+        if locked is not case:
+            for column in DiagnosisCase._meta.concrete_fields:
+                setattr(case, column.attname, getattr(locked, column.attname))
+            held = getattr(locked, "_held_steps", None)
+            if held is not None:
+                case._state_after_step = (held, locked._held_tests)
+        return
     case.refresh_from_db(
         from_queryset=DiagnosisCase.objects.select_related(
             "trained_model", "trained_model__dataset", "clinician"
@@ -85,6 +101,7 @@ def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
     if getattr(case, "_row_locked", False) and transaction.get_connection().in_atomic_block:
         locked = case
     else:
+        case.__dict__.pop("_state_after_step", None)  # about to change: read it afresh after
         locked = _select_for_update(case)
     require_case_access(user, locked)
     if not locked.is_open:
@@ -93,13 +110,36 @@ def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
 
 
 def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:
+    """The case row, locked; only that row (``of``), and ``no_key``: rows that merely refer to
+    the case (an access-log row) are not held up, and the model's and dataset's rows are
+    never locked, so steps on different cases of one model run side by side.
+
+    The case's model (and its dataset) is the one the caller read with the case, when it did:
+    a case never changes model, and its JSON is not needed (the estimator cache has it).
+    """
+    cases = DiagnosisCase.objects.select_for_update(of=("self",), no_key=True)
+    if DiagnosisCase.trained_model.is_cached(case) and TrainedModel.dataset.is_cached(
+        case.trained_model
+    ):
+        locked = cases.get(pk=case.pk)
+        if locked.trained_model_id == case.trained_model_id:
+            locked.trained_model = case.trained_model
+        return locked
     return (
-        DiagnosisCase.objects.select_for_update()
-        .select_related("trained_model", "trained_model__dataset")
+        cases.select_related("trained_model", "trained_model__dataset")
         # the fitted model comes from the estimator cache; its JSON is read only on a miss
         .defer("trained_model__model_json")
         .get(pk=case.pk)
     )
+
+
+def hold_steps(case: DiagnosisCase) -> None:
+    """Read the steps of ``case`` (locked by this transaction) and its dataset's tests once;
+    the checks, advice and price of the step then use these (``case_audit.case_steps``,
+    ``selectors.cases.dataset_tests_of``), and ``_add_step`` adds each step it writes."""
+    case.__dict__.pop("_held_steps", None)  # from the database, not from an earlier hold
+    case.__dict__.pop("_held_tests", None)
+    case._held_steps, case._held_tests = case_steps(case), dataset_tests_of(case)
 
 
 def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
@@ -186,7 +226,11 @@ def _add_step(case: DiagnosisCase, user, state: CaseState, **fields) -> Diagnosi
         advice=state.advice,
         **fields,
     )
-    DiagnosisCase.objects.filter(pk=case.pk).update(updated_at=timezone.now())
+    case.updated_at = timezone.now()
+    DiagnosisCase.objects.filter(pk=case.pk).update(updated_at=case.updated_at)
+    held = getattr(case, "_held_steps", None)
+    if held is not None:
+        held.append(step)
     return step
 
 
@@ -245,7 +289,7 @@ def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> Diag
 
 # ------------------------------------------------------------------ derived tests
 def _labels(case: DiagnosisCase, indices) -> str:
-    tests = {t.index: t.display_label for t in case.trained_model.dataset.tests.all()}
+    tests = {t.index: t.display_label for t in dataset_tests_of(case)}
     names = case.trained_model.cost_snapshot.get("names", [])
     return " and ".join(tests.get(i) or names[i] for i in indices)
 
@@ -311,7 +355,7 @@ def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisSte
     """
     formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
     names = case.trained_model.cost_snapshot.get("names", [])
-    tests = {t.index: t for t in case.trained_model.dataset.tests.filter(index__in=list(formulas))}
+    tests = {t.index: t for t in dataset_tests_of(case) if t.index in formulas}
     recorded: list[DiagnosisStep] = []
     failed: set[int] = set()
     while True:
@@ -467,7 +511,7 @@ def classify(*, user, case: DiagnosisCase, label: int | str) -> DiagnosisStep:
         followed_advice=advice.get("kind") == "classify" and advice.get("label_index") == index,
     )
     _close(case, DiagnosisCase.CLASSIFIED, final_label=index)
-    refresh_case(given)
+    refresh_case(given, locked=case)
     return step
 
 
@@ -485,7 +529,7 @@ def refer(*, user, case: DiagnosisCase) -> DiagnosisStep:
         followed_advice=(state.advice or {}).get("kind") == "reject",
     )
     _close(case, DiagnosisCase.REFERRED, final_label=None)
-    refresh_case(given)
+    refresh_case(given, locked=case)
     return step
 
 
@@ -494,6 +538,7 @@ def _close(case: DiagnosisCase, status: str, *, final_label: int | None) -> None
     DiagnosisCase.objects.filter(pk=case.pk).update(
         status=status, final_label=final_label, closed_at=now, updated_at=now
     )
+    case.status, case.final_label, case.closed_at, case.updated_at = status, final_label, now, now
 
 
 def _model_test(case: DiagnosisCase, test: DiagnosticTest | str | None) -> DiagnosticTest:
@@ -504,7 +549,9 @@ def _model_test(case: DiagnosisCase, test: DiagnosticTest | str | None) -> Diagn
         _check_test(case, test)
         return test
     found = (
-        trained.dataset.tests.filter(name=test).first() if isinstance(test, str) and test else None
+        next((t for t in dataset_tests_of(case) if t.name == test), None)
+        if isinstance(test, str) and test
+        else None
     )
     if found is None or found.index >= len(names) or names[found.index] != found.name:
         raise ValidationError(f"Choose one of this model's tests: {', '.join(names)}.")
