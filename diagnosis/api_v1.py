@@ -29,7 +29,6 @@ from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as SchemaError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
-from ninja.throttling import AuthRateThrottle
 from pydantic import ConfigDict
 
 from . import selectors
@@ -40,6 +39,7 @@ from .services import api_tokens, case_actions
 from .services import cases as case_services
 from .services.validation import parse_json_object
 from .services.vocabulary import vocabulary_of
+from .throttling import SlidingWindowThrottle
 
 __all__ = ["api", "urlpatterns"]
 
@@ -61,11 +61,12 @@ class StrictJsonParser(Parser):
         return parse_json_object(request.body)
 
 
-class TokenRateThrottle(AuthRateThrottle):
-    """``API_RATE_LIMIT`` calls per presented token, or per address for calls without one.
+class TokenRateThrottle(SlidingWindowThrottle):
+    """``API_RATE_LIMIT`` calls per presented token, or per address for calls without one,
+    in any sliding window of the limit's period, counted atomically in Redis.
 
-    Throttling runs before authentication, so the count is keyed by the token's hash: one
-    system's burst never uses up another's allowance behind the same hospital address.
+    The count is keyed by the presented header's hash: one system's burst never uses up
+    another's allowance behind the same hospital address.
     """
 
     scope = "api-v1"
@@ -74,8 +75,9 @@ class TokenRateThrottle(AuthRateThrottle):
         header = request.headers.get("Authorization", "")
         if header:
             ident = hashlib.sha256(header.encode("utf-8", "surrogatepass")).hexdigest()
-            return self.cache_format % {"scope": self.scope, "ident": ident}
-        return super().get_cache_key(request)
+        else:
+            ident = self.get_ident(request)
+        return self.cache_format % {"scope": self.scope, "ident": ident}
 
     def __init__(self) -> None:
         super().__init__(settings.API_RATE_LIMIT)

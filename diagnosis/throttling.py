@@ -1,0 +1,84 @@
+"""Counting /api/v1 calls per token: one atomic round trip to Redis per call.
+
+django-ninja's ``SimpleRateThrottle`` keeps each caller's recent call times as a list in the
+cache: it reads the whole list, trims it and writes it back (two round trips, the list
+pickled both ways), and two calls at once can both read the same list and count one call
+between them.  :class:`SlidingWindowThrottle` keeps the same rule (at most ``N`` calls in
+any ``period`` seconds, the window sliding with each call) in a Redis sorted set changed by
+one Lua script: trim, count, add, in one atomic step.  With a cache that is not Redis (a
+development server without it) it falls back to django-ninja's own counting, which is then
+per process anyway.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+from django.http import HttpRequest
+from ninja.throttling import SimpleRateThrottle
+
+__all__ = ["SlidingWindowThrottle"]
+
+# KEYS[1]: the caller's calls in the window, scored by the time of each (ms).
+# ARGV: now (ms), the window (ms), the limit, a unique name for this call.
+# Returns {1, 0} when the call is allowed (and counted), {0, ms until one is allowed} when not.
+_CHECK_AND_COUNT = """
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if #oldest == 0 then
+    return {0, window}
+  end
+  return {0, math.max(1, tonumber(oldest[2]) + window - now)}
+end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], window)
+return {1, 0}
+"""
+
+
+class SlidingWindowThrottle(SimpleRateThrottle):
+    """At most ``num_requests`` calls per ``duration`` seconds for each cache key, counted in
+    Redis atomically (see the module); subclasses say what the key is (``get_cache_key``)."""
+
+    def __init__(self, rate: str | None = None) -> None:
+        super().__init__(rate)
+        self._script = None
+        self._waits = threading.local()  # one throttle object serves every thread
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        self._waits.seconds = None
+        backend = caches["default"]
+        if not isinstance(backend, RedisCache):
+            return super().allow_request(request)
+        key = self.get_cache_key(request)
+        if key is None:
+            return True
+        redis_key = backend.make_and_validate_key(key)
+        client = backend._cache.get_client(redis_key, write=True)
+        if self._script is None:
+            self._script = client.register_script(_CHECK_AND_COUNT)
+        allowed, wait_ms = self._script(
+            keys=[redis_key],
+            args=[
+                int(time.time() * 1000),
+                int(self.duration * 1000),
+                self.num_requests,
+                uuid.uuid4().hex,
+            ],
+            client=client,
+        )
+        if not allowed:
+            self._waits.seconds = int(wait_ms) / 1000
+        return bool(allowed)
+
+    def wait(self) -> float | None:
+        """Seconds until a call is allowed again (the Retry-After header)."""
+        seconds = getattr(self._waits, "seconds", None)
+        return seconds if seconds is not None else super().wait()
