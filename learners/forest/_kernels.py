@@ -12,6 +12,13 @@
   :meth:`TreeStructure.node_mass`, the one walk): the compiled copy of
   ``BudgetRFClassifier.next_action``'s ordering rule, tested equal to it by
   running :func:`learners.evaluate`.
+- :func:`forest_acquisition_added`: the same, for a forest one tree larger
+  than a forest already priced, from that forest's runs (each row's
+  purchases and how many trees waited on each test then): a row's run is
+  replayed with the new tree until the tree changes a purchase, and only
+  from there is the policy run on every tree.  Equal to
+  :func:`forest_acquisition` to the bit (tested on random trees and cost
+  models); fitting under a budget prices the forest after every tree.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from numba import njit
 from ..act._pricing import marginal_cost, mark_done
 from ._impurity import PAIRS, pairs_impurity, powers_impurity
 
-__all__ = ["forest_acquisition", "grow_greedy_tree", "impurity_jit"]
+__all__ = ["forest_acquisition", "forest_acquisition_added", "grow_greedy_tree", "impurity_jit"]
 
 _pairs = njit(cache=True, nogil=True)(pairs_impurity)
 _powers = njit(cache=True, nogil=True)(powers_impurity)
@@ -437,7 +444,7 @@ def grow_greedy_tree(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack):
     """Move tree ``j``'s frontier past every node whose test is done (leaves drop out).
 
@@ -470,6 +477,109 @@ def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, off
 
 
 @njit(cache=True, nogil=True)
+def _row_policy(
+    r,
+    feature,
+    edge_start,
+    n_edges,
+    child,
+    offset,
+    reached,
+    prices,
+    scratch,
+    bought,
+    counts,
+    n,
+    cost,
+):
+    """The forest policy on row ``r`` from step ``n``: what it buys, in order, and what it pays.
+
+    Step ``n`` = 0 starts with nothing done.  Otherwise the run continues
+    after the purchases ``bought[:n]``: ``scratch[0]`` (``done``) holds what
+    they did and ``cost`` what they cost (their prices added in order).
+    Writes the tests bought to ``bought`` and, for each step ``i``, how many
+    trees wait on every test just before it (``counts[i]``: the run that
+    :func:`forest_acquisition_added` replays).  Returns ``(cost, n)``, the
+    prices added in purchase order and the number of purchases;
+    ``scratch[0]`` ends as the tests done.
+    """
+    done, waiting, stamp, front, stack, length = scratch
+    n_trees = offset.shape[0] - 1
+    m = done.shape[0]
+    if n == 0:
+        cost = 0.0
+        done[:] = 0
+    for j in range(n_trees):
+        front[offset[j]] = offset[j]
+        length[j] = 1
+        _settle(
+            j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack
+        )
+    for _ in range(m + 1 - n):
+        waiting[:] = 0
+        stamp[:] = -1
+        for j in range(n_trees):
+            for i in range(offset[j], offset[j] + length[j]):
+                f = feature[front[i]]
+                if stamp[f] != j:
+                    stamp[f] = j
+                    waiting[f] += 1
+        best = -1
+        best_price = 0.0
+        for f in range(m):
+            if waiting[f] == 0:
+                continue
+            price = marginal_cost(f, done, prices)
+            if (
+                best < 0
+                or waiting[f] > waiting[best]
+                or (waiting[f] == waiting[best] and price < best_price)
+            ):
+                best = f
+                best_price = price
+        if best < 0:
+            break
+        for f in range(m):
+            counts[n, f] = waiting[f]
+        bought[n] = best
+        n += 1
+        cost += best_price
+        mark_done(best, done, prices, 1)
+        for j in range(n_trees):
+            for i in range(offset[j], offset[j] + length[j]):
+                if done[feature[front[i]]] > 0:
+                    _settle(
+                        j,
+                        feature,
+                        edge_start,
+                        n_edges,
+                        child,
+                        reached,
+                        r,
+                        done,
+                        front,
+                        offset,
+                        length,
+                        stack,
+                    )
+                    break
+    return cost, n
+
+
+@njit(cache=True, nogil=True)
+def _scratch(n_nodes, n_trees, m):
+    """Work arrays of :func:`_row_policy` and :func:`_replay_row`, allocated once per call."""
+    return (
+        np.zeros(m, dtype=np.int64),
+        np.zeros(m, dtype=np.int64),
+        np.zeros(m, dtype=np.int64),
+        np.zeros(n_nodes, dtype=np.int64),
+        np.zeros(n_nodes + 1, dtype=np.int64),
+        np.zeros(n_trees, dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
 def forest_acquisition(
     feature, edge_start, n_edges, child, offset, reached, n_rows_of_reached, prices
 ):
@@ -489,86 +599,236 @@ def forest_acquisition(
     ``(cost, n_done)`` per row; ``n_done`` counts the tests done (a derived
     test's inputs included).
     """
-    n_trees = offset.shape[0] - 1
-    n_rows = n_rows_of_reached
     m = prices[0].shape[0]
+    cost = np.zeros(n_rows_of_reached)
+    n_done = np.zeros(n_rows_of_reached, dtype=np.int64)
+    scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
+    bought = np.zeros(m + 1, dtype=np.int64)
+    counts = np.zeros((m + 1, m), dtype=np.int32)
+    for r in range(n_rows_of_reached):
+        cost[r] = _row_policy(
+            r,
+            feature,
+            edge_start,
+            n_edges,
+            child,
+            offset,
+            reached,
+            prices,
+            scratch,
+            bought,
+            counts,
+            0,
+            0.0,
+        )[0]
+        n_done[r] = np.count_nonzero(scratch[0])
+    return cost, n_done
+
+
+@njit(cache=True, nogil=True)
+def _replay_row(
+    r,
+    feature,
+    edge_start,
+    n_edges,
+    child,
+    offset,
+    reached,
+    prices,
+    run_bought,
+    run_counts,
+    run_first,
+    run_length,
+    scratch,
+    wanted,
+    bought,
+    counts,
+):
+    """Row ``r``'s run with the last tree added, replayed on its run without it.
+
+    Until the added tree changes a purchase, the run with it is the run
+    without it: the same tests done, so the members wait where they waited
+    and only the added tree's own wishes (one each) join the counts; the
+    test bought stays unless a test the added tree waits on now has more
+    trees waiting, or as many and a lower price (then the lower index).
+    After the members' last purchase only the added tree waits.  Returns
+    ``(cost, n, replayed)``; ``replayed`` False: purchase ``n`` would change,
+    and the caller goes on with :func:`_row_policy` from step ``n`` (the
+    state so far, ``bought[:n]``, ``counts[:n]``, ``scratch[0]`` and the
+    cost, is the run's with every tree).  Otherwise
+    ``bought[:n]``, ``counts[:n]``, the cost (the same prices added in the
+    same order) and ``scratch[0]`` are exactly :func:`_row_policy`'s.
+    """
+    done, _, stamp, front, stack, length = scratch
+    j = offset.shape[0] - 2
+    m = done.shape[0]
+    done[:] = 0
+    stamp[:] = -1
+    front[offset[j]] = offset[j]
+    length[j] = 1
+    _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack)
+    cost = 0.0
+    n = 0
+    for _ in range(m + 1):
+        n_wanted = 0
+        for i in range(offset[j], offset[j] + length[j]):
+            f = feature[front[i]]
+            if stamp[f] != n:
+                stamp[f] = n
+                wanted[n_wanted] = f
+                n_wanted += 1
+        if n < run_length:
+            step = run_first + n
+            best = run_bought[step]
+            best_count = run_counts[step, best]
+            if stamp[best] == n:
+                best_count += 1
+            best_price = marginal_cost(best, done, prices)
+            for q in range(n_wanted):
+                f = wanted[q]
+                if f == best or run_counts[step, f] + 1 < best_count:
+                    continue
+                if run_counts[step, f] + 1 > best_count:
+                    return cost, n, False
+                price = marginal_cost(f, done, prices)
+                if price < best_price or (price == best_price and f < best):
+                    return cost, n, False
+            for f in range(m):
+                counts[n, f] = run_counts[step, f]
+            for q in range(n_wanted):
+                counts[n, wanted[q]] += 1
+        else:
+            if n_wanted == 0:
+                break
+            # Only the added tree waits: one tree on each test, so the lower price, then index.
+            best = -1
+            best_price = 0.0
+            for q in range(n_wanted):
+                f = wanted[q]
+                price = marginal_cost(f, done, prices)
+                if best < 0 or price < best_price or (price == best_price and f < best):
+                    best = f
+                    best_price = price
+            counts[n, :] = 0
+            for q in range(n_wanted):
+                counts[n, wanted[q]] = 1
+        bought[n] = best
+        n += 1
+        cost += best_price
+        mark_done(best, done, prices, 1)
+        for i in range(offset[j], offset[j] + length[j]):
+            if done[feature[front[i]]] > 0:
+                _settle(
+                    j,
+                    feature,
+                    edge_start,
+                    n_edges,
+                    child,
+                    reached,
+                    r,
+                    done,
+                    front,
+                    offset,
+                    length,
+                    stack,
+                )
+                break
+    return cost, n, True
+
+
+@njit(cache=True, nogil=True)
+def forest_acquisition_added(
+    feature,
+    edge_start,
+    n_edges,
+    child,
+    offset,
+    reached,
+    n_rows_of_reached,
+    prices,
+    run_start,
+    run_bought,
+    run_counts,
+):
+    """:func:`forest_acquisition` of the trees of ``offset``, the last one just added.
+
+    ``run_start``, ``run_bought``, ``run_counts``: every row's run of the
+    policy on the other trees (row ``r``'s steps ``run_start[r]`` to
+    ``run_start[r + 1] - 1``: the test bought and, per test, how many trees
+    waited on it; no steps for no trees).  Each row's run is replayed with
+    the added tree (:func:`_replay_row`); from the first purchase it
+    changes, the row's run goes on with every tree (:func:`_row_policy`).  Returns ``(cost,
+    n_done, start, bought, counts, n_rerun)``: the same cost and ``n_done``
+    as :func:`forest_acquisition` to the bit, the runs with the added tree,
+    and in how many rows it changed a purchase.
+    """
+    m = prices[0].shape[0]
+    n_rows = n_rows_of_reached
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
-    done = np.zeros(m, dtype=np.int64)
-    waiting = np.zeros(m, dtype=np.int64)
-    stamp = np.zeros(m, dtype=np.int64)
-    front = np.zeros(feature.shape[0], dtype=np.int64)
-    stack = np.zeros(feature.shape[0] + 1, dtype=np.int64)
-    length = np.zeros(n_trees, dtype=np.int64)
+    scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
+    wanted = np.zeros(m, dtype=np.int64)
+    bought = np.zeros(m + 1, dtype=np.int64)
+    counts = np.zeros((m + 1, m), dtype=np.int32)
+    start = np.zeros(n_rows + 1, dtype=np.int64)
+    capacity = run_bought.shape[0] + n_rows + 16
+    out_bought = np.empty(capacity, dtype=np.int64)
+    out_counts = np.empty((capacity, m), dtype=np.int32)
+    n_rerun = 0
     for r in range(n_rows):
-        done[:] = 0
-        for j in range(n_trees):
-            front[offset[j]] = offset[j]
-            length[j] = 1
-            _settle(
-                j,
+        first = run_start[r]
+        spent, n, replayed = _replay_row(
+            r,
+            feature,
+            edge_start,
+            n_edges,
+            child,
+            offset,
+            reached,
+            prices,
+            run_bought,
+            run_counts,
+            first,
+            run_start[r + 1] - first,
+            scratch,
+            wanted,
+            bought,
+            counts,
+        )
+        if not replayed:
+            n_rerun += 1
+            # The same state as a run with every tree after these n purchases: go on from it.
+            spent, n = _row_policy(
+                r,
                 feature,
                 edge_start,
                 n_edges,
                 child,
-                reached,
-                r,
-                done,
-                front,
                 offset,
-                length,
-                stack,
+                reached,
+                prices,
+                scratch,
+                bought,
+                counts,
+                n,
+                spent,
             )
-        for _ in range(m + 1):
-            waiting[:] = 0
-            stamp[:] = -1
-            for j in range(n_trees):
-                for i in range(offset[j], offset[j] + length[j]):
-                    f = feature[front[i]]
-                    if stamp[f] != j:
-                        stamp[f] = j
-                        waiting[f] += 1
-            best = -1
-            best_price = 0.0
-            for f in range(m):
-                if waiting[f] == 0:
-                    continue
-                price = marginal_cost(f, done, prices)
-                if (
-                    best < 0
-                    or waiting[f] > waiting[best]
-                    or (waiting[f] == waiting[best] and price < best_price)
-                ):
-                    best = f
-                    best_price = price
-            if best < 0:
-                break
-            cost[r] += best_price
-            mark_done(best, done, prices, 1)
-            for j in range(n_trees):
-                for i in range(offset[j], offset[j] + length[j]):
-                    if done[feature[front[i]]] > 0:
-                        _settle(
-                            j,
-                            feature,
-                            edge_start,
-                            n_edges,
-                            child,
-                            reached,
-                            r,
-                            done,
-                            front,
-                            offset,
-                            length,
-                            stack,
-                        )
-                        break
-        total = 0
-        for f in range(m):
-            if done[f] > 0:
-                total += 1
-        n_done[r] = total
-    return cost, n_done
+        cost[r] = spent
+        n_done[r] = np.count_nonzero(scratch[0])
+        at = start[r]
+        if at + n > capacity:
+            capacity = 2 * capacity + n
+            grown_bought = np.empty(capacity, dtype=np.int64)
+            grown_bought[:at] = out_bought[:at]
+            grown_counts = np.empty((capacity, m), dtype=np.int32)
+            grown_counts[:at] = out_counts[:at]
+            out_bought = grown_bought
+            out_counts = grown_counts
+        out_bought[at : at + n] = bought[:n]
+        out_counts[at : at + n] = counts[:n]
+        start[r + 1] = at + n
+    end = start[n_rows]
+    return cost, n_done, start, out_bought[:end].copy(), out_counts[:end].copy(), n_rerun
 
 
 @njit(cache=True, nogil=True)

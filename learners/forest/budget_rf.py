@@ -49,7 +49,12 @@ from ..serialization import SerializableMixin
 from ..tree._base import CaseInputMixin
 from ..tree._structure import LEAF, TreeStructure, smoothed_proba
 from ._impurity import PAIRS, POWERS
-from ._kernels import forest_acquisition, grow_greedy_tree, walk_rows
+from ._kernels import (
+    forest_acquisition,
+    forest_acquisition_added,
+    grow_greedy_tree,
+    walk_rows,
+)
 
 __all__ = ["ALPHA_GRID", "BudgetRFClassifier"]
 
@@ -616,15 +621,30 @@ class _ForestWalks:
     class weights in it; ``keep`` makes it a member.
     A candidate not kept is replaced by the next ``add``.  The reach table
     grows by doubling, so adding a tree copies only its own columns.
+
+    ``acquisition`` with a candidate prices the members and the candidate
+    from the members' runs of the policy (what each row bought, in order,
+    and how many trees waited on each test then), replaying each row with
+    the candidate (:func:`._kernels.forest_acquisition_added`), so pricing a
+    forest tree by tree is not quadratic in its trees; the runs it returns
+    become the members' when the candidate is kept.  ``replay=False`` runs
+    the policy on every tree each time (the reference the replay is tested
+    equal to).
     """
 
-    def __init__(self, n_rows: int) -> None:
+    def __init__(self, n_rows: int, *, replay: bool = True) -> None:
         self.n_rows = n_rows
+        self.replay = replay
         self.parts: list[tuple[np.ndarray, ...]] = []
         self.candidate: tuple[np.ndarray, ...] | None = None
         self.n_nodes = 0
         # node x row, bit-packed along the rows: which rows reach each node
         self.reached = np.zeros((1024, (n_rows + 7) // 8), dtype=np.uint8)
+        # The members' runs (start, bought, counts); None: not known (priced without them).
+        self.runs: tuple[np.ndarray, ...] | None = None
+        self.candidate_runs: tuple[np.ndarray, ...] | None = None
+        #: Rows run again from scratch (the added tree changed a purchase), over all candidates.
+        self.n_rerun = 0
 
     def add(self, tree: TreeStructure, X: np.ndarray) -> np.ndarray:
         nodes = self.n_nodes
@@ -642,6 +662,7 @@ class _ForestWalks:
             tree.edge_start + edges,
             tree.n_edges,
         )
+        self.candidate_runs = None
         return counts
 
     def keep(self) -> None:
@@ -649,6 +670,7 @@ class _ForestWalks:
         self.parts.append(self.candidate)
         self.n_nodes += self.candidate[0].shape[0]
         self.candidate = None
+        self.runs, self.candidate_runs = self.candidate_runs, None
 
     def acquisition(self, prices) -> tuple[np.ndarray, np.ndarray]:
         """Per row: what the policy of the members (and the candidate) pays, tests done."""
@@ -658,7 +680,26 @@ class _ForestWalks:
         feature, child, edge_start, n_edges = (
             np.concatenate([part[i] for part in parts]) for i in range(4)
         )
-        return forest_acquisition(
+        runs = self.runs
+        if runs is None and not self.parts:
+            m = prices[0].shape[0]
+            runs = (
+                np.zeros(self.n_rows + 1, dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                np.zeros((0, m), dtype=np.int32),
+            )
+        if self.candidate is None or runs is None or not self.replay:
+            return forest_acquisition(
+                feature,
+                edge_start,
+                n_edges,
+                child,
+                offset,
+                self.reached[: offset[-1]],
+                self.n_rows,
+                prices,
+            )
+        cost, n_done, *candidate_runs, n_rerun = forest_acquisition_added(
             feature,
             edge_start,
             n_edges,
@@ -667,7 +708,11 @@ class _ForestWalks:
             self.reached[: offset[-1]],
             self.n_rows,
             prices,
+            *runs,
         )
+        self.candidate_runs = tuple(candidate_runs)
+        self.n_rerun += int(n_rerun)
+        return cost, n_done
 
 
 def _walk(tree: TreeStructure, X: np.ndarray, reached: np.ndarray | None) -> np.ndarray:

@@ -567,3 +567,120 @@ def test_skipping_features_that_cannot_win_grows_the_same_tree():
             assert a.tobytes() == b.tobytes()
         skipped_somewhere |= bool(np.any(fast[0] >= 3)) and bool(np.any(fast[0] < 3))
     assert skipped_somewhere  # the trees use both cheap and dear tests
+
+
+# -------------------------------------------- pricing the growing forest tree by tree
+def _random_tree(rng, m, depth):
+    """A random numeric tree over m features (a feature may recur on a path), up to depth."""
+    from learners.forest.budget_rf import _structure
+
+    feature, threshold, left, right, share, weight = [], [], [], [], [], []
+
+    def grow(level):
+        node = len(feature)
+        for values in (feature, threshold, left, right, share):
+            values.append(-1)
+        weight.append(rng.integers(0, 5, size=2).astype(float))
+        if level < depth and rng.random() < 0.8:
+            feature[node] = int(rng.integers(m))
+            threshold[node] = float(rng.normal())
+            share[node] = float(rng.choice([0.0, 0.3, 0.5, 1.0]))
+            left[node] = grow(level + 1)
+            right[node] = grow(level + 1)
+        return node
+
+    grow(0)
+    return _structure(
+        np.array(feature),
+        np.array(threshold, dtype=float),
+        np.array(left),
+        np.array(right),
+        np.array(share, dtype=float),
+        np.array(weight),
+    )
+
+
+def _random_cost_model(rng, m):
+    """Ties in price, groups with unequal discounts, derived tests (nested), free tests."""
+    costs = rng.choice([1.0, 1.0, 2.0, 2.5, 11.41, 22.78, 0.1, 0.7], size=m)
+    discounted = costs * rng.choice([1.0, 0.5, 0.3, 0.9], size=m)
+    groups = [rng.choice(["a", "b", None, None]) for _ in range(m)]
+    derived = {}
+    for target in range(2, m):
+        if rng.random() < 0.3:
+            size = int(rng.integers(1, min(3, target) + 1))
+            derived[target] = tuple(int(s) for s in rng.choice(target, size=size, replace=False))
+    free = [int(f) for f in range(m) if rng.random() < 0.1]
+    return CostModel(costs, discounted=discounted, groups=groups, derived=derived, free=free)
+
+
+def test_pricing_tree_by_tree_equals_the_policy_run_on_every_tree():
+    """Replaying each row's run with the added tree (forest_acquisition_added) gives, after
+    every tree, what forest_acquisition gives on all the trees, to the bit: random trees and
+    cost models with price ties, groups with unequal discounts, nested and free derived tests,
+    free tests and missing values; both the replay and the rows it sends on are exercised."""
+    from learners.forest.budget_rf import _ForestWalks
+
+    rng = np.random.default_rng(12)
+    changed = replayed = 0
+    for case in range(40):
+        m = int(rng.integers(3, 9))
+        model = _random_cost_model(rng, m)
+        prices = encode_prices(model)
+        X = rng.normal(size=(60, m))
+        X[rng.random(X.shape) < 0.1] = np.nan
+        fast, slow = _ForestWalks(60), _ForestWalks(60, replay=False)
+        for _ in range(int(rng.integers(1, 12))):
+            tree = _random_tree(rng, m, int(rng.integers(1, 6)))
+            fast.add(tree, X)
+            slow.add(tree, X)
+            before = fast.n_rerun
+            cost, n_done = fast.acquisition(prices)
+            expected_cost, expected_done = slow.acquisition(prices)
+            assert cost.tobytes() == expected_cost.tobytes(), case
+            assert np.array_equal(n_done, expected_done), case
+            changed += fast.n_rerun - before
+            replayed += 60 - (fast.n_rerun - before)
+            fast.keep()
+            slow.keep()
+    assert changed > 100 and replayed > 1000
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"alpha": 0.0, "budget": 1e9, "max_trees": 12},
+        {"alpha": 0.0, "budget": 3.3, "max_trees": 12},
+        {"alpha": "auto", "budget": 3.0, "max_trees": 6},
+        {"impurity": "powers", "power": 3.0, "budget": 3.1, "max_trees": 10},
+        {"alpha": "auto", "budget": 1e9, "max_trees": 5, "reject_cost": 0.3},
+    ],
+)
+def test_budgeted_forest_is_the_same_with_the_replay_as_without(params, monkeypatch):
+    """The fitted forest's JSON is byte for byte the same whether the growing forest is priced
+    by replaying each row's run or by running the policy on every tree after each tree
+    (groups with unequal discounts, a derived test, a free test, missing values)."""
+    from learners.forest import budget_rf
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 7))
+    X[:, 4] = X[:, 2] + X[:, 3]
+    y = (X[:, 0] + X[:, 4] - X[:, 5] + 0.6 * rng.normal(size=500) > 0).astype(int)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    costs = CostModel(
+        [1.0, 3.3, 6.1, 5.7, 0.0, 2.2, 1.0],
+        discounted=[1.0, 3.3, 2.05, 1.1, 0.0, 0.7, 1.0],
+        groups=[None, None, "lab", "lab", None, "lab", None],
+        derived={4: (2, 3)},
+        free=[6],
+    )
+    replayed = BudgetRFClassifier(test_costs=costs, random_state=1, **params).fit(X, y)
+
+    class Reference(budget_rf._ForestWalks):
+        def __init__(self, n_rows):
+            super().__init__(n_rows, replay=False)
+
+    monkeypatch.setattr(budget_rf, "_ForestWalks", Reference)
+    reference = BudgetRFClassifier(test_costs=costs, random_state=1, **params).fit(X, y)
+    assert replayed.to_json() == reference.to_json()
+    assert len(replayed.budget_trace_) > 1
