@@ -55,6 +55,9 @@ def _grow_grid(settings: GrowthSettings) -> list[GrowthSettings]:
 
 #: how many standard errors a more complex candidate must win by (Breiman's 1-SE rule)
 _SE_RULE = 1.0
+#: the inner cross-validation holds out about this many cases in all (repeating it)
+_TUNE_CASES = 600
+_TUNE_MAX_REPEATS = 5
 
 
 def _one_se_choice(costs: list[np.ndarray]) -> int:
@@ -191,7 +194,8 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         return self
 
     def _tuning_folds(self, y_codes, seed) -> list:
-        """Inner stratified folds of the training cases, or [] when not tuning."""
+        """Inner stratified folds of the training cases (``tune_folds`` of them per
+        repeat, see :meth:`_tuning_repeats`), or [] when not tuning."""
         if getattr(self, "tune", "off") != "cv":
             return []
         k = int(self.tune_folds)
@@ -201,26 +205,34 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         from sklearn.model_selection import KFold, StratifiedKFold
 
         rng_seed = None if seed is None else int(seed % (2**31))
-        splitter = (
-            StratifiedKFold(k, shuffle=True, random_state=rng_seed)
-            if counts[counts > 0].min() >= k
-            else KFold(k, shuffle=True, random_state=rng_seed)
-        )
-        return list(splitter.split(np.zeros((y_codes.shape[0], 1)), y_codes))
+        stratified = counts[counts > 0].min() >= k
+        folds = []
+        for repeat in range(self._tuning_repeats(y_codes.shape[0])):
+            state = None if rng_seed is None else (rng_seed + 104729 * repeat) % (2**31)
+            splitter = (StratifiedKFold if stratified else KFold)(
+                k, shuffle=True, random_state=state
+            )
+            folds += list(splitter.split(np.zeros((y_codes.shape[0], 1)), y_codes))
+        return folds
 
-    def _tune(self, X, y, y_codes, folds, settings, prices, seed):
-        """Choose the lookahead scoring and the final pruning by inner cross-validation.
+    def _tuning_repeats(self, n_samples: int) -> int:
+        """Repeats of the inner cross-validation: enough that about
+        ``_TUNE_CASES`` cases are held out in all (a small training set gets
+        several, a large one one), at most ``_TUNE_MAX_REPEATS``."""
+        return int(min(_TUNE_MAX_REPEATS, max(1, math.ceil(_TUNE_CASES / max(n_samples, 1)))))
+
+    def _tune_costs(self, X, y, y_codes, folds, settings, prices, seed):
+        """Every candidate's held-out cost per training case, and the candidates.
 
         Every grow setting of :func:`_grow_grid` is grown on each inner training
         part (with ``n_jobs`` > 1, these trees grow in threads, each from its own
         seed: the same trees as serially); each is then pruned at every strength of
         :func:`_pruning_grid` and its policy run case by case on the held-out part
         (``_engine.policy_case_costs``: the true cost, as ``evaluate`` charges
-        it).  Breiman's 1-SE rule then keeps the simplest candidate within one
-        standard error of the least (see :func:`_one_se_choice`).  The greedy
-        EG2 tree (``r = 0``, as this learner grows it) is the last candidate: it
-        is taken only when it beats every other by more than that.  Returns the
-        grow settings and pruning chosen, or None for EG2.  Only the training
+        it); with repeated folds, a case's cost is its mean over the repeats.
+        The greedy EG2 tree (``r = 0``, as this learner grows it) is the last
+        candidate.  Returns the per-case costs (simplest candidate first) and the
+        candidates: (grow settings, pruning), or None for EG2.  Only the training
         cases are used.
         """
         grid = _grow_grid(dataclasses.replace(settings, n_jobs=1))
@@ -288,7 +300,9 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                         out,
                     )
                     seen[key] = out
-                per_case[g, s, held] = seen[key]
+                per_case[g, s, held] += seen[key]
+        repeats = len(folds) / max(int(self.tune_folds), 1)
+        per_case /= repeats
         # candidates, simplest first: by pruning strength, then grow setting; EG2 last
         candidates = [(g, s) for s in range(len(strengths)) for g in range(len(grid))]
         costs = [per_case[g, s] for g, s in candidates]
@@ -312,14 +326,22 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 laplace,
                 out,
             )
-            greedy[held] = out
+            greedy[held] += out
+        choices: list[tuple | None] = [
+            (dataclasses.replace(grid[g], n_jobs=settings.n_jobs), strengths[s])
+            for g, s in candidates
+        ]
         if np.isfinite(greedy).all():
-            costs.append(greedy)
-        chosen = _one_se_choice(costs)
-        if chosen == len(candidates):
-            return None
-        g, s = candidates[chosen]
-        return dataclasses.replace(grid[g], n_jobs=settings.n_jobs), strengths[s]
+            costs.append(greedy / repeats)
+            choices.append(None)  # the greedy EG2 tree (r = 0)
+        return costs, choices
+
+    def _tune(self, X, y, y_codes, folds, settings, prices, seed):
+        """The candidate of :meth:`_tune_costs` that Breiman's 1-SE rule keeps: the
+        simplest within one standard error of the least (:func:`_one_se_choice`), so
+        EG2, last, is taken only when it beats every other by more than that."""
+        costs, choices = self._tune_costs(X, y, y_codes, folds, settings, prices, seed)
+        return choices[_one_se_choice(costs)]
 
     # ----------------------------------------------------------- JSON state
     def _fitted_state(self) -> dict:
@@ -461,14 +483,19 @@ class ACTClassifier(_LookaheadTreeClassifier):
         (the compiled walk tested equal to ``learners.evaluation.run_case``),
         the simplest within one standard error of the least (Breiman's 1-SE
         rule), and the greedy EG2 tree (``r = 0``) when it beats them all by
-        more than that; the choice is refitted on all the cases.  It grows
-        ``4 * tune_folds`` inner trees (two at ``r``, two at 1 per fold); on
-        ann-thyroid at r=5 the fit took about 20 times the single growth
-        (benchmarks/act_speed.py), still linear in ``r``.  ``"off"``: the
-        paper's single growth.  Skipped (as ``"off"``) below ``4 * tune_folds``
-        training cases.
+        more than that; the choice is refitted on all the cases.  A small
+        training set is too noisy for one 3-fold split (issue 12: hepatitis,
+        about 140 cases), so the cross-validation is repeated on fresh splits
+        until about 600 cases have been held out in all (at most 5 repeats:
+        hepatitis 5, heart 3, ann-thyroid 1), a case's cost being its mean over
+        the repeats; the time this adds falls as the training set grows.  It
+        grows ``4 * tune_folds`` inner trees per repeat (two at ``r``, two at 1
+        per fold); on ann-thyroid at r=5 the fit took about 20 times the
+        single growth (benchmarks/act_speed.py), still linear in ``r``.
+        ``"off"``: the paper's single growth.  Skipped (as ``"off"``) below
+        ``4 * tune_folds`` training cases.
     tune_folds : int, default 3
-        Folds of the inner cross-validation.
+        Folds of the inner cross-validation (per repeat).
     min_samples_leaf : float, default 2
         A split needs two branches with at least this much known weight.
     max_depth : int, optional

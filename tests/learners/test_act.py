@@ -356,6 +356,20 @@ def test_inner_cv_chooses_the_no_test_leaf_when_no_test_pays():
     assert tuned_cost < evaluate(untuned, X[400:], y[400:]).mean_total_cost
 
 
+def test_inner_cv_repeats_on_small_training_sets_only():
+    """The inner CV is repeated on fresh splits while the training set is small (about 600
+    held-out cases in all, at most 5 repeats): every case is held out once per repeat."""
+    model = ACTClassifier(random_state=3, tune_folds=3)
+    for n, repeats in [(100, 5), (140, 5), (250, 3), (600, 1), (6000, 1)]:
+        y = np.arange(n) % 2
+        folds = model._tuning_folds(y, 3)
+        assert len(folds) == 3 * repeats
+        held = np.concatenate([test for _, test in folds])
+        assert np.array_equal(np.bincount(held, minlength=n), np.full(n, repeats))
+        if repeats > 1:  # fresh splits, not the same one again
+            assert not np.array_equal(np.sort(folds[0][1]), np.sort(folds[3][1]))
+
+
 def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
     """selected_ survives JSON; a document whose 'selected' is malformed is refused."""
     from learners._document import ModelDocumentError
