@@ -488,6 +488,7 @@ def _row_policy(
     prices,
     scratch,
     bought,
+    paid,
     counts,
     n,
     cost,
@@ -497,11 +498,11 @@ def _row_policy(
     Step ``n`` = 0 starts with nothing done.  Otherwise the run continues
     after the purchases ``bought[:n]``: ``scratch[0]`` (``done``) holds what
     they did and ``cost`` what they cost (their prices added in order).
-    Writes the tests bought to ``bought`` and, for each step ``i``, how many
-    trees wait on every test just before it (``counts[i]``: the run that
-    :func:`forest_acquisition_added` replays).  Returns ``(cost, n)``, the
-    prices added in purchase order and the number of purchases;
-    ``scratch[0]`` ends as the tests done.
+    Writes the tests bought to ``bought``, their prices to ``paid`` and, for
+    each step ``i``, how many trees wait on every test just before it
+    (``counts[i]``: the run that :func:`forest_acquisition_added` replays).
+    Returns ``(cost, n)``, the prices added in purchase order and the number
+    of purchases; ``scratch[0]`` ends as the tests done.
     """
     done, waiting, stamp, front, stack, length = scratch
     n_trees = offset.shape[0] - 1
@@ -524,24 +525,25 @@ def _row_policy(
                 if stamp[f] != j:
                     stamp[f] = j
                     waiting[f] += 1
+        # The most trees wait on it; ties: the lower price, then the lower index.
+        most = 0
+        for f in range(m):
+            if waiting[f] > most:
+                most = waiting[f]
+        if most == 0:
+            break
         best = -1
         best_price = 0.0
         for f in range(m):
-            if waiting[f] == 0:
-                continue
-            price = marginal_cost(f, done, prices)
-            if (
-                best < 0
-                or waiting[f] > waiting[best]
-                or (waiting[f] == waiting[best] and price < best_price)
-            ):
-                best = f
-                best_price = price
-        if best < 0:
-            break
+            if waiting[f] == most:
+                price = marginal_cost(f, done, prices)
+                if best < 0 or price < best_price:
+                    best = f
+                    best_price = price
         for f in range(m):
             counts[n, f] = waiting[f]
         bought[n] = best
+        paid[n] = best_price
         n += 1
         cost += best_price
         mark_done(best, done, prices, 1)
@@ -604,6 +606,7 @@ def forest_acquisition(
     n_done = np.zeros(n_rows_of_reached, dtype=np.int64)
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     bought = np.zeros(m + 1, dtype=np.int64)
+    paid = np.zeros(m + 1)
     counts = np.zeros((m + 1, m), dtype=np.int32)
     for r in range(n_rows_of_reached):
         cost[r] = _row_policy(
@@ -617,6 +620,7 @@ def forest_acquisition(
             prices,
             scratch,
             bought,
+            paid,
             counts,
             0,
             0.0,
@@ -636,12 +640,14 @@ def _replay_row(
     reached,
     prices,
     run_bought,
+    run_paid,
     run_counts,
     run_first,
     run_length,
     scratch,
     wanted,
     bought,
+    paid,
     counts,
 ):
     """Row ``r``'s run with the last tree added, replayed on its run without it.
@@ -683,7 +689,7 @@ def _replay_row(
             best_count = run_counts[step, best]
             if stamp[best] == n:
                 best_count += 1
-            best_price = marginal_cost(best, done, prices)
+            best_price = run_paid[step]  # the same tests done: the same price
             for q in range(n_wanted):
                 f = wanted[q]
                 if f == best or run_counts[step, f] + 1 < best_count:
@@ -713,6 +719,7 @@ def _replay_row(
             for q in range(n_wanted):
                 counts[n, wanted[q]] = 1
         bought[n] = best
+        paid[n] = best_price
         n += 1
         cost += best_price
         mark_done(best, done, prices, 1)
@@ -748,17 +755,18 @@ def forest_acquisition_added(
     prices,
     run_start,
     run_bought,
+    run_paid,
     run_counts,
 ):
     """:func:`forest_acquisition` of the trees of ``offset``, the last one just added.
 
-    ``run_start``, ``run_bought``, ``run_counts``: every row's run of the
-    policy on the other trees (row ``r``'s steps ``run_start[r]`` to
-    ``run_start[r + 1] - 1``: the test bought and, per test, how many trees
-    waited on it; no steps for no trees).  Each row's run is replayed with
+    ``run_start``, ``run_bought``, ``run_paid``, ``run_counts``: every row's
+    run of the policy on the other trees (row ``r``'s steps ``run_start[r]``
+    to ``run_start[r + 1] - 1``: the test bought, its price and, per test,
+    how many trees waited on it; no steps for no trees).  Each row's run is replayed with
     the added tree (:func:`_replay_row`); from the first purchase it
     changes, the row's run goes on with every tree (:func:`_row_policy`).  Returns ``(cost,
-    n_done, start, bought, counts, n_rerun)``: the same cost and ``n_done``
+    n_done, start, bought, paid, counts, n_rerun)``: the same cost and ``n_done``
     as :func:`forest_acquisition` to the bit, the runs with the added tree,
     and in how many rows it changed a purchase.
     """
@@ -769,10 +777,12 @@ def forest_acquisition_added(
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     wanted = np.zeros(m, dtype=np.int64)
     bought = np.zeros(m + 1, dtype=np.int64)
+    paid = np.zeros(m + 1)
     counts = np.zeros((m + 1, m), dtype=np.int32)
     start = np.zeros(n_rows + 1, dtype=np.int64)
     capacity = run_bought.shape[0] + n_rows + 16
     out_bought = np.empty(capacity, dtype=np.int64)
+    out_paid = np.empty(capacity)
     out_counts = np.empty((capacity, m), dtype=np.int32)
     n_rerun = 0
     for r in range(n_rows):
@@ -787,12 +797,14 @@ def forest_acquisition_added(
             reached,
             prices,
             run_bought,
+            run_paid,
             run_counts,
             first,
             run_start[r + 1] - first,
             scratch,
             wanted,
             bought,
+            paid,
             counts,
         )
         if not replayed:
@@ -809,6 +821,7 @@ def forest_acquisition_added(
                 prices,
                 scratch,
                 bought,
+                paid,
                 counts,
                 n,
                 spent,
@@ -820,15 +833,27 @@ def forest_acquisition_added(
             capacity = 2 * capacity + n
             grown_bought = np.empty(capacity, dtype=np.int64)
             grown_bought[:at] = out_bought[:at]
+            grown_paid = np.empty(capacity)
+            grown_paid[:at] = out_paid[:at]
             grown_counts = np.empty((capacity, m), dtype=np.int32)
             grown_counts[:at] = out_counts[:at]
             out_bought = grown_bought
+            out_paid = grown_paid
             out_counts = grown_counts
         out_bought[at : at + n] = bought[:n]
+        out_paid[at : at + n] = paid[:n]
         out_counts[at : at + n] = counts[:n]
         start[r + 1] = at + n
     end = start[n_rows]
-    return cost, n_done, start, out_bought[:end].copy(), out_counts[:end].copy(), n_rerun
+    return (
+        cost,
+        n_done,
+        start,
+        out_bought[:end].copy(),
+        out_paid[:end].copy(),
+        out_counts[:end].copy(),
+        n_rerun,
+    )
 
 
 @njit(cache=True, nogil=True)

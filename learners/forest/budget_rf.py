@@ -623,11 +623,11 @@ class _ForestWalks:
     grows by doubling, so adding a tree copies only its own columns.
 
     ``acquisition`` with a candidate prices the members and the candidate
-    from the members' runs of the policy (what each row bought, in order,
-    and how many trees waited on each test then), replaying each row with
-    the candidate (:func:`._kernels.forest_acquisition_added`), so pricing a
-    forest tree by tree is not quadratic in its trees; the runs it returns
-    become the members' when the candidate is kept.  ``replay=False`` runs
+    from the members' runs of the policy (what each row bought, in order, at
+    what price, and how many trees waited on each test then), replaying each
+    row with the candidate (:func:`._kernels.forest_acquisition_added`), so
+    pricing a forest tree by tree is not quadratic in its trees; the runs it
+    returns become the members' when the candidate is kept.  ``replay=False`` runs
     the policy on every tree each time (the reference the replay is tested
     equal to).
     """
@@ -640,7 +640,7 @@ class _ForestWalks:
         self.n_nodes = 0
         # node x row, bit-packed along the rows: which rows reach each node
         self.reached = np.zeros((1024, (n_rows + 7) // 8), dtype=np.uint8)
-        # The members' runs (start, bought, counts); None: not known (priced without them).
+        # The members' runs (start, bought, paid, counts); None: not known (priced without them).
         self.runs: tuple[np.ndarray, ...] | None = None
         self.candidate_runs: tuple[np.ndarray, ...] | None = None
         #: Rows run again from scratch (the added tree changed a purchase), over all candidates.
@@ -686,6 +686,7 @@ class _ForestWalks:
             runs = (
                 np.zeros(self.n_rows + 1, dtype=np.int64),
                 np.zeros(0, dtype=np.int64),
+                np.zeros(0),
                 np.zeros((0, m), dtype=np.int32),
             )
         if self.candidate is None or runs is None or not self.replay:
