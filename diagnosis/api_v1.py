@@ -277,8 +277,7 @@ def list_cases(request: HttpRequest):
     "/cases", response={201: CaseStateOut, **ERRORS}, summary="Start a case with a ready model"
 )
 def start_case(request: HttpRequest, payload: CaseIn):
-    visible = selectors.models_for_user(user=request.user)
-    trained = visible.filter(pk=payload.model).first()
+    trained = selectors.visible_model(user=request.user, pk=payload.model)
     if trained is None:
         raise ValidationError(f"There is no ready model {payload.model} you may use.")
     case = case_services.start_case(

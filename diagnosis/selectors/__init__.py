@@ -13,7 +13,7 @@ from .cases import (
     team_cases_for_user,
 )
 from .explanations import Explanation, advice_headline, explain
-from .models import model_report, models_for_user
+from .models import model_report, models_for_user, visible_model
 from .tree import model_has_tree, tree_layout
 
 __all__ = [
@@ -34,4 +34,5 @@ __all__ = [
     "open_cases_for_user",
     "team_cases_for_user",
     "tree_layout",
+    "visible_model",
 ]

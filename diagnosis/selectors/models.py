@@ -25,6 +25,7 @@ __all__ = [
     "referral_statistics",
     "require_model_access",
     "training_progress",
+    "visible_model",
 ]
 
 
@@ -43,6 +44,20 @@ def models_for_user(*, user) -> QuerySet[TrainedModel]:
         return qs
     require_clinician(user)
     return qs.filter(status=TrainedModel.SUCCEEDED)
+
+
+def visible_model(*, user, pk: int) -> TrainedModel | None:
+    """Model ``pk`` if ``user`` may see it (as :func:`models_for_user` decides), else None.
+
+    With its dataset and without its JSON or the case counts: starting a case needs neither
+    (the fitted model comes from the estimator cache), and counting every case of the model
+    grows with its use.
+    """
+    qs = TrainedModel.objects.select_related("dataset").defer("model_json")
+    if not is_model_admin(user):
+        require_clinician(user)
+        qs = qs.filter(status=TrainedModel.SUCCEEDED)
+    return qs.filter(pk=pk).first()
 
 
 def require_model_access(user, trained: TrainedModel) -> None:

@@ -1,15 +1,16 @@
 """How many SQL queries a step and a case read cost, pinned so that a regression shows.
 
 The limits are today's counts, query by query (the EG2 toy model, a clinician with a token or
-a session).  A step through ``/api/v1`` (18):
+a session).  A step through ``/api/v1`` (13):
 
 * the token (1), the case with its model and dataset, the model's JSON left out (1), the
   user's groups, read once per request (1);
-* under a savepoint (2, SAVEPOINT and RELEASE): the case row locked (1), its steps for the
-  ``seen`` check (1), the test by its name (1); the step itself in a nested savepoint (2): the
-  steps and the dataset's tests for the advice and price (2), the step INSERT (1) and the
-  case's ``updated_at`` (1); the access-log row (1); the case read again (1);
-* the answer: the steps and the tests (2).
+* under a savepoint (2, SAVEPOINT and RELEASE): the case row locked, alone (1), its steps and
+  the dataset's tests, read once for the ``seen`` check, the test named, the advice and the
+  price (2); the step itself in a nested savepoint (2): the step INSERT (1) and the case's
+  ``updated_at`` (1); the access-log row (1);
+* the answer: nothing more (the steps and tests read under the lock, with the step added, and
+  the locked row as the step left it).
 
 The session API adds the session and the user (2) and the session's save under its own
 savepoint (3), less the token (1).  Reads cost the token or the session, the case, the groups,
@@ -31,9 +32,9 @@ from diagnosis.services.api_tokens import issue_api_token
 
 pytestmark = pytest.mark.django_db
 
-V1_STEP = 18
+V1_STEP = 13
 V1_READ = 6
-SESSION_STEP = 22
+SESSION_STEP = 17
 SESSION_READ = 10
 CASE_PAGE = 15
 
@@ -115,3 +116,40 @@ def test_the_case_page_costs_a_fixed_number_of_queries(clinician, trained_model)
     _, sql = _queries(lambda: client.get(f"/cases/{case.pk}/"))
     assert len(sql) <= CASE_PAGE, "\n".join(sql)
     assert _no_model_json(sql), "the model's JSON was read"
+
+
+def test_a_step_locks_the_case_row_alone(clinician, trained_model):
+    """Every row lock a step takes is on the case row only, never its model's or dataset's."""
+    token = issue_api_token(issuer=None, owner=clinician, name="EHR")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    (_, first_sql, _), (_, second_sql, _) = _walk(
+        client, f"/api/v1/cases/{case.pk}", f"/api/v1/cases/{case.pk}/steps"
+    )
+    locks = [q for q in first_sql + second_sql if " FOR " in q]
+    assert len(locks) == 2
+    assert all(q.endswith('FOR NO KEY UPDATE OF "diagnosis_diagnosiscase"') for q in locks), locks
+
+
+def test_the_answer_to_a_step_is_the_case_as_read_afresh(clinician, trained_model):
+    """Each step's answer (built from what the step read under its lock) equals a new GET,
+    through the last step that closes the case."""
+    token = issue_api_token(issuer=None, owner=clinician, name="EHR")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    read = f"/api/v1/cases/{case.pk}"
+    state = json.loads(client.get(read).content)
+    bodies = [
+        {"action": "unavailable", "test": "sex"},
+        {"action": "result", "test": "glucose", "value": 180},
+        {"action": "result", "test": "insulin", "value": 150},
+        {"action": "classify", "label": 1},
+    ]
+    for body in bodies:
+        answer = client.post(
+            f"{read}/steps", {**body, "seen": state["version"]}, content_type="application/json"
+        )
+        assert answer.status_code == 200, answer.content[:300]
+        state = json.loads(answer.content)
+        assert state == json.loads(client.get(read).content)
+    assert not state["is_open"] and len(state["steps"]) == 4
