@@ -29,7 +29,13 @@ from numba import njit
 from ..act._pricing import marginal_cost, mark_done
 from ._impurity import PAIRS, pairs_impurity, powers_impurity
 
-__all__ = ["forest_acquisition", "forest_acquisition_added", "grow_greedy_tree", "impurity_jit"]
+__all__ = [
+    "describe_columns",
+    "forest_acquisition",
+    "forest_acquisition_added",
+    "grow_greedy_tree",
+    "impurity_jit",
+]
 
 _pairs = njit(cache=True, nogil=True)(pairs_impurity)
 _powers = njit(cache=True, nogil=True)(powers_impurity)
@@ -221,30 +227,17 @@ def _skip_stumps(XT, idx, f, k, complete):
 
 
 @njit(cache=True, nogil=True)
-def grow_greedy_tree(
-    X, y, weights, n_classes, kind, alpha, power, prices, seed, tol, skip_losers=True
-):
-    """GreedyTree on the rows with positive ``weights``; returns flat node arrays.
+def describe_columns(X):
+    """What :func:`grow_greedy_tree` reads of the training rows ``X`` whatever their weights.
 
-    At a node with impurity ``F(S) > tol`` every feature ``t`` gets
-    ``R(t) = min_stump max_outcome c(t) / (F(S) - F(S_outcome))``, i.e.
-    ``c(t) / reduction_t`` with ``reduction_t`` the best stump's minimax
-    reduction and ``c(t)`` the marginal price of ``t`` given the tests on the
-    path; a test already done on the path ranks at its own price with
-    nothing done (the paper's fixed ``c(t)``).  The argmin splits; ties (a
-    free test gives 0) go to the larger reduction, then the lower feature
-    index.  A node where no stump reduces ``F`` on both sides is a leaf.
-    With ``skip_losers`` a feature whose ``c(t) / F(S)`` is already above the
-    best ratio (no reduction exceeds ``F(S)``) only has its stumps drawn, not
-    judged: the same tree, faster (``False``: judge every feature, for tests).
-
-    Returns ``(feature, threshold, left, right, left_share, class_weight)``
-    indexed by node id (root 0, children numbered after their parent).
+    Returns ``(XT, two_valued, complete, low, high)``: ``X`` transposed, the
+    features with at most two known values (flags: their stumps skip the
+    sort) and those two values, and the features with no missing value
+    (their stumps skip gathering the known cases).  The same for every tree
+    grown on ``X``, so a forest computes it once.
     """
-    np.random.seed(seed)
     n, m = X.shape
     XT = np.ascontiguousarray(X.T)
-    # Features with at most two known values (flags) skip the sort of their stumps.
     two_valued = np.zeros(m, dtype=np.bool_)
     complete = np.ones(m, dtype=np.bool_)
     low_values = np.zeros(m)
@@ -273,6 +266,38 @@ def grow_greedy_tree(
         two_valued[f] = not others and low != np.inf
         low_values[f] = low
         high_values[f] = high
+    return XT, two_valued, complete, low_values, high_values
+
+
+@njit(cache=True, nogil=True)
+def grow_greedy_tree(
+    X, y, weights, n_classes, kind, alpha, power, prices, seed, tol, skip_losers=True, columns=None
+):
+    """GreedyTree on the rows with positive ``weights``; returns flat node arrays.
+
+    At a node with impurity ``F(S) > tol`` every feature ``t`` gets
+    ``R(t) = min_stump max_outcome c(t) / (F(S) - F(S_outcome))``, i.e.
+    ``c(t) / reduction_t`` with ``reduction_t`` the best stump's minimax
+    reduction and ``c(t)`` the marginal price of ``t`` given the tests on the
+    path; a test already done on the path ranks at its own price with
+    nothing done (the paper's fixed ``c(t)``).  The argmin splits; ties (a
+    free test gives 0) go to the larger reduction, then the lower feature
+    index.  A node where no stump reduces ``F`` on both sides is a leaf.
+    With ``skip_losers`` a feature whose ``c(t) / F(S)`` is already above the
+    best ratio (no reduction exceeds ``F(S)``) only has its stumps drawn, not
+    judged: the same tree, faster (``False``: judge every feature, for tests).
+    ``columns``: :func:`describe_columns` of ``X`` when the caller has it
+    (None: computed here).
+
+    Returns ``(feature, threshold, left, right, left_share, class_weight)``
+    indexed by node id (root 0, children numbered after their parent).
+    """
+    np.random.seed(seed)
+    n, m = X.shape
+    if columns is None:
+        XT, two_valued, complete, low_values, high_values = describe_columns(X)
+    else:
+        XT, two_valued, complete, low_values, high_values = columns
     values = np.empty(n)
     known = np.empty(n, dtype=np.int64)
     cuts = np.empty(81)

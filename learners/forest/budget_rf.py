@@ -50,6 +50,7 @@ from ..tree._base import CaseInputMixin
 from ..tree._structure import LEAF, TreeStructure, smoothed_proba
 from ._impurity import PAIRS, POWERS
 from ._kernels import (
+    describe_columns,
     forest_acquisition,
     forest_acquisition_added,
     grow_greedy_tree,
@@ -215,6 +216,8 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         else:
             alphas = (float(self.alpha),)
         seeds = rng.integers(0, 2**31 - 1, size=(len(alphas), self.max_trees, 2))
+        # What the builder reads of the training rows whatever the weights: once for every tree.
+        columns = describe_columns(X[train])
         best = None
         self.search_ = []
         # Each tree's leaf sums are a (rows x leaves) @ (leaves x K) product: tiny, and BLAS
@@ -222,7 +225,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         with threadpool_limits(limits=1, user_api="blas"):
             for a, alpha in enumerate(alphas):
                 forest = self._grow_forest(
-                    X, codes, train, valid, kind, alpha, prices, seeds[a], (a, len(alphas))
+                    X, codes, train, valid, kind, alpha, prices, seeds[a], (a, len(alphas)), columns
                 )
                 self.search_.append(
                     {
@@ -263,7 +266,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             )
         return None
 
-    def _grow_forest(self, X, codes, train, valid, kind, alpha, prices, seeds, position):
+    def _grow_forest(self, X, codes, train, valid, kind, alpha, prices, seeds, position, columns):
         """Add bootstrap GreedyTrees while the validation acquisition cost stays in budget."""
         k = len(self.classes_)
         n_train = train.shape[0]
@@ -289,6 +292,8 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     prices,
                     int(seeds[t, 1]),
                     _TOLERANCE,
+                    True,
+                    columns,
                 )
             )
             tree_counts = walks.add(tree, X_valid)
@@ -331,11 +336,16 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             if self.reject_cost_ is None
             else np.broadcast_to(np.asarray(self.reject_cost_, dtype=float), (len(classes),))
         )
+        # Many rows share their belief: decide once per distinct belief (the same action).
+        actions: dict[bytes, Classify | Reject] = {}
         total = 0.0
         for p, actual in zip(proba, truth.tolist(), strict=True):
-            action = decide(
-                p, classes=classes, cost_matrix=self.cost_matrix_, reject_cost=self.reject_cost_
-            )
+            key = p.tobytes()
+            action = actions.get(key)
+            if action is None:
+                action = actions[key] = decide(
+                    p, classes=classes, cost_matrix=self.cost_matrix_, reject_cost=self.reject_cost_
+                )
             if isinstance(action, Reject):
                 total += float(refer[actual])  # type: ignore[index]
             else:

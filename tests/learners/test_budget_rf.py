@@ -569,6 +569,30 @@ def test_skipping_features_that_cannot_win_grows_the_same_tree():
     assert skipped_somewhere  # the trees use both cheap and dear tests
 
 
+def test_growing_with_the_columns_described_once_grows_the_same_tree():
+    """grow_greedy_tree given describe_columns(X) (computed once per fit) returns the same arrays
+    as describing X itself, with a two-valued flag, a constant and missing values."""
+    from learners.forest._kernels import describe_columns
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 5))
+    X[:, 0] = (X[:, 0] > 0).astype(float)
+    X[:, 1] = 2.0
+    y = (X[:, 0] + X[:, 2] + 0.5 * rng.normal(size=300) > 0).astype(int)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    prices = encode_prices(CostModel([1.0, 1.0, 3.0, 2.0, 5.0]))
+    columns = describe_columns(X)
+    assert columns[1].tolist() == [True, True, False, False, False]  # the flag, the constant
+    assert not columns[2].any()  # every column has a missing value
+    for seed in range(4):
+        weights = np.bincount(rng.integers(0, 300, 300), minlength=300).astype(float)
+        args = (X, y, weights, 2, PAIRS, float(seed), 2.0, prices, seed, 1e-9)
+        alone = grow_greedy_tree(*args)
+        shared = grow_greedy_tree(*args, True, columns)
+        for a, b in zip(alone, shared, strict=True):
+            assert a.tobytes() == b.tobytes()
+
+
 # -------------------------------------------- pricing the growing forest tree by tree
 def _random_tree(rng, m, depth):
     """A random numeric tree over m features (a feature may recur on a path), up to depth."""
