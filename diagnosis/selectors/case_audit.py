@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import DiagnosisCase, DiagnosisStep
@@ -56,9 +57,27 @@ def case_steps(case: DiagnosisCase) -> list[DiagnosisStep]:
     held = getattr(case, "_held_steps", None)
     if held is not None:
         return held
-    return list(
-        case.steps.select_related("test", "created_by", "corrected_by").order_by("position")
-    )
+    steps = list(case.steps.select_related("test").order_by("position"))
+    _attach_authors(case, steps)
+    return steps
+
+
+def _attach_authors(case: DiagnosisCase, steps: list[DiagnosisStep]) -> None:
+    """Set each step's ``created_by`` and ``corrected_by`` without joining the user table twice
+    into the steps' query: the case's clinician (who takes every step of their case) when the
+    case was read with it, any other author read in one query."""
+    authors = {}
+    if DiagnosisCase.clinician.is_cached(case):
+        authors[case.clinician_id] = case.clinician
+    wanted = {s.created_by_id for s in steps} | {s.corrected_by_id for s in steps}
+    missing = wanted - authors.keys() - {None}
+    if missing:
+        authors.update(get_user_model().objects.in_bulk(missing))
+    for step in steps:
+        DiagnosisStep.created_by.field.set_cached_value(step, authors[step.created_by_id])
+        DiagnosisStep.corrected_by.field.set_cached_value(
+            step, authors.get(step.corrected_by_id) if step.corrected_by_id else None
+        )
 
 
 def case_events(case: DiagnosisCase) -> list[CaseEvent]:

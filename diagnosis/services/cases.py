@@ -124,6 +124,8 @@ def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:
         locked = cases.get(pk=case.pk)
         if locked.trained_model_id == case.trained_model_id:
             locked.trained_model = case.trained_model
+        if DiagnosisCase.clinician.is_cached(case) and locked.clinician_id == case.clinician_id:
+            locked.clinician = case.clinician  # the author of its steps (case_audit.case_steps)
         return locked
     return (
         cases.select_related("trained_model", "trained_model__dataset")
