@@ -31,7 +31,10 @@ timings carry that noise):
             machine disturbs less), next_action latency (median and p99,
             wall and thread CPU time, over every step of --latency-cases
             ann-test cases) for the 40-tree forest, tracemalloc peak of one
-            fit, and the JSON size.
+            fit, and the JSON size.  The alpha search (with and without a
+            budget) grows 10 forests of 40 trees and keeps one: its ratios
+            are given against RF(40), as many trees as the model it returns,
+            and against RF(400), as many trees as it grows.
 
 Figures are written as Plotly JSON to ``--figures-dir`` (default: the folder
 ``settings.RESEARCH_FIGURES_DIR`` names, where the research page reads them).
@@ -249,6 +252,9 @@ def speed(repeats: int, latency_cases: int, seed: int) -> None:
         ),
         ("BudgetRF alpha 0, budget 1e9 (priced per tree)", lambda: brf(0.0, 1e9)),
         ("BudgetRF 40 trees x 10 alphas", lambda: brf("auto")),
+        ("BudgetRF 40 trees x 10 alphas, budget 1e9", lambda: brf("auto", 1e9)),
+        # The alpha search grows 10 forests of 40 and keeps one: the peer growing as many trees.
+        ("RandomForest(400), n_jobs=1", lambda: RandomForestClassifier(400, random_state=seed)),
     )
     wall: dict[str, list[float]] = {name: [] for name, _ in runs}
     cpu: dict[str, list[float]] = {name: [] for name, _ in runs}
@@ -265,6 +271,14 @@ def speed(repeats: int, latency_cases: int, seed: int) -> None:
         print(
             f"fit {name:<48s} wall {w:7.3f} s (x RF {w / rf_wall:6.2f})  "
             f"cpu {c:7.3f} s (x RF {c / rf_cpu:6.2f})  median of {repeats}"
+        )
+    big_wall = statistics.median(wall["RandomForest(400), n_jobs=1"])
+    big_cpu = statistics.median(cpu["RandomForest(400), n_jobs=1"])
+    for name in ("BudgetRF 40 trees x 10 alphas", "BudgetRF 40 trees x 10 alphas, budget 1e9"):
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        print(
+            f"fit {name + ' vs RF(400)':<48s} wall x RF(400) {w / big_wall:6.2f}  "
+            f"cpu x RF(400) {c / big_cpu:6.2f}  (400 trees grown, 40 kept)"
         )
     unit = BudgetRFClassifier(alpha=0.0, max_trees=40, random_state=seed).fit(X, y)
     model = brf(0.0).fit(X, y)
