@@ -632,7 +632,7 @@ def forest_acquisition(
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     bought = np.zeros(m + 1, dtype=np.int64)
     paid = np.zeros(m + 1)
-    counts = np.zeros((m + 1, m), dtype=np.int32)
+    counts = np.zeros((m + 1, m), dtype=np.int16)
     for r in range(n_rows_of_reached):
         cost[r] = _row_policy(
             r,
@@ -788,7 +788,8 @@ def forest_acquisition_added(
     ``run_start``, ``run_bought``, ``run_paid``, ``run_counts``: every row's
     run of the policy on the other trees (row ``r``'s steps ``run_start[r]``
     to ``run_start[r + 1] - 1``: the test bought, its price and, per test,
-    how many trees waited on it; no steps for no trees).  Each row's run is replayed with
+    how many trees waited on it, an int16: at most 32767 trees; no steps for
+    no trees).  Each row's run is replayed with
     the added tree (:func:`_replay_row`); from the first purchase it
     changes, the row's run goes on with every tree (:func:`_row_policy`).  Returns ``(cost,
     n_done, start, bought, paid, counts, n_rerun)``: the same cost and ``n_done``
@@ -803,12 +804,12 @@ def forest_acquisition_added(
     wanted = np.zeros(m, dtype=np.int64)
     bought = np.zeros(m + 1, dtype=np.int64)
     paid = np.zeros(m + 1)
-    counts = np.zeros((m + 1, m), dtype=np.int32)
+    counts = np.zeros((m + 1, m), dtype=np.int16)
     start = np.zeros(n_rows + 1, dtype=np.int64)
     capacity = run_bought.shape[0] + n_rows + 16
     out_bought = np.empty(capacity, dtype=np.int64)
     out_paid = np.empty(capacity)
-    out_counts = np.empty((capacity, m), dtype=np.int32)
+    out_counts = np.empty((capacity, m), dtype=np.int16)
     n_rerun = 0
     for r in range(n_rows):
         first = run_start[r]
@@ -860,7 +861,7 @@ def forest_acquisition_added(
             grown_bought[:at] = out_bought[:at]
             grown_paid = np.empty(capacity)
             grown_paid[:at] = out_paid[:at]
-            grown_counts = np.empty((capacity, m), dtype=np.int32)
+            grown_counts = np.empty((capacity, m), dtype=np.int16)
             grown_counts[:at] = out_counts[:at]
             out_bought = grown_bought
             out_paid = grown_paid

@@ -621,6 +621,8 @@ _STATE_FIELDS = (
 )
 #: Most trees a document may hold.
 _MAX_TREES = 1000
+#: Most bytes of waiting counts the rows' runs may take while a forest grows under a budget.
+_MAX_RUN_BYTES = 256 * 2**20
 
 
 class _ForestWalks:
@@ -697,7 +699,7 @@ class _ForestWalks:
                 np.zeros(self.n_rows + 1, dtype=np.int64),
                 np.zeros(0, dtype=np.int64),
                 np.zeros(0),
-                np.zeros((0, m), dtype=np.int32),
+                np.zeros((0, m), dtype=np.int16),
             )
         if self.candidate is None or runs is None or not self.replay:
             return forest_acquisition(
@@ -710,6 +712,7 @@ class _ForestWalks:
                 self.n_rows,
                 prices,
             )
+        assert len(parts) <= _MAX_TREES  # the runs count trees in int16
         cost, n_done, *candidate_runs, n_rerun = forest_acquisition_added(
             feature,
             edge_start,
@@ -721,7 +724,10 @@ class _ForestWalks:
             prices,
             *runs,
         )
-        self.candidate_runs = tuple(candidate_runs)
+        # Runs too large to keep (many rows, many tests bought): the next tree is priced by
+        # running the policy on every tree.
+        if candidate_runs[-1].nbytes <= _MAX_RUN_BYTES:
+            self.candidate_runs = tuple(candidate_runs)
         self.n_rerun += int(n_rerun)
         return cost, n_done
 

@@ -670,6 +670,23 @@ def test_pricing_tree_by_tree_equals_the_policy_run_on_every_tree():
     assert changed > 100 and replayed > 1000
 
 
+def _priced_data():
+    """Rows with missing values; prices: a group with unequal discounts, derived and free tests."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 7))
+    X[:, 4] = X[:, 2] + X[:, 3]
+    y = (X[:, 0] + X[:, 4] - X[:, 5] + 0.6 * rng.normal(size=500) > 0).astype(int)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    costs = CostModel(
+        [1.0, 3.3, 6.1, 5.7, 0.0, 2.2, 1.0],
+        discounted=[1.0, 3.3, 2.05, 1.1, 0.0, 0.7, 1.0],
+        groups=[None, None, "lab", "lab", None, "lab", None],
+        derived={4: (2, 3)},
+        free=[6],
+    )
+    return X, y, costs
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -686,18 +703,7 @@ def test_budgeted_forest_is_the_same_with_the_replay_as_without(params, monkeypa
     (groups with unequal discounts, a derived test, a free test, missing values)."""
     from learners.forest import budget_rf
 
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(500, 7))
-    X[:, 4] = X[:, 2] + X[:, 3]
-    y = (X[:, 0] + X[:, 4] - X[:, 5] + 0.6 * rng.normal(size=500) > 0).astype(int)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    costs = CostModel(
-        [1.0, 3.3, 6.1, 5.7, 0.0, 2.2, 1.0],
-        discounted=[1.0, 3.3, 2.05, 1.1, 0.0, 0.7, 1.0],
-        groups=[None, None, "lab", "lab", None, "lab", None],
-        derived={4: (2, 3)},
-        free=[6],
-    )
+    X, y, costs = _priced_data()
     replayed = BudgetRFClassifier(test_costs=costs, random_state=1, **params).fit(X, y)
 
     class Reference(budget_rf._ForestWalks):
@@ -708,3 +714,25 @@ def test_budgeted_forest_is_the_same_with_the_replay_as_without(params, monkeypa
     reference = BudgetRFClassifier(test_costs=costs, random_state=1, **params).fit(X, y)
     assert replayed.to_json() == reference.to_json()
     assert len(replayed.budget_trace_) > 1
+
+
+def test_runs_too_large_to_keep_fall_back_to_the_policy_on_every_tree(monkeypatch):
+    """With no room for the rows' runs, every tree is priced by running the policy on every
+    tree: the same forest, byte for byte, as with the replay."""
+    from learners.forest import budget_rf
+
+    X, y, costs = _priced_data()
+    params = {"alpha": 0.0, "budget": 3.3, "max_trees": 12, "test_costs": costs}
+    replayed = BudgetRFClassifier(random_state=1, **params).fit(X, y)
+    monkeypatch.setattr(budget_rf, "_MAX_RUN_BYTES", 0)
+    walks = []
+    original = budget_rf._ForestWalks.acquisition
+
+    def spy(self, prices):
+        walks.append(self)
+        return original(self, prices)
+
+    monkeypatch.setattr(budget_rf._ForestWalks, "acquisition", spy)
+    unreplayed = BudgetRFClassifier(random_state=1, **params).fit(X, y)
+    assert all(w.runs is None for w in walks) and len(replayed.trees_) > 2
+    assert unreplayed.to_json() == replayed.to_json()
