@@ -26,7 +26,11 @@ __all__ = ["warm_kernels"]
 logger = logging.getLogger(__name__)
 
 # Per learner, extra parameter sets whose code paths compile kernels the defaults do not reach.
-_VARIANTS: dict[str, tuple[dict, ...]] = {"act": ({"stop_rule": "prune"},)}
+_VARIANTS: dict[str, tuple[dict, ...]] = {
+    "act": ({"stop_rule": "prune"},),
+    # A budget prices the growing forest after every tree (forest_acquisition_added).
+    "budget_rf": ({"budget": 1e6},),
+}
 # Small enough to fit in a blink once compiled.
 _SMALL = {"act": {"r": 1}, "lsid3": {"r": 1}, "icet": {"population": 4, "generations": 2}}
 

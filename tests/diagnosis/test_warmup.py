@@ -33,12 +33,18 @@ def test_every_registered_learner_is_warmed():
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("learner", "matrix_name"), [("act", "Uniform 100"), ("icet", "Refer at 30")]
+    ("learner", "matrix_name", "params"),
+    [
+        ("act", "Uniform 100", {"r": 1}),
+        ("icet", "Refer at 30", {"population": 4, "generations": 2}),
+        ("budget_rf", "Uniform 100", {"budget": 1000, "max_trees": 3}),
+    ],
 )
 def test_a_training_after_the_warm_up_compiles_nothing(
-    toy_dataset, model_admin, learner, matrix_name
+    toy_dataset, model_admin, learner, matrix_name, params
 ):
-    """After warming, a real training (with or without referral) needs no new compiled kernel."""
+    """After warming, a real training (with or without referral, BudgetRF under a budget)
+    needs no new compiled kernel."""
     warm_kernels()
     before = _compiled_signatures()
     assert sum(before.values()) > 0, "the warm-up compiled the library's kernels"
@@ -46,7 +52,7 @@ def test_a_training_after_the_warm_up_compiles_nothing(
         user=model_admin,
         dataset=toy_dataset,
         learner=learner,
-        params={"r": 1} if learner == "act" else {"population": 4, "generations": 2},
+        params=params,
         error_matrix=toy_dataset.error_matrices.get(name=matrix_name),
     )
     result = run_training(trained_model_id=trained.pk)
