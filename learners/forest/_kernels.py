@@ -502,6 +502,21 @@ def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, off
 
 
 @njit(cache=True, nogil=True)
+def _goes_first(count, price, test, other_count, other_price, other):
+    """The forest policy's order: whether ``test`` goes before ``other``.
+
+    The test more trees wait on first; then the lower marginal price; then
+    the lower index (``BudgetRFClassifier.next_action``'s ``min`` over
+    ``(-waiting, price, index)``).
+    """
+    if count != other_count:
+        return count > other_count
+    if price != other_price:
+        return price < other_price
+    return test < other
+
+
+@njit(cache=True, nogil=True)
 def _row_policy(
     r,
     feature,
@@ -550,7 +565,7 @@ def _row_policy(
                 if stamp[f] != j:
                     stamp[f] = j
                     waiting[f] += 1
-        # The most trees wait on it; ties: the lower price, then the lower index.
+        # Only a test with the most trees waiting can go first (the order's first key).
         most = 0
         for f in range(m):
             if waiting[f] > most:
@@ -562,7 +577,7 @@ def _row_policy(
         for f in range(m):
             if waiting[f] == most:
                 price = marginal_cost(f, done, prices)
-                if best < 0 or price < best_price:
+                if best < 0 or _goes_first(most, price, f, most, best_price, best):
                     best = f
                     best_price = price
         for f in range(m):
@@ -717,12 +732,11 @@ def _replay_row(
             best_price = run_paid[step]  # the same tests done: the same price
             for q in range(n_wanted):
                 f = wanted[q]
-                if f == best or run_counts[step, f] + 1 < best_count:
-                    continue
-                if run_counts[step, f] + 1 > best_count:
-                    return cost, n, False
+                count = run_counts[step, f] + 1
+                if f == best or count < best_count:
+                    continue  # fewer trees wait on it: it cannot go first, whatever its price
                 price = marginal_cost(f, done, prices)
-                if price < best_price or (price == best_price and f < best):
+                if _goes_first(count, price, f, best_count, best_price, best):
                     return cost, n, False
             for f in range(m):
                 counts[n, f] = run_counts[step, f]
@@ -731,13 +745,13 @@ def _replay_row(
         else:
             if n_wanted == 0:
                 break
-            # Only the added tree waits: one tree on each test, so the lower price, then index.
+            # Only the added tree waits: one tree on each test.
             best = -1
             best_price = 0.0
             for q in range(n_wanted):
                 f = wanted[q]
                 price = marginal_cost(f, done, prices)
-                if best < 0 or price < best_price or (price == best_price and f < best):
+                if best < 0 or _goes_first(1, price, f, 1, best_price, best):
                     best = f
                     best_price = price
             counts[n, :] = 0
