@@ -658,7 +658,7 @@ class _ForestWalks:
         # The members' runs (start, bought, paid, counts); None: not known (priced without them).
         self.runs: tuple[np.ndarray, ...] | None = None
         self.candidate_runs: tuple[np.ndarray, ...] | None = None
-        #: Rows run again from scratch (the added tree changed a purchase), over all candidates.
+        #: Rows where the added tree changed a purchase (run on every tree from there), summed.
         self.n_rerun = 0
 
     def add(self, tree: TreeStructure | _GrownTree, X: np.ndarray) -> np.ndarray:
