@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -241,10 +241,9 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         assert best is not None
         _, alpha, forest = best
         self.alpha_ = alpha
-        self.trees_ = [
-            tree if isinstance(tree, TreeStructure) else tree.structure()
-            for tree in forest["trees"]
-        ]
+        for tree in forest["trees"]:
+            tree.validate()  # grown unchecked (_grown); only the kept forest is checked
+        self.trees_ = list(forest["trees"])
         self.validation_cost_ = float(forest["cost"])
         self.validation_loss_ = float(forest["loss"])
         self.budget_trace_ = [float(c) for c in forest["trace"]]
@@ -274,7 +273,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         k = len(self.classes_)
         n_train = train.shape[0]
         X_valid = X[valid]
-        trees: list[TreeStructure | _GrownTree] = []
+        trees: list[TreeStructure] = []
         walks = _ForestWalks(valid.shape[0])
         counts = np.zeros((valid.shape[0], k))
         trace: list[float] = []
@@ -661,7 +660,7 @@ class _ForestWalks:
         #: Rows where the added tree changed a purchase (run on every tree from there), summed.
         self.n_rerun = 0
 
-    def add(self, tree: TreeStructure | _GrownTree, X: np.ndarray) -> np.ndarray:
+    def add(self, tree: TreeStructure, X: np.ndarray) -> np.ndarray:
         nodes = self.n_nodes
         edges = sum(part[1].shape[0] for part in self.parts)
         end = nodes + tree.n_nodes
@@ -735,9 +734,7 @@ class _ForestWalks:
         return cost, n_done
 
 
-def _walk(
-    tree: TreeStructure | _GrownTree, X: np.ndarray, reached: np.ndarray | None
-) -> np.ndarray:
+def _walk(tree: TreeStructure, X: np.ndarray, reached: np.ndarray | None) -> np.ndarray:
     """Each row's leaf class weights in ``tree``, mixed by its shares: ``(n_rows, K)``.
 
     The shares are ``tree.node_mass(X)``'s; ``reached`` (zeroed, ``(n_nodes, ceil(n_rows /
@@ -790,44 +787,14 @@ def _split(codes: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndar
     return train_rows, valid_rows
 
 
-class _GrownTree(NamedTuple):
-    """A grown tree's arrays in :class:`TreeStructure`'s layout, not yet checked.
-
-    Fitting walks every grown tree but keeps only the forest of one alpha: its
-    trees become (checked) :class:`TreeStructure` objects (:meth:`structure`).
-    """
-
-    feature: np.ndarray
-    threshold: np.ndarray
-    edge_start: np.ndarray
-    n_edges: np.ndarray
-    class_weight: np.ndarray
-    child: np.ndarray
-    branch_value: np.ndarray
-    branch_weight: np.ndarray
-
-    @property
-    def n_nodes(self) -> int:
-        return int(self.feature.shape[0])
-
-    def structure(self) -> TreeStructure:
-        return TreeStructure(**self._asdict())
-
-    def _numeric_only(self) -> bool:
-        return bool(np.all(~np.isnan(self.threshold[self.n_edges > 0])))
-
-    def node_mass(self, X: np.ndarray) -> np.ndarray:
-        return self.structure().node_mass(X)
-
-
-def _grown(feature, threshold, left, right, left_share, class_weight) -> _GrownTree:
-    """The compiled builder's per-node arrays in :class:`TreeStructure`'s layout."""
+def _grown(feature, threshold, left, right, left_share, class_weight) -> TreeStructure:
+    """The compiled builder's per-node arrays as a :class:`TreeStructure`, not yet validated."""
     inner = feature != LEAF
     n_edges = np.where(inner, 2, 0)
     edge_start = np.concatenate([[0], np.cumsum(n_edges)[:-1]])
     child = np.column_stack([left[inner], right[inner]]).ravel()
     share = np.column_stack([left_share[inner], 1.0 - left_share[inner]]).ravel()
-    return _GrownTree(
+    return TreeStructure(
         feature=feature,
         threshold=np.where(inner, threshold, np.nan),
         edge_start=edge_start,
@@ -836,12 +803,15 @@ def _grown(feature, threshold, left, right, left_share, class_weight) -> _GrownT
         child=child,
         branch_value=np.full(child.shape[0], np.nan),
         branch_weight=share,
+        checked=False,
     )
 
 
 def _structure(feature, threshold, left, right, left_share, class_weight) -> TreeStructure:
     """A :class:`TreeStructure` from the compiled builder's per-node arrays."""
-    return _grown(feature, threshold, left, right, left_share, class_weight).structure()
+    tree = _grown(feature, threshold, left, right, left_share, class_weight)
+    tree.validate()
+    return tree
 
 
 def _single_leaf(codes: np.ndarray, k: int) -> TreeStructure:

@@ -36,7 +36,7 @@ without refitting.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 
 import numpy as np
 
@@ -101,8 +101,11 @@ class TreeStructure:
     child: np.ndarray
     branch_value: np.ndarray
     branch_weight: np.ndarray
+    #: False: not :meth:`validate`\ d yet; whoever keeps the tree must call it (BudgetRF
+    #: grows ten forests and walks every tree, but keeps one forest).
+    checked: InitVar[bool] = True
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, checked: bool = True) -> None:
         self.feature = np.asarray(self.feature, dtype=np.int64)
         self.threshold = np.asarray(self.threshold, dtype=float)
         self.edge_start = np.asarray(self.edge_start, dtype=np.int64)
@@ -111,7 +114,8 @@ class TreeStructure:
         self.child = np.asarray(self.child, dtype=np.int64)
         self.branch_value = np.asarray(self.branch_value, dtype=float)
         self.branch_weight = np.asarray(self.branch_weight, dtype=float)
-        self.validate()
+        if checked:
+            self.validate()
 
     @property
     def n_nodes(self) -> int:

@@ -736,3 +736,20 @@ def test_runs_too_large_to_keep_fall_back_to_the_policy_on_every_tree(monkeypatc
     unreplayed = BudgetRFClassifier(random_state=1, **params).fit(X, y)
     assert all(w.runs is None for w in walks) and len(replayed.trees_) > 2
     assert unreplayed.to_json() == replayed.to_json()
+
+
+def test_every_tree_of_the_kept_forest_is_validated(monkeypatch):
+    """Trees are grown unchecked (ten forests, one kept); fit validates each kept tree."""
+    from learners.tree._structure import TreeStructure
+
+    X, y = _noisy(1, 300)
+    checked = []
+    original = TreeStructure.validate
+
+    def spy(tree, *args, **kwargs):
+        checked.append(id(tree))
+        return original(tree, *args, **kwargs)
+
+    monkeypatch.setattr(TreeStructure, "validate", spy)
+    forest = BudgetRFClassifier(max_trees=4, random_state=0, budget=3.0).fit(X, y)
+    assert forest.trees_ and {id(tree) for tree in forest.trees_} <= set(checked)
