@@ -46,18 +46,26 @@ class CaseEvent:
     replacement: DiagnosisStep | None = None  # the corrected value's new step
 
 
-def case_steps(case: DiagnosisCase) -> list[DiagnosisStep]:
+def case_steps(case: DiagnosisCase, *, tests=None) -> list[DiagnosisStep]:
     """``case``'s steps in order, with their test and authors.
 
     Read from the database, except on the row a step service has locked: there the steps were
     read once under the lock (``services.cases.hold_steps``) and every step written since in
     the same transaction was added to them, so the checks, the advice and the price of one
-    step read them once.
+    step read them once.  ``tests``: the case's dataset's tests, when the caller has read them
+    (each step's test is then taken from them instead of joined into the query).
     """
     held = getattr(case, "_held_steps", None)
     if held is not None:
         return held
-    steps = list(case.steps.select_related("test").order_by("position"))
+    if tests is None:
+        steps = list(case.steps.select_related("test").order_by("position"))
+    else:
+        by_id = {t.pk: t for t in tests}
+        steps = list(case.steps.order_by("position"))
+        for step in steps:
+            if step.test_id in by_id:  # any other test (none should be) is read when used
+                DiagnosisStep.test.field.set_cached_value(step, by_id[step.test_id])
     _attach_authors(case, steps)
     return steps
 

@@ -238,7 +238,8 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     if after_step is not None:
         steps, dataset_tests = after_step
     else:
-        steps, dataset_tests = case_steps(case), dataset_tests_of(case)
+        dataset_tests = dataset_tests_of(case)
+        steps = case_steps(case, tests=dataset_tests)
     known, unavailable = _known_and_unavailable(steps)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     vocabulary = vocabulary_of(trained)

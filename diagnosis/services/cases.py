@@ -159,7 +159,8 @@ def hold_steps(case: DiagnosisCase) -> None:
     ``selectors.cases.dataset_tests_of``), and ``_add_step`` adds each step it writes."""
     case.__dict__.pop("_held_steps", None)  # from the database, not from an earlier hold
     case.__dict__.pop("_held_tests", None)
-    case._held_steps, case._held_tests = case_steps(case), dataset_tests_of(case)
+    tests = dataset_tests_of(case)
+    case._held_steps, case._held_tests = case_steps(case, tests=tests), tests
 
 
 def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
