@@ -41,6 +41,7 @@ __all__ = [
     "is_clinician",
     "is_lead",
     "is_model_admin",
+    "remember_groups",
     "require_case_access",
     "require_case_read",
     "require_lead",
@@ -84,6 +85,13 @@ def _group_names(user) -> frozenset[str]:
     names = frozenset(user.groups.values_list("name", flat=True))
     user._diagnosis_groups = (_groups_version, names)
     return names
+
+
+def remember_groups(user, names) -> None:
+    """Keep ``names`` as ``user``'s groups for this user object, read by the caller together
+    with the user (the API token's query): no query of their own. Forgotten, like any
+    remembered groups, after a membership or group change in this process."""
+    user._diagnosis_groups = (_groups_version, frozenset(names))
 
 
 def _in_group(user, name: str) -> bool:

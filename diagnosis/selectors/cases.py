@@ -338,7 +338,7 @@ def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
     the change itself (one row per request either way).
     """
     case = (
-        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset", "clinician")
+        DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset")
         # the fitted model comes from the estimator cache; its JSON is read only on a miss
         .defer("trained_model__model_json")
         .filter(pk=pk)
@@ -346,6 +346,8 @@ def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
     )
     if case is None:
         raise CaseNotFound(pk)
+    if case.clinician_id == getattr(user, "pk", None):
+        case.clinician = user  # the usual reader; anyone else's clinician is read when shown
     require_case_read(user, case)
     if access is not None:
         log_case_access(user=user, case_id=case.pk, action=access)

@@ -6,11 +6,15 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.postgres.expressions import ArraySubquery
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.db.models import OuterRef
 from django.utils import timezone
 
 from ..models import ApiToken
+from ..permissions import remember_groups
 
 __all__ = ["authenticate_token", "issue_api_token", "revoke_api_token"]
 
@@ -66,16 +70,21 @@ def authenticate_token(*, presented: str) -> AbstractBaseUser | None:
     """The active user a presented token acts as, or None (unknown, revoked, expired)."""
     if not presented or len(presented) > 200:
         return None
-    token = (
-        ApiToken.objects.select_related("user")
-        .filter(key_hash=_hash(presented), revoked_at__isnull=True)
-        .first()
+    tokens = ApiToken.objects.select_related("user").filter(
+        key_hash=_hash(presented), revoked_at__isnull=True
     )
+    if connection.vendor == "postgresql":
+        # the user's groups in the same query, for the permission checks of this request
+        names = Group.objects.filter(user=OuterRef("user_id")).values("name")
+        tokens = tokens.annotate(group_names=ArraySubquery(names))
+    token = tokens.first()
     now = timezone.now()
     if token is None or (token.expires_at is not None and token.expires_at <= now):
         return None
     if not token.user.is_active:
         return None
+    if hasattr(token, "group_names"):
+        remember_groups(token.user, token.group_names)
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user

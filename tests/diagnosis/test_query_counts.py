@@ -1,10 +1,10 @@
 """How many SQL queries a step and a case read cost, pinned so that a regression shows.
 
 The limits are today's counts, query by query (the EG2 toy model, a clinician with a token or
-a session).  A step through ``/api/v1`` (11):
+a session).  A step through ``/api/v1`` (10):
 
-* the token (1), the case with its model and dataset, the model's JSON left out (1), the
-  user's groups, read once per request (1);
+* the token with its user and the user's groups (1), the case with its model and dataset, the
+  model's JSON left out (1);
 * under a savepoint (2, SAVEPOINT and RELEASE): the case row locked, alone (1), its steps and
   the dataset's tests, read once for the ``seen`` check, the test named, the advice and the
   price (2); the step INSERT (1) and the case's ``updated_at`` (1), in the same transaction
@@ -12,10 +12,11 @@ a session).  A step through ``/api/v1`` (11):
 * the answer: nothing more (the steps and tests read under the lock, with the step added, and
   the locked row as the step left it).
 
-The session API adds the session and the user (2) and the session's save under its own
-savepoint (3), less the token (1).  Reads cost the token or the session, the case, the groups,
-the access-log row, the steps and the tests.  In a test the outer transaction is a savepoint;
-under gunicorn it is BEGIN and COMMIT, the same count.
+The session API reads the session, the user and the user's groups (3) instead of the token,
+and saves the session under its own savepoint (3).  Reads cost the token (with the groups) or
+the session, the user and the groups, then the case, the access-log row, the tests and the
+steps.  In a test the outer transaction is a savepoint; under gunicorn it is BEGIN and COMMIT,
+the same count.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from diagnosis.services.api_tokens import issue_api_token
 
 pytestmark = pytest.mark.django_db
 
-V1_STEP = 11
-V1_READ = 6
+V1_STEP = 10
+V1_READ = 5
 SESSION_STEP = 15
 SESSION_READ = 10
 CASE_PAGE = 15
