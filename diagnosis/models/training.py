@@ -87,6 +87,9 @@ class TrainedModel(models.Model):
         """
         if self.status != self.SUCCEEDED:
             return False
+        annotated = self.__dict__.get("has_fitted_json")  # selectors.models_for_user's answer
+        if annotated is not None:
+            return bool(annotated)
         if "model_json" in self.get_deferred_fields():
             if not hasattr(self, "_has_fitted_model"):  # asked once per instance
                 fitted = type(self).objects.filter(pk=self.pk).exclude(model_json="")

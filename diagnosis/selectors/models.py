@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
@@ -33,12 +33,19 @@ def models_for_user(*, user) -> QuerySet[TrainedModel]:
     """Models a user may see: all for model admins, ready ones for clinicians.
 
     Each carries ``n_cases_open``, ``n_cases_classified`` and ``n_cases_referred``
-    (referrals are a decision of their own, counted apart from conclusions).
+    (referrals are a decision of their own, counted apart from conclusions), and
+    ``has_fitted_json`` for ``is_ready``: the JSON itself (up to megabytes per model) is not
+    read; the fitted model comes from the estimator cache.
     """
-    qs = TrainedModel.objects.select_related("dataset", "error_matrix", "created_by").annotate(
-        n_cases_open=Count("cases", filter=Q(cases__status=DiagnosisCase.OPEN)),
-        n_cases_classified=Count("cases", filter=Q(cases__status=DiagnosisCase.CLASSIFIED)),
-        n_cases_referred=Count("cases", filter=Q(cases__status=DiagnosisCase.REFERRED)),
+    qs = (
+        TrainedModel.objects.select_related("dataset", "error_matrix", "created_by")
+        .defer("model_json")
+        .annotate(
+            n_cases_open=Count("cases", filter=Q(cases__status=DiagnosisCase.OPEN)),
+            n_cases_classified=Count("cases", filter=Q(cases__status=DiagnosisCase.CLASSIFIED)),
+            n_cases_referred=Count("cases", filter=Q(cases__status=DiagnosisCase.REFERRED)),
+            has_fitted_json=ExpressionWrapper(~Q(model_json=""), output_field=BooleanField()),
+        )
     )
     if is_model_admin(user):
         return qs

@@ -22,6 +22,7 @@ the same count.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -73,8 +74,10 @@ def _walk(client: Client, read_url: str, step_url: str) -> list[tuple[int, list[
 
 
 def _no_model_json(sql: list[str]) -> bool:
-    """No query selects the model's JSON (a WHERE on it, which reads no text, is fine)."""
-    return not any('"model_json"' in q.split(" FROM ", 1)[0] for q in sql)
+    """No query selects the model's JSON (a WHERE on it, or a selected "is it empty", which
+    read no text, are fine)."""
+    emptiness = re.compile(r'NOT \("\w+"\."model_json" = \'\'\)')
+    return not any('"model_json"' in emptiness.sub("", q.split(" FROM ", 1)[0]) for q in sql)
 
 
 def test_a_v1_step_and_read_cost_a_fixed_number_of_queries(clinician, trained_model):
@@ -117,6 +120,34 @@ def test_the_case_page_costs_a_fixed_number_of_queries(clinician, trained_model)
     _, sql = _queries(lambda: client.get(f"/cases/{case.pk}/"))
     assert len(sql) <= CASE_PAGE, "\n".join(sql)
     assert _no_model_json(sql), "the model's JSON was read"
+
+
+def test_listing_models_reads_no_json_and_does_not_grow_with_the_models(clinician, trained_model):
+    """GET /api/v1/models: the same queries for 1 model as for 3; neither it nor the home page
+    reads a model's JSON (the page reads each model's error matrix afresh, one query each)."""
+    token = issue_api_token(issuer=None, owner=clinician, name="EHR")[1]
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    page = Client()
+    page.force_login(clinician)
+    cases.start_case(user=clinician, trained_model=trained_model)
+
+    def both():
+        api_response, api_sql = _queries(lambda: api.get("/api/v1/models"))
+        _, page_sql = _queries(lambda: page.get("/"))
+        return json.loads(api_response.content), api_sql, page_sql
+
+    both()  # once-a-while writes (the token's last use) and caches out of the way
+    listed, api_one, page_one = both()
+    assert [m["ready"] for m in listed] == [True]
+    for _ in range(2):  # two more ready models of the same dataset
+        trained_model.pk = None
+        trained_model.save()
+    listed, api_three, page_three = both()
+    assert [m["ready"] for m in listed] == [True, True, True]
+    assert len(api_three) == len(api_one), "\n".join(api_three)
+    # the matrix in force is read afresh per model (selectors.matrices.resolve), nothing else
+    assert len(page_three) == len(page_one) + 2, "\n".join(page_three)
+    assert _no_model_json(api_three + page_three), "a model's JSON was read"
 
 
 def test_a_step_locks_the_case_row_alone(clinician, trained_model):
