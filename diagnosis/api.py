@@ -56,6 +56,7 @@ from . import selectors
 from .models import CaseAccess
 from .permissions import CaseNotFound
 from .selectors import case_audit
+from .selectors.matrices import case_matrix
 from .services import case_actions, case_batch
 from .services import cases as case_services
 from .services.validation import clean_step_body, parse_json_object
@@ -89,6 +90,9 @@ def state_to_dict(state) -> dict[str, Any]:
         "advice": state.advice,
         "explanation": state.explanation.to_dict() if state.explanation else None,
         "class_labels": labels,
+        # what the case is decided with: rows the actual class, columns the concluded one
+        "error_matrix": case_matrix(case),
+        "referral_cost": case.trained_model.reject_cost_snapshot,
         "steps": [
             {
                 "position": s.position,

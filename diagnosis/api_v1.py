@@ -224,6 +224,13 @@ class CaseStateOut(Schema):
     advice: dict[str, Any] | None
     explanation: dict[str, Any] | None
     class_labels: list[str]
+    error_matrix: list[list[float]] = Field(
+        description="The error costs the case is decided with, copied when it started: "
+        "row = actual class, column = concluded class, both in class_labels order."
+    )
+    referral_cost: float | None = Field(
+        description="The cost of referring the patient (null: the model never refers)."
+    )
     steps: list[dict[str, Any]]
     tests: list[dict[str, Any]]
 

@@ -35,6 +35,7 @@ from .models import require_model_access
 
 __all__ = [
     "MatrixStatus",
+    "case_matrix",
     "estimator_for_case",
     "follows_matrix_edits",
     "matrix_for_new_case",
@@ -161,6 +162,12 @@ def matrix_status(*, user, trained_model: TrainedModel) -> MatrixStatus:
 def matrix_for_new_case(trained: TrainedModel) -> list[list[float]]:
     """The matrix a case started now copies (``DiagnosisCase.matrix_snapshot``)."""
     return resolve(trained).in_force
+
+
+def case_matrix(case: DiagnosisCase) -> list[list[float]]:
+    """The error matrix ``case`` is decided with: its own copy, or (a case started before
+    cases kept one) its model's training matrix."""
+    return case.matrix_snapshot or case.trained_model.matrix_snapshot or []
 
 
 def estimator_for_case(case: DiagnosisCase):

@@ -60,6 +60,23 @@ def test_an_ehr_lists_models_starts_a_case_and_steps_it_to_a_conclusion(clinicia
     assert [c["case"] for c in client.get("/api/v1/cases").json()] == []
 
 
+def test_a_case_says_which_error_costs_decide_it_and_keeps_them_after_an_edit(
+    clinician, trained_model
+):
+    """A case's state carries the matrix and referral cost it started with, also after the
+    dataset's matrix is edited (a case started after the edit is flagged, not this one)."""
+    client = bearer(clinician)
+    state = post(client, "/api/v1/cases", {"model": trained_model.pk}).json()
+    assert state["error_matrix"] == trained_model.matrix_snapshot
+    assert state["referral_cost"] == trained_model.reject_cost_snapshot
+    assert len(state["error_matrix"]) == len(state["class_labels"])
+    matrix = trained_model.error_matrix
+    matrix.matrix = [[0, 7], [3, 0]]
+    matrix.save()
+    again = client.get(f"/api/v1/cases/{state['case']}").json()
+    assert again["error_matrix"] == trained_model.matrix_snapshot != [[0, 7], [3, 0]]
+
+
 def test_no_token_a_wrong_one_or_a_revoked_one_gets_401_json(clinician, trained_model):
     """Missing, unknown and revoked tokens all get 401 with a JSON error, never a login page."""
     token, plain = issue_api_token(issuer=clinician, owner=clinician, name="EHR")
