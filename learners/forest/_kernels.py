@@ -501,6 +501,30 @@ def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, off
     length[j] = n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _settle_if_waiting(j, walk, r, done, front, offset, length, stack):
+    """:func:`_settle` tree ``j`` when it waits on a test now done (else its frontier stands).
+
+    ``walk`` is ``(feature, edge_start, n_edges, child, reached)``.
+    """
+    feature, edge_start, n_edges, child, reached = walk
+    for i in range(offset[j], offset[j] + length[j]):
+        if done[feature[front[i]]] > 0:
+            break
+    else:
+        return
+    _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _buy(test, price, n, cost, bought, paid, done, prices):
+    """Purchase ``n`` of a row's run: ``test`` at ``price``; returns ``(n + 1, cost + price)``."""
+    bought[n] = test
+    paid[n] = price
+    mark_done(test, done, prices, 1)
+    return n + 1, cost + price
+
+
 @njit(cache=True, nogil=True)
 def _goes_first(count, price, test, other_count, other_price, other):
     """The forest policy's order: whether ``test`` goes before ``other``.
@@ -547,6 +571,7 @@ def _row_policy(
     done, waiting, stamp, front, stack, length = scratch
     n_trees = offset.shape[0] - 1
     m = done.shape[0]
+    walk = (feature, edge_start, n_edges, child, reached)
     if n == 0:
         cost = 0.0
         done[:] = 0
@@ -582,29 +607,9 @@ def _row_policy(
                     best_price = price
         for f in range(m):
             counts[n, f] = waiting[f]
-        bought[n] = best
-        paid[n] = best_price
-        n += 1
-        cost += best_price
-        mark_done(best, done, prices, 1)
+        n, cost = _buy(best, best_price, n, cost, bought, paid, done, prices)
         for j in range(n_trees):
-            for i in range(offset[j], offset[j] + length[j]):
-                if done[feature[front[i]]] > 0:
-                    _settle(
-                        j,
-                        feature,
-                        edge_start,
-                        n_edges,
-                        child,
-                        reached,
-                        r,
-                        done,
-                        front,
-                        offset,
-                        length,
-                        stack,
-                    )
-                    break
+            _settle_if_waiting(j, walk, r, done, front, offset, length, stack)
     return cost, n
 
 
@@ -708,6 +713,7 @@ def _replay_row(
     done, _, stamp, front, stack, length = scratch
     j = offset.shape[0] - 2
     m = done.shape[0]
+    walk = (feature, edge_start, n_edges, child, reached)
     done[:] = 0
     stamp[:] = -1
     front[offset[j]] = offset[j]
@@ -757,28 +763,8 @@ def _replay_row(
             counts[n, :] = 0
             for q in range(n_wanted):
                 counts[n, wanted[q]] = 1
-        bought[n] = best
-        paid[n] = best_price
-        n += 1
-        cost += best_price
-        mark_done(best, done, prices, 1)
-        for i in range(offset[j], offset[j] + length[j]):
-            if done[feature[front[i]]] > 0:
-                _settle(
-                    j,
-                    feature,
-                    edge_start,
-                    n_edges,
-                    child,
-                    reached,
-                    r,
-                    done,
-                    front,
-                    offset,
-                    length,
-                    stack,
-                )
-                break
+        n, cost = _buy(best, best_price, n, cost, bought, paid, done, prices)
+        _settle_if_waiting(j, walk, r, done, front, offset, length, stack)
     return cost, n, True
 
 

@@ -703,28 +703,12 @@ class _ForestWalks:
                 np.zeros(0),
                 np.zeros((0, m), dtype=np.int16),
             )
+        forest = (feature, edge_start, n_edges, child, offset, self.reached[: offset[-1]])
         if self.candidate is None or runs is None or not self.replay:
-            return forest_acquisition(
-                feature,
-                edge_start,
-                n_edges,
-                child,
-                offset,
-                self.reached[: offset[-1]],
-                self.n_rows,
-                prices,
-            )
+            return forest_acquisition(*forest, self.n_rows, prices)
         assert len(parts) <= _MAX_TREES  # the runs count trees in int16
         cost, n_done, *candidate_runs, n_rerun = forest_acquisition_added(
-            feature,
-            edge_start,
-            n_edges,
-            child,
-            offset,
-            self.reached[: offset[-1]],
-            self.n_rows,
-            prices,
-            *runs,
+            *forest, self.n_rows, prices, *runs
         )
         # Runs too large to keep (many rows, many tests bought): the next tree is priced by
         # running the policy on every tree.
