@@ -54,7 +54,7 @@ def _stat(
     scale = 100.0 if percent else 1.0
     unit = "%" if percent else unit
     prefix = "$" if money else ""
-    spread = f" ± {stat.std * scale:.{digits}f}" if _ok(stat.std) else ""
+    spread = f" ±\u00a0{stat.std * scale:.{digits}f}" if _ok(stat.std) else ""
     return f"{prefix}{stat.mean * scale:.{digits}f}{unit}{spread}"
 
 
