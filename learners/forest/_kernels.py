@@ -541,22 +541,7 @@ def _goes_first(count, price, test, other_count, other_price, other):
 
 
 @njit(cache=True, nogil=True)
-def _row_policy(
-    r,
-    feature,
-    edge_start,
-    n_edges,
-    child,
-    offset,
-    reached,
-    prices,
-    scratch,
-    bought,
-    paid,
-    counts,
-    n,
-    cost,
-):
+def _row_policy(r, forest, prices, scratch, bought, paid, counts, n, cost):
     """The forest policy on row ``r`` from step ``n``: what it buys, in order, and what it pays.
 
     Step ``n`` = 0 starts with nothing done.  Otherwise the run continues
@@ -566,8 +551,10 @@ def _row_policy(
     each step ``i``, how many trees wait on every test just before it
     (``counts[i]``: the run that :func:`forest_acquisition_added` replays).
     Returns ``(cost, n)``, the prices added in purchase order and the number
-    of purchases; ``scratch[0]`` ends as the tests done.
+    of purchases; ``scratch[0]`` ends as the tests done.  ``forest`` is ``(feature,
+    edge_start, n_edges, child, offset, reached)``, as :func:`forest_acquisition` takes them.
     """
+    feature, edge_start, n_edges, child, offset, reached = forest
     done, waiting, stamp, front, stack, length = scratch
     n_trees = offset.shape[0] - 1
     m = done.shape[0]
@@ -649,27 +636,13 @@ def forest_acquisition(
     m = prices[0].shape[0]
     cost = np.zeros(n_rows_of_reached)
     n_done = np.zeros(n_rows_of_reached, dtype=np.int64)
+    forest = (feature, edge_start, n_edges, child, offset, reached)
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     bought = np.zeros(m + 1, dtype=np.int64)
     paid = np.zeros(m + 1)
     counts = np.zeros((m + 1, m), dtype=np.int16)
     for r in range(n_rows_of_reached):
-        cost[r] = _row_policy(
-            r,
-            feature,
-            edge_start,
-            n_edges,
-            child,
-            offset,
-            reached,
-            prices,
-            scratch,
-            bought,
-            paid,
-            counts,
-            0,
-            0.0,
-        )[0]
+        cost[r] = _row_policy(r, forest, prices, scratch, bought, paid, counts, 0, 0.0)[0]
         n_done[r] = np.count_nonzero(scratch[0])
     return cost, n_done
 
@@ -677,12 +650,7 @@ def forest_acquisition(
 @njit(cache=True, nogil=True)
 def _replay_row(
     r,
-    feature,
-    edge_start,
-    n_edges,
-    child,
-    offset,
-    reached,
+    forest,
     prices,
     run_bought,
     run_paid,
@@ -710,6 +678,7 @@ def _replay_row(
     ``bought[:n]``, ``counts[:n]``, the cost (the same prices added in the
     same order) and ``scratch[0]`` are exactly :func:`_row_policy`'s.
     """
+    feature, edge_start, n_edges, child, offset, reached = forest
     done, _, stamp, front, stack, length = scratch
     j = offset.shape[0] - 2
     m = done.shape[0]
@@ -800,6 +769,7 @@ def forest_acquisition_added(
     n_rows = n_rows_of_reached
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
+    forest = (feature, edge_start, n_edges, child, offset, reached)
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     wanted = np.zeros(m, dtype=np.int64)
     bought = np.zeros(m + 1, dtype=np.int64)
@@ -815,12 +785,7 @@ def forest_acquisition_added(
         first = run_start[r]
         spent, n, replayed = _replay_row(
             r,
-            feature,
-            edge_start,
-            n_edges,
-            child,
-            offset,
-            reached,
+            forest,
             prices,
             run_bought,
             run_paid,
@@ -836,22 +801,7 @@ def forest_acquisition_added(
         if not replayed:
             n_rerun += 1
             # The same state as a run with every tree after these n purchases: go on from it.
-            spent, n = _row_policy(
-                r,
-                feature,
-                edge_start,
-                n_edges,
-                child,
-                offset,
-                reached,
-                prices,
-                scratch,
-                bought,
-                paid,
-                counts,
-                n,
-                spent,
-            )
+            spent, n = _row_policy(r, forest, prices, scratch, bought, paid, counts, n, spent)
         cost[r] = spent
         n_done[r] = np.count_nonzero(scratch[0])
         at = start[r]
