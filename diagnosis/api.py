@@ -175,15 +175,17 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             if action == "undo"
             else {"test": body["test"], "value": body["value"], "label": body["label"]}
         )
-        case_actions.take_action(
+        taken = case_actions.perform_action(
             user=request.user,
             case=case,
             action=action,
             seen=body["seen"],
             reason=body["reason"] or "",
             **fields,
-        )  # the service read the case again (status) for the answer below
-        return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
+        )  # the case as the step left it (refreshed, its steps not read again)
+        return JsonResponse(
+            state_to_dict(selectors.case_state(user=request.user, case=case, context=taken.context))
+        )
     except CaseNotFound as exc:  # access lost between the two checks: still the same answer
         return _error(str(exc), 404)
     except PermissionDenied as exc:  # a team lead reads the case but takes no step on it

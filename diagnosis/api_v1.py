@@ -314,7 +314,7 @@ def take_step(request: HttpRequest, case_id: int, payload: StepIn):
         if payload.action == "undo"
         else {"test": payload.test, "value": payload.value, "label": payload.label}
     )
-    case_actions.take_action(
+    taken = case_actions.perform_action(
         user=request.user,
         case=case,
         action=payload.action,
@@ -322,8 +322,9 @@ def take_step(request: HttpRequest, case_id: int, payload: StepIn):
         reason=payload.reason or "",
         **fields,
     )
-    # the case as take_action left it (refreshed); case_state checks the access again
-    return state_to_dict(selectors.case_state(user=request.user, case=case))
+    # the case as the step left it (refreshed, its steps not read again); case_state checks
+    # the access again
+    return state_to_dict(selectors.case_state(user=request.user, case=case, context=taken.context))
 
 
 def _state(request: HttpRequest, case_id: int, *, access: str | None) -> dict[str, Any]:

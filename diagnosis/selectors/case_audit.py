@@ -47,17 +47,11 @@ class CaseEvent:
 
 
 def case_steps(case: DiagnosisCase, *, tests=None) -> list[DiagnosisStep]:
-    """``case``'s steps in order, with their test and authors.
+    """``case``'s steps in order, with their test and authors, read from the database.
 
-    Read from the database, except on the row a step service has locked: there the steps were
-    read once under the lock (``services.cases.hold_steps``) and every step written since in
-    the same transaction was added to them, so the checks, the advice and the price of one
-    step read them once.  ``tests``: the case's dataset's tests, when the caller has read them
-    (each step's test is then taken from them instead of joined into the query).
+    ``tests``: the case's dataset's tests, when the caller has read them (each step's test is
+    then taken from them instead of joined into the query).
     """
-    held = getattr(case, "_held_steps", None)
-    if held is not None:
-        return held
     if tests is None:
         steps = list(case.steps.select_related("test").order_by("position"))
     else:
@@ -88,9 +82,16 @@ def _attach_authors(case: DiagnosisCase, steps: list[DiagnosisStep]) -> None:
         )
 
 
-def case_events(case: DiagnosisCase) -> list[CaseEvent]:
-    """Every write to ``case`` in the order it happened (no permission check; callers check)."""
-    steps = case_steps(case)
+def case_events(
+    case: DiagnosisCase, *, steps: list[DiagnosisStep] | None = None
+) -> list[CaseEvent]:
+    """Every write to ``case`` in the order it happened (no permission check; callers check).
+
+    ``steps``: every step of ``case`` as :func:`case_steps` reads them, when the caller holds
+    them (a step service, under the case's row lock: ``StepContext.steps``).
+    """
+    if steps is None:
+        steps = case_steps(case)
     by_pk = {s.pk: s for s in steps}
     replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
     events = []

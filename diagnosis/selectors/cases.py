@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
@@ -32,6 +33,9 @@ from .case_audit import case_steps, outcome_text
 from .explanations import Explanation, explain
 from .matrices import estimator_for_case
 from .model_cache import get_estimator
+
+if TYPE_CHECKING:
+    from ..services.step_context import StepContext
 
 __all__ = [
     "CaseState",
@@ -217,26 +221,22 @@ def _known_and_unavailable(steps) -> tuple[dict[int, float], set[int]]:
 
 
 def dataset_tests_of(case: DiagnosisCase) -> list[DiagnosticTest]:
-    """The tests of ``case``'s dataset in index order: read, or as the step service holds them
-    on the row it locked (read once per step, like the steps: ``case_audit.case_steps``)."""
-    held = getattr(case, "_held_tests", None)
-    if held is not None:
-        return held
+    """The tests of ``case``'s dataset in index order."""
     return list(case.trained_model.dataset.tests.order_by("index"))
 
 
-def compute_case_state(case: DiagnosisCase) -> CaseState:
+def compute_case_state(case: DiagnosisCase, *, context: StepContext | None = None) -> CaseState:
     """The state of ``case`` from its saved steps (no permission check; services use it).
 
-    Right after a step (``services.case_actions.take_action``), the caller's ``case`` carries
-    the steps and tests as the step's transaction left them, used once here instead of being
-    read again; any later call reads them from the database.
+    ``context``: the steps and tests a step service read under the case's row lock, with the
+    steps it wrote since (:class:`~diagnosis.services.step_context.StepContext`), used instead
+    of reading them again: within the step, and for the answer to it.
     """
     trained = case.trained_model
     dataset = trained.dataset
-    after_step = case.__dict__.pop("_state_after_step", None)
-    if after_step is not None:
-        steps, dataset_tests = after_step
+    if context is not None:
+        context = context.for_case(case)
+        steps, dataset_tests = context.steps, context.tests
     else:
         dataset_tests = dataset_tests_of(case)
         steps = case_steps(case, tests=dataset_tests)
@@ -318,13 +318,15 @@ def compute_case_state(case: DiagnosisCase) -> CaseState:
     )
 
 
-def case_state(*, user, case: DiagnosisCase) -> CaseState:
+def case_state(*, user, case: DiagnosisCase, context: StepContext | None = None) -> CaseState:
     """The viewer's view of ``case``: steps, cost so far, advice now, priced test options.
 
     ``read_only`` is set for a lead reading a team member's case (no step forms).
+    ``context``: what the step just taken on ``case`` left (``services.case_actions.
+    perform_action``), the answer to that step without reading the case again.
     """
     may_act = require_case_read(user, case)
-    state = compute_case_state(case)
+    state = compute_case_state(case, context=context)
     state.read_only = not may_act
     return state
 

@@ -24,6 +24,7 @@ is priced 0).  Undoing a free step (a test marked unavailable) changes no cost.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -36,14 +37,17 @@ from ..selectors.cases import compute_case_state
 from . import cases as case_steps
 from .access_log import log_case_access
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
+from .step_context import StepContext
 from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",
     "REASON_MAX",
+    "ActionTaken",
     "StaleCase",
     "check_seen",
     "correct_result",
+    "perform_action",
     "take_action",
     "undo_last_step",
 ]
@@ -71,11 +75,31 @@ def _seen(value: Any) -> int | None:
     return number
 
 
-def check_seen(*, user, case: DiagnosisCase, seen: int | None) -> None:
-    """Raise :class:`StaleCase` unless ``case`` (locked by the caller) is at version ``seen``."""
+@dataclass(frozen=True)
+class ActionTaken:
+    """What :func:`perform_action` did: the step it wrote (or marked), and for a step the
+    :class:`StepContext` it was taken in (the case's row, steps and tests as the step left
+    them), from which the caller answers without reading the case again. ``None`` after a
+    correction or an undo, whose answer is read afresh."""
+
+    step: DiagnosisStep
+    context: StepContext | None
+
+
+def check_seen(
+    *,
+    user,
+    case: DiagnosisCase,
+    seen: int | None,
+    steps: list[DiagnosisStep] | None = None,
+) -> None:
+    """Raise :class:`StaleCase` unless ``case`` (locked by the caller) is at version ``seen``.
+
+    ``steps``: every step of ``case``, when the caller read them under the lock.
+    """
     if seen is None:
         return
-    events = case_events(case)
+    events = case_events(case, steps=steps)
     if len(events) == seen:
         return
     if len(events) < seen:
@@ -161,6 +185,7 @@ def correct_result(
         locked,
         user,
         state,
+        None,
         kind=DiagnosisStep.RESULT,
         test=original.test,
         value=number,
@@ -246,7 +271,6 @@ def undo_last_step(
     return last
 
 
-@transaction.atomic
 def take_action(
     *,
     user,
@@ -257,6 +281,23 @@ def take_action(
     position: Any = None,
     **step: Any,
 ) -> DiagnosisStep:
+    """:func:`perform_action`, for a caller that needs only the step written."""
+    return perform_action(
+        user=user, case=case, action=action, seen=seen, reason=reason, position=position, **step
+    ).step
+
+
+@transaction.atomic
+def perform_action(
+    *,
+    user,
+    case: DiagnosisCase,
+    action: str,
+    seen: Any = None,
+    reason: str = "",
+    position: Any = None,
+    **step: Any,
+) -> ActionTaken:
     """Take ``action`` on an open case if the poster saw its current version.
 
     Parameters
@@ -270,6 +311,12 @@ def take_action(
     seen : int, optional
         The case version the form was made from (``case_version``); ``None``
         skips the check (a program that does not track versions).
+
+    Returns
+    -------
+    ActionTaken
+        The step, and for a step its :class:`StepContext`: pass it to
+        ``selectors.case_state(context=...)`` for the case as the step left it.
 
     Raises
     ------
@@ -291,21 +338,18 @@ def take_action(
             seen=seen,
         )
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.CORRECT)
-        return corrected
+        return ActionTaken(step=corrected, context=None)
     if action == "undo":
         undone = undo_last_step(user=user, case=case, reason=reason, seen=seen)
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.UNDO)
-        return undone
+        return ActionTaken(step=undone, context=None)
     locked = case_steps._lock_open_case(user, case)
-    case_steps.hold_steps(locked)  # the steps and tests, read once for the whole step
-    check_seen(user=user, case=locked, seen=seen)
+    # The steps and tests, read once under the lock for the whole step; the step is taken on
+    # this locked row (not locked again) and adds itself to the steps.
+    context = case_steps.hold_steps(locked)
+    check_seen(user=user, case=locked, seen=seen, steps=context.steps)
     why = _reason(reason, what="advice is overruled", required=False)
-    # The step is taken on the row this transaction has locked (it is not locked again).
-    locked._row_locked = True
-    try:
-        taken = case_steps.take_step(user=user, case=locked, action=action, **step)
-    finally:
-        locked._row_locked = False
+    taken = case_steps.take_step(user=user, case=locked, action=action, context=context, **step)
     if why and taken.followed_advice:
         raise ValidationError(
             "This step follows the advice; a reason is only recorded when you overrule it."
@@ -315,4 +359,4 @@ def take_action(
         taken.save(update_fields=["overrule_reason"])
     log_case_access(user=user, case_id=case.pk, action=CaseAccess.STEP, detail=action)
     case_steps.refresh_case(case, locked=locked)  # the row as this step left it, not read again
-    return taken
+    return ActionTaken(step=taken, context=context)

@@ -22,6 +22,7 @@ from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
+from .step_context import StepContext
 from .vocabulary import vocabulary_of
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "CaseClosed",
     "classify",
     "clean_value",
+    "hold_steps",
     "mark_unavailable",
     "record_result",
     "record_results",
@@ -71,20 +73,15 @@ def refresh_case(case: DiagnosisCase, *, locked: DiagnosisCase | None = None) ->
     """Bring ``case`` up to date after a step (status, dates).
 
     ``locked``: the row the step's transaction locked and wrote, whose fields the services
-    keep current as they write them (``_add_step``, ``_close``): copied, with the steps and
-    tests read under the lock, which the next ``compute_case_state(case)`` uses once instead
-    of reading them again (the case as this step left it). Without it the row is read again
-    with its model, dataset and clinician in the same query, so the next read of
-    ``case.trained_model`` costs none (the model's JSON is left out: the fitted model comes
-    from the estimator cache).
+    keep current as they write them (``_add_step``, ``_close``): copied, not read again.
+    Without it the row is read again with its model, dataset and clinician in the same query,
+    so the next read of ``case.trained_model`` costs none (the model's JSON is left out: the
+    fitted model comes from the estimator cache).
     """
     if locked is not None:
         if locked is not case:
             for column in DiagnosisCase._meta.concrete_fields:
                 setattr(case, column.attname, getattr(locked, column.attname))
-            held = getattr(locked, "_held_steps", None)
-            if held is not None:
-                case._state_after_step = (held, locked._held_tests)
         return
     case.refresh_from_db(
         from_queryset=DiagnosisCase.objects.select_related(
@@ -95,31 +92,32 @@ def refresh_case(case: DiagnosisCase, *, locked: DiagnosisCase | None = None) ->
 
 def _step_transaction(service):
     """``transaction.atomic`` around a one-step service, without a savepoint of its own when
-    the caller (``case_actions.take_action``) holds the case's row lock in the transaction
-    already: an error there rolls that whole transaction back anyway (two statements fewer
-    per step). Called alone, or from any other caller, it is ``transaction.atomic`` as usual.
+    the caller (``case_actions.perform_action``) hands it the :class:`StepContext` of the row
+    it locked in this transaction: an error there rolls that whole transaction back anyway
+    (two statements fewer per step). Called without one it is ``transaction.atomic`` as usual.
     """
 
     @functools.wraps(service)
     def in_transaction(*args, **kwargs):
-        locked = getattr(kwargs.get("case"), "_row_locked", False)
-        inside = locked and transaction.get_connection().in_atomic_block
-        with transaction.atomic(savepoint=not inside):
+        context: StepContext | None = kwargs.get("context")
+        if context is not None:
+            context.check_locked()
+        with transaction.atomic(savepoint=context is None):
             return service(*args, **kwargs)
 
     return in_transaction
 
 
-def _lock_open_case(user, case: DiagnosisCase) -> DiagnosisCase:
+def _lock_open_case(user, case: DiagnosisCase, context: StepContext | None = None) -> DiagnosisCase:
     """The case row locked for this transaction, after permission and status checks.
 
-    ``case`` itself when it is the row :func:`~diagnosis.services.case_actions.take_action`
-    locked in this transaction and hands on (``_row_locked``): not read nor locked again.
+    With the ``context`` of the row the caller locked in this transaction, that row (not
+    read nor locked again).
     """
-    if getattr(case, "_row_locked", False) and transaction.get_connection().in_atomic_block:
-        locked = case
+    if context is not None:
+        context.check_locked()
+        locked = context.for_case(case).case
     else:
-        case.__dict__.pop("_state_after_step", None)  # about to change: read it afresh after
         locked = _select_for_update(case)
     require_case_access(user, locked)
     if not locked.is_open:
@@ -153,14 +151,12 @@ def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:
     )
 
 
-def hold_steps(case: DiagnosisCase) -> None:
-    """Read the steps of ``case`` (locked by this transaction) and its dataset's tests once;
-    the checks, advice and price of the step then use these (``case_audit.case_steps``,
-    ``selectors.cases.dataset_tests_of``), and ``_add_step`` adds each step it writes."""
-    case.__dict__.pop("_held_steps", None)  # from the database, not from an earlier hold
-    case.__dict__.pop("_held_tests", None)
+def hold_steps(case: DiagnosisCase) -> StepContext:
+    """The :class:`StepContext` of ``case``, a row locked by this transaction: its dataset's
+    tests and its steps (each step's test taken from those tests), read once. The checks,
+    advice and price of the step then use these, and ``_add_step`` adds each step it writes."""
     tests = dataset_tests_of(case)
-    case._held_steps, case._held_tests = case_steps(case, tests=tests), tests
+    return StepContext(case=case, steps=case_steps(case, tests=tests), tests=tests)
 
 
 def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
@@ -237,7 +233,9 @@ def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -
     return number
 
 
-def _add_step(case: DiagnosisCase, user, state: CaseState, **fields) -> DiagnosisStep:
+def _add_step(
+    case: DiagnosisCase, user, state: CaseState, context: StepContext | None, **fields
+) -> DiagnosisStep:
     # ``state`` was computed from every saved step under this transaction's row lock.
     last = max((s.position for s in state.steps), default=None)
     step = DiagnosisStep.objects.create(
@@ -249,23 +247,34 @@ def _add_step(case: DiagnosisCase, user, state: CaseState, **fields) -> Diagnosi
     )
     case.updated_at = timezone.now()
     DiagnosisCase.objects.filter(pk=case.pk).update(updated_at=case.updated_at)
-    held = getattr(case, "_held_steps", None)
-    if held is not None:
-        held.append(step)
+    if context is not None:
+        context.steps.append(step)
     return step
 
 
 @_step_transaction
-def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any) -> DiagnosisStep:
-    """Save a test result, charging its marginal price for this patient (group discounts apply)."""
-    case = _lock_open_case(user, case)
+def record_result(
+    *,
+    user,
+    case: DiagnosisCase,
+    test: DiagnosticTest,
+    value: Any,
+    context: StepContext | None = None,
+) -> DiagnosisStep:
+    """Save a test result, charging its marginal price for this patient (group discounts apply).
+
+    ``context``: the row the caller locked in this transaction, with its steps and tests.
+    """
+    case = _lock_open_case(user, case, context)
     _check_test(case, test)
-    state = compute_case_state(case)
+    state = compute_case_state(case, context=context)
     if test.index in state.known:
         raise ValidationError(f"{test.display_label} already has a result for this patient.")
     number = clean_value(test, value, state.vocabulary.choices_for(test))
     cost_model = cost_model_from_snapshot(case.trained_model.cost_snapshot)
-    problem = _derived_problem(case, cost_model, test, number, state.known, state.unavailable)
+    problem = _derived_problem(
+        case, cost_model, test, number, state.known, state.unavailable, tests=_tests(case, context)
+    )
     if problem:
         raise ValidationError(problem)
     price = cost_model.marginal_cost(test.index, frozenset(state.known))
@@ -274,6 +283,7 @@ def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any
         case,
         user,
         state,
+        context,
         kind=DiagnosisStep.RESULT,
         test=test,
         value=number,
@@ -281,16 +291,18 @@ def record_result(*, user, case: DiagnosisCase, test: DiagnosticTest, value: Any
         followed_advice=advice.get("kind") == "extract" and advice.get("test_index") == test.index,
     )
     if any(test.index in sources for sources in cost_model.derived.values()):
-        _record_computed(case, user, cost_model)
+        _record_computed(case, user, cost_model, context)
     return step
 
 
 @_step_transaction
-def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> DiagnosisStep:
+def mark_unavailable(
+    *, user, case: DiagnosisCase, test: DiagnosticTest, context: StepContext | None = None
+) -> DiagnosisStep:
     """Record that a test cannot be done for this patient (free; the model works around it)."""
-    case = _lock_open_case(user, case)
+    case = _lock_open_case(user, case, context)
     _check_test(case, test)
-    state = compute_case_state(case)
+    state = compute_case_state(case, context=context)
     if test.index in state.known:
         raise ValidationError(
             f"{test.display_label} already has a result; it cannot be unavailable."
@@ -301,6 +313,7 @@ def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> Diag
         case,
         user,
         state,
+        context,
         kind=DiagnosisStep.UNAVAILABLE,
         test=test,
         price=0.0,
@@ -309,8 +322,13 @@ def mark_unavailable(*, user, case: DiagnosisCase, test: DiagnosticTest) -> Diag
 
 
 # ------------------------------------------------------------------ derived tests
-def _labels(case: DiagnosisCase, indices) -> str:
-    tests = {t.index: t.display_label for t in dataset_tests_of(case)}
+def _tests(case: DiagnosisCase, context: StepContext | None) -> list[DiagnosticTest]:
+    """The case's dataset's tests: as the step's context holds them, else read."""
+    return context.tests if context is not None else dataset_tests_of(case)
+
+
+def _labels(case: DiagnosisCase, indices, tests: list[DiagnosticTest]) -> str:
+    tests = {t.index: t.display_label for t in tests}
     names = case.trained_model.cost_snapshot.get("names", [])
     return " and ".join(tests.get(i) or names[i] for i in indices)
 
@@ -322,6 +340,8 @@ def _derived_problem(
     number: float,
     known: dict[int, float],
     unavailable,
+    *,
+    tests: list[DiagnosticTest],
 ) -> str | None:
     """Why a typed value of derived ``test`` cannot be recorded now, or None when it can.
 
@@ -340,16 +360,17 @@ def _derived_problem(
     missing = [s for s in sources if s not in known]
     if gone:
         return (
-            f"{label} is derived from {_labels(case, sources)}, and {_labels(case, gone)} "
-            f"is marked unavailable; mark {label} unavailable too."
+            f"{label} is derived from {_labels(case, sources, tests)}, and "
+            f"{_labels(case, gone, tests)} is marked unavailable; mark {label} unavailable too."
         )
     if missing:
         how = (
-            f"enter {_labels(case, missing)} and {label} is computed for you"
+            f"enter {_labels(case, missing, tests)} and {label} is computed for you"
             if formula is not None
-            else f"enter it together with {_labels(case, missing)}"
+            else f"enter it together with {_labels(case, missing, tests)}"
         )
-        return f"{label} is derived from {_labels(case, sources)}, not a test of its own: {how}."
+        inputs = _labels(case, sources, tests)
+        return f"{label} is derived from {inputs}, not a test of its own: {how}."
     if formula is None:
         return None
     names = case.trained_model.cost_snapshot["names"]
@@ -359,14 +380,16 @@ def _derived_problem(
         return f"{label} cannot be computed ({exc}); mark it unavailable."
     if not formula.agrees(number, computed):
         return (
-            f"{label} {number:g} contradicts {_labels(case, sources)}: {formula.text} = "
+            f"{label} {number:g} contradicts {_labels(case, sources, tests)}: {formula.text} = "
             f"{computed:.4g}, and a typed value may differ by {formula.tolerance:.0%} at most. "
             "Check the values."
         )
     return None
 
 
-def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisStep]:
+def _record_computed(
+    case: DiagnosisCase, user, cost_model, context: StepContext | None = None
+) -> list[DiagnosisStep]:
     """Record every derived test that has a formula and whose inputs are now all known.
 
     Each is its own step (priced by the snapshot's ``marginal_cost``: nothing,
@@ -376,11 +399,11 @@ def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisSte
     """
     formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
     names = case.trained_model.cost_snapshot.get("names", [])
-    tests = {t.index: t for t in dataset_tests_of(case) if t.index in formulas}
+    tests = {t.index: t for t in _tests(case, context) if t.index in formulas}
     recorded: list[DiagnosisStep] = []
     failed: set[int] = set()
     while True:
-        state = compute_case_state(case)
+        state = compute_case_state(case, context=context)
         ready = [
             index
             for index, sources in sorted(cost_model.derived.items())
@@ -407,6 +430,7 @@ def _record_computed(case: DiagnosisCase, user, cost_model) -> list[DiagnosisSte
                 case,
                 user,
                 state,
+                context,
                 kind=DiagnosisStep.RESULT,
                 test=tests[index],
                 value=number,
@@ -482,7 +506,9 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
         sources = cost_model.derived.get(test.index, ())
         if number is None or any(names[s] in errors for s in sources):
             continue  # an input's own error is said first
-        problem = _derived_problem(locked, cost_model, test, number, known, unknown)
+        problem = _derived_problem(
+            locked, cost_model, test, number, known, unknown, tests=dataset_tests_of(locked)
+        )
         if problem:
             errors.setdefault(test.name, []).append(problem)
     if errors:
@@ -516,16 +542,19 @@ def _class_index(label: int | str, labels: list[str]) -> int:
 
 
 @_step_transaction
-def classify(*, user, case: DiagnosisCase, label: int | str) -> DiagnosisStep:
+def classify(
+    *, user, case: DiagnosisCase, label: int | str, context: StepContext | None = None
+) -> DiagnosisStep:
     """Conclude with class ``label`` (index or name; may overrule the advice) and close the case."""
-    given, case = case, _lock_open_case(user, case)
+    given, case = case, _lock_open_case(user, case, context)
     index = _class_index(label, vocabulary_of(case.trained_model).class_labels)
-    state = compute_case_state(case)
+    state = compute_case_state(case, context=context)
     advice = state.advice or {}
     step = _add_step(
         case,
         user,
         state,
+        context,
         kind=DiagnosisStep.CLASSIFY,
         label=index,
         price=0.0,
@@ -537,14 +566,15 @@ def classify(*, user, case: DiagnosisCase, label: int | str) -> DiagnosisStep:
 
 
 @_step_transaction
-def refer(*, user, case: DiagnosisCase) -> DiagnosisStep:
+def refer(*, user, case: DiagnosisCase, context: StepContext | None = None) -> DiagnosisStep:
     """Refer the patient to a specialist and close the case."""
-    given, case = case, _lock_open_case(user, case)
-    state = compute_case_state(case)
+    given, case = case, _lock_open_case(user, case, context)
+    state = compute_case_state(case, context=context)
     step = _add_step(
         case,
         user,
         state,
+        context,
         kind=DiagnosisStep.REFER,
         price=0.0,
         followed_advice=(state.advice or {}).get("kind") == "reject",
@@ -562,7 +592,9 @@ def _close(case: DiagnosisCase, status: str, *, final_label: int | None) -> None
     case.status, case.final_label, case.closed_at, case.updated_at = status, final_label, now, now
 
 
-def _model_test(case: DiagnosisCase, test: DiagnosticTest | str | None) -> DiagnosticTest:
+def _model_test(
+    case: DiagnosisCase, test: DiagnosticTest | str | None, context: StepContext | None = None
+) -> DiagnosticTest:
     """``test`` (an object or a test name) as one of the tests ``case``'s model was trained with."""
     trained = case.trained_model
     names = list(trained.cost_snapshot.get("names", []))
@@ -570,7 +602,7 @@ def _model_test(case: DiagnosisCase, test: DiagnosticTest | str | None) -> Diagn
         _check_test(case, test)
         return test
     found = (
-        next((t for t in dataset_tests_of(case) if t.name == test), None)
+        next((t for t in _tests(case, context) if t.name == test), None)
         if isinstance(test, str) and test
         else None
     )
@@ -587,6 +619,7 @@ def take_step(
     test: DiagnosticTest | str | None = None,
     value: Any = None,
     label: int | str | None = None,
+    context: StepContext | None = None,
 ) -> DiagnosisStep:
     """Take one step on an open case: the one entry point of the screen and the JSON API.
 
@@ -598,6 +631,9 @@ def take_step(
         index or name); ``refer`` needs nothing.
     test : DiagnosticTest or str
         The test, or its name; it must be one the case's model was trained with.
+    context : StepContext, optional
+        ``case``'s row as the caller locked it in this transaction, with its steps and tests
+        (``case_actions.perform_action``): the step is taken on it, not locked or read again.
 
     Raises
     ------
@@ -614,12 +650,12 @@ def take_step(
     if not case.is_open:  # checked again under the row lock; this answers before any other check
         raise CaseClosed(f"This case is closed ({case.status}); it accepts no more steps.")
     if action == "refer":
-        return refer(user=user, case=case)
+        return refer(user=user, case=case, context=context)
     if action == "classify":
         if label is None or label == "":
             raise ValidationError("Choose the class to conclude (label is required to classify).")
-        return classify(user=user, case=case, label=label)
-    chosen = _model_test(case, test)
+        return classify(user=user, case=case, label=label, context=context)
+    chosen = _model_test(case, test, context)
     if action == "unavailable":
-        return mark_unavailable(user=user, case=case, test=chosen)
-    return record_result(user=user, case=case, test=chosen, value=value)
+        return mark_unavailable(user=user, case=case, test=chosen, context=context)
+    return record_result(user=user, case=case, test=chosen, value=value, context=context)

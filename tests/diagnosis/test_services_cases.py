@@ -234,3 +234,36 @@ def test_take_step_checks_the_clinician(case, other_clinician):
     with pytest.raises(CaseNotFound):
         cases.take_step(user=other_clinician, case=case, action="refer")
     assert case.steps.count() == 0
+
+
+def test_a_step_context_serves_only_its_own_case_inside_its_transaction(
+    case, clinician, trained_model
+):
+    """A StepContext is refused for another case, and outside the transaction that locked it."""
+    from django.db import transaction
+
+    other = cases.start_case(user=clinician, trained_model=trained_model)
+    with transaction.atomic():
+        locked = cases._lock_open_case(clinician, case)
+        context = cases.hold_steps(locked)
+        with pytest.raises(ValueError, match="given for case"):
+            cases.take_step(user=clinician, case=other, action="refer", context=context)
+    with pytest.raises(RuntimeError, match="outside the transaction"):
+        cases.take_step(user=clinician, case=locked, action="refer", context=context)
+    assert not DiagnosisStep.objects.filter(case__in=[case, other]).exists()
+
+
+def test_perform_action_answers_with_the_case_as_the_step_left_it(case, clinician):
+    """perform_action's context holds every step, the new one included, like a fresh read."""
+    from diagnosis.services import case_actions
+
+    taken = case_actions.perform_action(
+        user=clinician, case=case, action="result", test="glucose", value=150
+    )
+    assert taken.context is not None and taken.context.steps[-1] is taken.step
+    held = case_state(user=clinician, case=case, context=taken.context)
+    fresh = case_state(user=clinician, case=cases.DiagnosisCase.objects.get(pk=case.pk))
+    assert [(s.pk, s.position, s.price) for s in held.steps] == [
+        (s.pk, s.position, s.price) for s in fresh.steps
+    ]
+    assert held.advice == fresh.advice and held.accumulated_cost == fresh.accumulated_cost
