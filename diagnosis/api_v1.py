@@ -287,10 +287,14 @@ def start_case(request: HttpRequest, payload: CaseIn):
     trained = selectors.visible_model(user=request.user, pk=payload.model)
     if trained is None:
         raise ValidationError(f"There is no ready model {payload.model} you may use.")
-    case = case_services.start_case(
+    opened = case_services.open_case(
         user=request.user, trained_model=trained, patient_reference=payload.patient_reference
     )
-    return Status(201, _state(request, case.pk, access=CaseAccess.API_READ))
+    # answered from the new row and its (no) steps, not read back; the read is logged
+    state = selectors.case_state(
+        user=request.user, case=opened.case, context=opened, access=CaseAccess.API_READ
+    )
+    return Status(201, state_to_dict(state))
 
 
 @api.get(
@@ -306,7 +310,6 @@ def get_case(request: HttpRequest, case_id: int):
     "/cases/{case_id}/steps", response={200: CaseStateOut, **CASE_ERRORS}, summary="Take one step"
 )
 def take_step(request: HttpRequest, case_id: int, payload: StepIn):
-    case = selectors.case_for_user(user=request.user, pk=case_id, access=None)  # service logs
     fields: dict[str, Any] = (
         {"position": payload.position, "value": payload.value}
         if payload.action == "correct"
@@ -314,17 +317,20 @@ def take_step(request: HttpRequest, case_id: int, payload: StepIn):
         if payload.action == "undo"
         else {"test": payload.test, "value": payload.value, "label": payload.label}
     )
+    # The case is read and locked by the service in one query (404 when missing or not
+    # readable, as case_for_user answers), which also logs the step.
     taken = case_actions.perform_action(
         user=request.user,
-        case=case,
+        case_id=case_id,
         action=payload.action,
         seen=payload.seen,
         reason=payload.reason or "",
         **fields,
     )
-    # the case as the step left it (refreshed, its steps not read again); case_state checks
-    # the access again
-    return state_to_dict(selectors.case_state(user=request.user, case=case, context=taken.context))
+    # the case as the action left it (after a step its steps are not read again); case_state
+    # checks the access again
+    state = selectors.case_state(user=request.user, case=taken.case, context=taken.context)
+    return state_to_dict(state)
 
 
 def _state(request: HttpRequest, case_id: int, *, access: str | None) -> dict[str, Any]:

@@ -318,14 +318,24 @@ def compute_case_state(case: DiagnosisCase, *, context: StepContext | None = Non
     )
 
 
-def case_state(*, user, case: DiagnosisCase, context: StepContext | None = None) -> CaseState:
+def case_state(
+    *,
+    user,
+    case: DiagnosisCase,
+    context: StepContext | None = None,
+    access: str | None = None,
+) -> CaseState:
     """The viewer's view of ``case``: steps, cost so far, advice now, priced test options.
 
     ``read_only`` is set for a lead reading a team member's case (no step forms).
     ``context``: what the step just taken on ``case`` left (``services.case_actions.
-    perform_action``), the answer to that step without reading the case again.
+    perform_action``, ``services.cases.open_case``), the answer to that step without reading
+    the case again.  ``access``: a :class:`~diagnosis.models.CaseAccess` read action to log
+    (a case the caller did not read through :func:`case_for_user`, which logs its own).
     """
     may_act = require_case_read(user, case)
+    if access is not None:
+        log_case_access(user=user, case_id=case.pk, action=access)
     state = compute_case_state(case, context=context)
     state.read_only = not may_act
     return state

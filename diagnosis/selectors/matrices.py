@@ -160,7 +160,13 @@ def matrix_status(*, user, trained_model: TrainedModel) -> MatrixStatus:
 
 
 def matrix_for_new_case(trained: TrainedModel) -> list[list[float]]:
-    """The matrix a case started now copies (``DiagnosisCase.matrix_snapshot``)."""
+    """The matrix a case started now copies (``DiagnosisCase.matrix_snapshot``).
+
+    A model that does not follow matrix edits decides with its training matrix whatever the
+    dataset's matrix is now (``resolve``'s every branch says so): no query for it.
+    """
+    if not follows_matrix_edits(trained):
+        return trained.matrix_snapshot or []
     return resolve(trained).in_force
 
 

@@ -58,9 +58,14 @@ def visible_model(*, user, pk: int) -> TrainedModel | None:
 
     With its dataset and without its JSON or the case counts: starting a case needs neither
     (the fitted model comes from the estimator cache), and counting every case of the model
-    grows with its use.
+    grows with its use. ``has_fitted_json`` answers ``is_ready`` in the same query.
     """
-    qs = TrainedModel.objects.select_related("dataset").defer("model_json")
+    qs = (
+        TrainedModel.objects.select_related("dataset")
+        .defer("model_json")
+        # ``is_ready`` without a query of its own (the JSON is not read)
+        .annotate(has_fitted_json=ExpressionWrapper(~Q(model_json=""), output_field=BooleanField()))
+    )
     if not is_model_admin(user):
         require_clinician(user)
         qs = qs.filter(status=TrainedModel.SUCCEEDED)

@@ -77,12 +77,13 @@ def _seen(value: Any) -> int | None:
 
 @dataclass(frozen=True)
 class ActionTaken:
-    """What :func:`perform_action` did: the step it wrote (or marked), and for a step the
-    :class:`StepContext` it was taken in (the case's row, steps and tests as the step left
-    them), from which the caller answers without reading the case again. ``None`` after a
-    correction or an undo, whose answer is read afresh."""
+    """What :func:`perform_action` did: the step it wrote (or marked), the case as the action
+    left it (its row refreshed), and for a step the :class:`StepContext` it was taken in (the
+    case's row, steps and tests as the step left them), from which the caller answers without
+    reading the steps again; ``None`` after a correction or an undo (read afresh)."""
 
     step: DiagnosisStep
+    case: DiagnosisCase
     context: StepContext | None
 
 
@@ -274,7 +275,8 @@ def undo_last_step(
 def take_action(
     *,
     user,
-    case: DiagnosisCase,
+    case: DiagnosisCase | None = None,
+    case_id: int | None = None,
     action: str,
     seen: Any = None,
     reason: str = "",
@@ -283,7 +285,14 @@ def take_action(
 ) -> DiagnosisStep:
     """:func:`perform_action`, for a caller that needs only the step written."""
     return perform_action(
-        user=user, case=case, action=action, seen=seen, reason=reason, position=position, **step
+        user=user,
+        case=case,
+        case_id=case_id,
+        action=action,
+        seen=seen,
+        reason=reason,
+        position=position,
+        **step,
     ).step
 
 
@@ -291,7 +300,8 @@ def take_action(
 def perform_action(
     *,
     user,
-    case: DiagnosisCase,
+    case: DiagnosisCase | None = None,
+    case_id: int | None = None,
     action: str,
     seen: Any = None,
     reason: str = "",
@@ -302,6 +312,11 @@ def perform_action(
 
     Parameters
     ----------
+    case, case_id : the case read by the caller, or its id
+        With ``case_id`` the case is read and its row locked in one query here
+        (``cases.lock_case_for_user``: :class:`CaseNotFound` when missing or not the user's
+        to read, like ``selectors.case_for_user``); ``ActionTaken.case`` is the case as the
+        action left it either way.
     action : one of :data:`ACTIONS`
         ``result``/``unavailable``/``classify``/``refer`` go to
         :func:`~diagnosis.services.cases.take_step` (with ``step``'s ``test``,
@@ -328,6 +343,13 @@ def perform_action(
     if action not in ACTIONS:
         raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
     seen = _seen(seen)
+    locked: DiagnosisCase | None = None
+    if case is None:
+        if case_id is None:
+            raise TypeError("perform_action needs the case or its case_id.")
+        case = locked = case_steps.lock_case_for_user(user=user, pk=case_id)
+    elif case_id is not None and case_id != case.pk:
+        raise TypeError("perform_action was given a case and another case's id.")
     if action == "correct":
         corrected = correct_result(
             user=user,
@@ -338,12 +360,15 @@ def perform_action(
             seen=seen,
         )
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.CORRECT)
-        return ActionTaken(step=corrected, context=None)
+        return ActionTaken(step=corrected, case=case, context=None)
     if action == "undo":
         undone = undo_last_step(user=user, case=case, reason=reason, seen=seen)
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.UNDO)
-        return ActionTaken(step=undone, context=None)
-    locked = case_steps._lock_open_case(user, case)
+        return ActionTaken(step=undone, case=case, context=None)
+    if locked is None:
+        locked = case_steps._lock_open_case(user, case)
+    else:
+        case_steps.check_open_for_steps(user, locked)
     # The steps and tests, read once under the lock for the whole step; the step is taken on
     # this locked row (not locked again) and adds itself to the steps.
     context = case_steps.hold_steps(locked)
@@ -359,4 +384,4 @@ def perform_action(
         taken.save(update_fields=["overrule_reason"])
     log_case_access(user=user, case_id=case.pk, action=CaseAccess.STEP, detail=action)
     case_steps.refresh_case(case, locked=locked)  # the row as this step left it, not read again
-    return ActionTaken(step=taken, context=context)
+    return ActionTaken(step=taken, case=case, context=context)

@@ -17,7 +17,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..models import DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
-from ..permissions import require_case_access, require_clinician
+from ..permissions import CaseNotFound, require_case_access, require_case_read, require_clinician
 from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
@@ -32,6 +32,7 @@ __all__ = [
     "clean_value",
     "hold_steps",
     "mark_unavailable",
+    "open_case",
     "record_result",
     "record_results",
     "refer",
@@ -48,12 +49,21 @@ class CaseClosed(ValidationError):
     """The case is classified or referred: it accepts no more steps."""
 
 
-@transaction.atomic
 def start_case(*, user, trained_model: TrainedModel, patient_reference: str = "") -> DiagnosisCase:
-    """Open a case for a new patient with a ready model.
+    """Open a case for a new patient with a ready model (:func:`open_case`'s case)."""
+    return open_case(
+        user=user, trained_model=trained_model, patient_reference=patient_reference
+    ).case
+
+
+@transaction.atomic
+def open_case(*, user, trained_model: TrainedModel, patient_reference: str = "") -> StepContext:
+    """Open a case for a new patient with a ready model; its :class:`StepContext`.
 
     The case copies the model's error matrix in force now (``selectors.matrices``) and is
-    decided with it for good, whatever the dataset's matrix becomes.
+    decided with it for good, whatever the dataset's matrix becomes.  The context holds the
+    new row (with ``trained_model`` and the clinician as given), no steps, and the dataset's
+    tests: ``selectors.case_state(context=...)`` answers the start without reading it back.
     """
     require_clinician(user)
     if not trained_model.is_ready:
@@ -61,12 +71,13 @@ def start_case(*, user, trained_model: TrainedModel, patient_reference: str = ""
             f"Model {trained_model} is not ready (status {trained_model.status}); "
             "choose a trained model."
         )
-    return DiagnosisCase.objects.create(
+    case = DiagnosisCase.objects.create(
         trained_model=trained_model,
         clinician=user,
         patient_reference=(patient_reference or "").strip()[:200],
         matrix_snapshot=matrix_for_new_case(trained_model),
     )
+    return StepContext(case=case, steps=[], tests=dataset_tests_of(case))
 
 
 def refresh_case(case: DiagnosisCase, *, locked: DiagnosisCase | None = None) -> None:
@@ -119,10 +130,39 @@ def _lock_open_case(user, case: DiagnosisCase, context: StepContext | None = Non
         locked = context.for_case(case).case
     else:
         locked = _select_for_update(case)
+    check_open_for_steps(user, locked)
+    return locked
+
+
+def check_open_for_steps(user, locked: DiagnosisCase) -> None:
+    """Raise unless ``user`` may take a step on ``locked`` (its row locked) and it is open."""
     require_case_access(user, locked)
     if not locked.is_open:
         raise CaseClosed(f"This case is closed ({locked.status}); it accepts no more steps.")
-    return locked
+
+
+def lock_case_for_user(*, user, pk: int) -> DiagnosisCase:
+    """Case ``pk`` read and its row locked in one query, inside the caller's transaction, if
+    ``user`` may read it: :class:`CaseNotFound` if missing *or* not theirs to read, as
+    ``selectors.case_for_user`` answers.  Only the case row is locked (``of``, ``no_key``);
+    with it its model (JSON left out: the estimator cache has it) and dataset.  The caller
+    checks what ``user`` may do with it (``check_open_for_steps``).
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("lock_case_for_user locks a row for the caller's transaction.")
+    case = (
+        DiagnosisCase.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("trained_model", "trained_model__dataset")
+        .defer("trained_model__model_json")
+        .filter(pk=pk)
+        .first()
+    )
+    if case is None:
+        raise CaseNotFound(pk)
+    if case.clinician_id == getattr(user, "pk", None):
+        case.clinician = user  # the usual author of its steps (case_audit.case_steps)
+    require_case_read(user, case)
+    return case
 
 
 def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:

@@ -1,16 +1,21 @@
 """How many SQL queries a step and a case read cost, pinned so that a regression shows.
 
 The limits are today's counts, query by query (the EG2 toy model, a clinician with a token or
-a session).  A step through ``/api/v1`` (10):
+a session).  A step through ``/api/v1`` (9):
 
-* the token with its user and the user's groups (1), the case with its model and dataset, the
-  model's JSON left out (1);
-* under a savepoint (2, SAVEPOINT and RELEASE): the case row locked, alone (1), its steps and
-  the dataset's tests, read once for the ``seen`` check, the test named, the advice and the
+* the token with its user and the user's groups (1);
+* under a savepoint (2, SAVEPOINT and RELEASE): the case with its model and dataset (the
+  model's JSON left out) read and its row locked, alone, in one query (1), its steps and the
+  dataset's tests, read once for the ``seen`` check, the test named, the advice and the
   price (2); the step INSERT (1) and the case's ``updated_at`` (1), in the same transaction
   (no savepoint of their own under the lock); the access-log row (1);
 * the answer: nothing more (the steps and tests read under the lock, with the step added, and
   the locked row as the step left it).
+
+A case start through ``/api/v1`` (7): the token (1), the model with "has it a fitted model" (1),
+under a savepoint (2) the case INSERT (1) and the dataset's tests (1), the access-log row (1);
+the answer is the new row with no steps, not read back (nor the error matrix of a model that
+does not follow the dataset's matrix edits).
 
 The session API reads the session, the user and the user's groups (3) instead of the token,
 and saves the session under its own savepoint (3).  Reads cost the token (with the groups) or
@@ -34,7 +39,8 @@ from diagnosis.services.api_tokens import issue_api_token
 
 pytestmark = pytest.mark.django_db
 
-V1_STEP = 10
+V1_STEP = 9
+V1_START = 7
 V1_READ = 5
 SESSION_STEP = 15
 SESSION_READ = 10
@@ -185,3 +191,26 @@ def test_the_answer_to_a_step_is_the_case_as_read_afresh(clinician, trained_mode
         state = json.loads(answer.content)
         assert state == json.loads(client.get(read).content)
     assert not state["is_open"] and len(state["steps"]) == 4
+
+
+def test_a_v1_case_start_costs_a_fixed_number_of_queries(clinician, trained_model):
+    """/api/v1: a case start costs at most V1_START queries, reads nothing back, no JSON."""
+    token = issue_api_token(issuer=None, owner=clinician, name="EHR")[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def start():
+        return client.post(
+            "/api/v1/cases", {"model": trained_model.pk}, content_type="application/json"
+        )
+
+    assert start().status_code == 201  # the token's last use and the estimator cache
+    with CaptureQueriesContext(connection) as captured:
+        response = start()
+    assert response.status_code == 201, response.content[:300]
+    sql = [q["sql"] for q in captured.captured_queries]
+    assert len(sql) <= V1_START, "\n".join(sql)
+    assert not any(q.startswith('SELECT "diagnosis_diagnosiscase"') for q in sql), sql
+    assert _no_model_json(sql), "the model's JSON was read"
+    state = json.loads(response.content)
+    fresh = json.loads(client.get(f"/api/v1/cases/{state['case']}").content)
+    assert state == fresh
