@@ -287,13 +287,15 @@ def start_case(request: HttpRequest, payload: CaseIn):
     trained = selectors.visible_model(user=request.user, pk=payload.model)
     if trained is None:
         raise ValidationError(f"There is no ready model {payload.model} you may use.")
+    # the answer's read is logged with the new case (one commit)
     opened = case_services.open_case(
-        user=request.user, trained_model=trained, patient_reference=payload.patient_reference
+        user=request.user,
+        trained_model=trained,
+        patient_reference=payload.patient_reference,
+        access=CaseAccess.API_READ,
     )
-    # answered from the new row and its (no) steps, not read back; the read is logged
-    state = selectors.case_state(
-        user=request.user, case=opened.case, context=opened, access=CaseAccess.API_READ
-    )
+    # answered from the new row and its (no) steps, not read back
+    state = selectors.case_state(user=request.user, case=opened.case, context=opened)
     return Status(201, state_to_dict(state))
 
 

@@ -21,6 +21,7 @@ from ..permissions import CaseNotFound, require_case_access, require_case_read, 
 from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
+from .access_log import log_case_access
 from .costs import cost_model_from_snapshot, formulas_from_snapshot
 from .step_context import StepContext
 from .vocabulary import vocabulary_of
@@ -57,8 +58,17 @@ def start_case(*, user, trained_model: TrainedModel, patient_reference: str = ""
 
 
 @transaction.atomic
-def open_case(*, user, trained_model: TrainedModel, patient_reference: str = "") -> StepContext:
+def open_case(
+    *,
+    user,
+    trained_model: TrainedModel,
+    patient_reference: str = "",
+    access: str | None = None,
+) -> StepContext:
     """Open a case for a new patient with a ready model; its :class:`StepContext`.
+
+    ``access``: a :class:`~diagnosis.models.CaseAccess` action to log for the new case (the
+    API's start answers with the case: a read), in the same transaction (one commit).
 
     The case copies the model's error matrix in force now (``selectors.matrices``) and is
     decided with it for good, whatever the dataset's matrix becomes.  The context holds the
@@ -77,6 +87,8 @@ def open_case(*, user, trained_model: TrainedModel, patient_reference: str = "")
         patient_reference=(patient_reference or "").strip()[:200],
         matrix_snapshot=matrix_for_new_case(trained_model),
     )
+    if access is not None:
+        log_case_access(user=user, case_id=case.pk, action=access)
     return StepContext(case=case, steps=[], tests=dataset_tests_of(case))
 
 
