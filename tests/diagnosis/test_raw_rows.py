@@ -1,0 +1,78 @@
+"""The hot path's raw-cursor reads (selectors.raw_rows) give the same instances as the ORM."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+
+from diagnosis.models import ApiToken, DiagnosisCase, DiagnosticTest
+from diagnosis.permissions import CaseNotFound
+from diagnosis.selectors.case_audit import case_steps
+from diagnosis.selectors.cases import dataset_tests_of
+from diagnosis.services import case_actions, cases
+from diagnosis.services.api_tokens import authenticate_token, issue_api_token, revoke_api_token
+
+pytestmark = pytest.mark.django_db
+
+
+def _values(instance) -> dict:
+    deferred = instance.get_deferred_fields()
+    return {
+        f.attname: getattr(instance, f.attname)
+        for f in type(instance)._meta.concrete_fields
+        if f.attname not in deferred
+    }
+
+
+def test_the_locked_case_row_equals_the_orm_read(clinician, trained_model):
+    """The case, its model (JSON deferred) and dataset read and locked equal the ORM's rows."""
+    case = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="x")
+    with transaction.atomic():
+        locked = cases.locked_case_row(case.pk)
+    orm = DiagnosisCase.objects.select_related("trained_model__dataset").get(pk=case.pk)
+    assert _values(locked) == _values(orm)
+    assert locked.trained_model.get_deferred_fields() == {"model_json"}
+    assert _values(locked.trained_model) == {
+        k: v for k, v in _values(orm.trained_model).items() if k != "model_json"
+    }
+    assert _values(locked.trained_model.dataset) == _values(orm.trained_model.dataset)
+    assert locked._state.adding is False and locked._state.db == "default"
+    assert cases.locked_case_row(case.pk + 1000) is None and cases.locked_case_row("x") is None
+
+
+def test_tests_and_steps_equal_the_orm_read(clinician, trained_model):
+    """A dataset's tests and a case's steps (advice JSON decoded) equal the ORM's, in order."""
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    case_actions.take_action(user=clinician, case=case, action="unavailable", test="sex")
+    case_actions.take_action(user=clinician, case=case, action="result", test="glucose", value=9)
+    tests = dataset_tests_of(case)
+    expected = DiagnosticTest.objects.filter(dataset=trained_model.dataset).order_by("index")
+    assert [_values(t) for t in tests] == [_values(t) for t in expected]
+    steps = case_steps(case, tests=tests)
+    orm = list(case.steps.order_by("position"))
+    assert [_values(s) for s in steps] == [_values(s) for s in orm]
+    assert isinstance(steps[0].advice, dict) and steps[0].advice == orm[0].advice
+    assert all(s.case is case and s.test in tests for s in steps)
+
+
+def test_a_token_reads_its_user_and_groups_and_refuses_a_revoked_one(clinician):
+    """authenticate_token's one raw query gives the token's user with its groups; revoked: None."""
+    token, plain = issue_api_token(issuer=None, owner=clinician, name="EHR")
+    user = authenticate_token(presented=plain)
+    assert _values(user) == _values(clinician)
+    assert user._diagnosis_groups[1] == frozenset(clinician.groups.values_list("name", flat=True))
+    revoke_api_token(user=clinician, token=ApiToken.objects.get(pk=token.pk))
+    assert authenticate_token(presented=plain) is None
+
+
+def test_a_step_by_id_on_someone_elses_case_is_not_found(clinician, other_clinician, trained_model):
+    """perform_action(case_id=) answers another clinician's case exactly like a missing one."""
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    with pytest.raises(CaseNotFound) as theirs:
+        case_actions.perform_action(user=other_clinician, case_id=case.pk, action="refer")
+    with pytest.raises(CaseNotFound) as missing:
+        case_actions.perform_action(user=other_clinician, case_id=case.pk + 1000, action="refer")
+    assert str(theirs.value).replace(str(case.pk), "N") == str(missing.value).replace(
+        str(case.pk + 1000), "N"
+    )
+    assert not case.steps.exists()
