@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 from django.utils import timezone
 
@@ -13,6 +15,7 @@ from ..permissions import is_model_admin, require_clinician
 from ..services import learner_registry
 from ..services.training_data import THIN_SUPPORT
 from ..services.vocabulary import vocabulary_of
+from . import raw_rows
 
 __all__ = [
     "case_outcomes",
@@ -60,16 +63,58 @@ def visible_model(*, user, pk: int) -> TrainedModel | None:
     (the fitted model comes from the estimator cache), and counting every case of the model
     grows with its use. ``has_fitted_json`` answers ``is_ready`` in the same query.
     """
+    admin = is_model_admin(user)
+    if not admin:
+        require_clinician(user)
+    if connection.vendor == "postgresql":
+        return _visible_model_row(pk, ready_only=not admin)
     qs = (
         TrainedModel.objects.select_related("dataset")
         .defer("model_json")
         # ``is_ready`` without a query of its own (the JSON is not read)
         .annotate(has_fitted_json=ExpressionWrapper(~Q(model_json=""), output_field=BooleanField()))
     )
-    if not is_model_admin(user):
-        require_clinician(user)
+    if not admin:
         qs = qs.filter(status=TrainedModel.SUCCEEDED)
     return qs.filter(pk=pk).first()
+
+
+def _visible_model_row(pk, *, ready_only: bool) -> TrainedModel | None:
+    """:func:`visible_model`'s read on PostgreSQL: one raw query written once per process."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    trained_part, dataset_part = _model_parts()
+    sql, params = _model_sql(ready_only), [pk]
+    if ready_only:
+        params.append(TrainedModel.SUCCEEDED)
+    rows = raw_rows.fetch_instances((trained_part, dataset_part), sql, params)
+    if not rows:
+        return None
+    trained, dataset, has_json = rows[0]
+    TrainedModel.dataset.field.set_cached_value(trained, dataset)
+    trained.has_fitted_json = bool(has_json)  # as models_for_user annotates it, for is_ready
+    return trained
+
+
+def _model_parts() -> tuple[raw_rows.Columns, raw_rows.Columns]:
+    return (
+        raw_rows.columns(TrainedModel, TrainedModel._meta.db_table, defer=("model_json",)),
+        raw_rows.columns(Dataset, "d"),
+    )
+
+
+@functools.cache
+def _model_sql(ready_only: bool) -> str:
+    trained, dataset = _model_parts()
+    status = f" AND {trained.column('status')} = %s" if ready_only else ""
+    return (
+        f"SELECT {trained.sql}, {dataset.sql}, NOT ({trained.column('model_json')} = '')"
+        f" FROM {trained.table}"
+        f" INNER JOIN {dataset.table} ON ({trained.column('dataset')} = {dataset.column('id')})"
+        f" WHERE {trained.column('id')} = %s{status}"
+    )
 
 
 def require_model_access(user, trained: TrainedModel) -> None:

@@ -76,3 +76,20 @@ def test_a_step_by_id_on_someone_elses_case_is_not_found(clinician, other_clinic
         str(case.pk + 1000), "N"
     )
     assert not case.steps.exists()
+
+
+def test_a_visible_model_equals_the_orm_read(clinician, model_admin, trained_model):
+    """visible_model's one raw query: the model (JSON deferred) and dataset as the ORM reads
+    them, ready; a clinician gets no unfinished model, an admin does."""
+    from diagnosis.models import TrainedModel
+    from diagnosis.selectors import visible_model
+
+    found = visible_model(user=clinician, pk=trained_model.pk)
+    orm = TrainedModel.objects.select_related("dataset").get(pk=trained_model.pk)
+    assert found.get_deferred_fields() == {"model_json"}
+    assert _values(found) == {k: v for k, v in _values(orm).items() if k != "model_json"}
+    assert _values(found.dataset) == _values(orm.dataset) and found.is_ready
+    TrainedModel.objects.filter(pk=trained_model.pk).update(status=TrainedModel.RUNNING)
+    assert visible_model(user=clinician, pk=trained_model.pk) is None
+    assert not visible_model(user=model_admin, pk=trained_model.pk).is_ready
+    assert visible_model(user=clinician, pk="nope") is None
