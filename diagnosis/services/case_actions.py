@@ -365,13 +365,14 @@ def perform_action(
         undone = undo_last_step(user=user, case=case, reason=reason, seen=seen)
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.UNDO)
         return ActionTaken(step=undone, case=case, context=None)
+    touched = locked is not None  # lock_case_for_user set updated_at with the lock
     if locked is None:
         locked = case_steps._lock_open_case(user, case)
     else:
         case_steps.check_open_for_steps(user, locked)
     # The steps and tests, read once under the lock for the whole step; the step is taken on
     # this locked row (not locked again) and adds itself to the steps.
-    context = case_steps.hold_steps(locked)
+    context = case_steps.hold_steps(locked, touched=touched)
     check_seen(user=user, case=locked, seen=seen, steps=context.steps)
     why = _reason(reason, what="advice is overruled", required=False)
     taken = case_steps.take_step(user=user, case=locked, action=action, context=context, **step)

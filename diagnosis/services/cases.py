@@ -147,24 +147,38 @@ def _lock_open_case(user, case: DiagnosisCase, context: StepContext | None = Non
     return locked
 
 
-def locked_case_row(pk: int) -> DiagnosisCase | None:
-    """Case ``pk`` with its model (JSON deferred) and dataset, its row alone locked (``FOR NO
-    KEY UPDATE OF`` the case); on PostgreSQL one raw query written once per process
-    (``selectors.raw_rows``: no ORM compile per step), elsewhere the same through the ORM."""
+def touched_case_row(pk: int) -> DiagnosisCase | None:
+    """Case ``pk`` with its model (JSON deferred) and dataset, its row alone locked and its
+    ``updated_at`` set to now, for the step about to be taken in the caller's transaction
+    (which undoes it with everything else if the step fails).
+
+    On PostgreSQL one raw statement written once per process (``selectors.raw_rows``): an
+    ``UPDATE`` of the case row ``RETURNING`` it joined to its model and dataset, which takes
+    the same lock as ``SELECT ... FOR NO KEY UPDATE OF`` the case (the key is not changed;
+    the model's and dataset's rows, read through ``FROM``, are not locked).  Elsewhere the
+    same through the ORM, in two statements.
+    """
     try:
         pk = int(pk)
     except (TypeError, ValueError):
         return None
+    now = timezone.now()
     if transaction.get_connection().vendor != "postgresql":
-        return (
+        case = (
             DiagnosisCase.objects.select_for_update(of=("self",), no_key=True)
             .select_related("trained_model", "trained_model__dataset")
             .defer("trained_model__model_json")
             .filter(pk=pk)
             .first()
         )
+        if case is not None:
+            DiagnosisCase.objects.filter(pk=pk).update(updated_at=now)
+            case.updated_at = now
+        return case
     case_part, model_part, dataset_part = _case_row_parts()
-    rows = raw_rows.fetch_instances((case_part, model_part, dataset_part), _locked_case_sql(), [pk])
+    rows = raw_rows.fetch_instances(
+        (case_part, model_part, dataset_part), _touched_case_sql(), [now, pk]
+    )
     if not rows:
         return None
     case, trained, dataset = rows[0]
@@ -182,14 +196,17 @@ def _case_row_parts() -> tuple[raw_rows.Columns, raw_rows.Columns, raw_rows.Colu
 
 
 @functools.cache
-def _locked_case_sql() -> str:
+def _touched_case_sql() -> str:
     case, trained, dataset = _case_row_parts()
+    quote = transaction.get_connection().ops.quote_name
+    updated = quote(DiagnosisCase._meta.get_field("updated_at").column)
     return (
-        f"SELECT {case.sql}, {trained.sql}, {dataset.sql} FROM {case.table}"
-        f" INNER JOIN {trained.table} ON ({case.column('trained_model')} = {trained.column('id')})"
+        f"UPDATE {quote(case.alias)} SET {updated} = %s"
+        f" FROM {trained.table}"
         f" INNER JOIN {dataset.table} ON ({trained.column('dataset')} = {dataset.column('id')})"
         f" WHERE {case.column('id')} = %s"
-        f" FOR NO KEY UPDATE OF {transaction.get_connection().ops.quote_name(case.alias)}"
+        f" AND {case.column('trained_model')} = {trained.column('id')}"
+        f" RETURNING {case.sql}, {trained.sql}, {dataset.sql}"
     )
 
 
@@ -201,15 +218,17 @@ def check_open_for_steps(user, locked: DiagnosisCase) -> None:
 
 
 def lock_case_for_user(*, user, pk: int) -> DiagnosisCase:
-    """Case ``pk`` read and its row locked in one query, inside the caller's transaction, if
-    ``user`` may read it: :class:`CaseNotFound` if missing *or* not theirs to read, as
-    ``selectors.case_for_user`` answers.  Only the case row is locked (``of``, ``no_key``);
-    with it its model (JSON left out: the estimator cache has it) and dataset.  The caller
-    checks what ``user`` may do with it (``check_open_for_steps``).
+    """Case ``pk`` read, its row locked and touched (``updated_at``) in one statement, inside
+    the caller's transaction, if ``user`` may read it: :class:`CaseNotFound` if missing *or*
+    not theirs to read, as ``selectors.case_for_user`` answers (the caller's transaction is
+    then rolled back, the touch with it).  Only the case row is locked; with it its model
+    (JSON left out: the estimator cache has it) and dataset.  The caller checks what ``user``
+    may do with it (``check_open_for_steps``) and holds it with ``hold_steps(touched=True)``:
+    its steps do not touch it again.
     """
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("lock_case_for_user locks a row for the caller's transaction.")
-    case = locked_case_row(pk)
+    case = touched_case_row(pk)
     if case is None:
         raise CaseNotFound(pk)
     if case.clinician_id == getattr(user, "pk", None):
@@ -244,12 +263,12 @@ def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:
     )
 
 
-def hold_steps(case: DiagnosisCase) -> StepContext:
+def hold_steps(case: DiagnosisCase, *, touched: bool = False) -> StepContext:
     """The :class:`StepContext` of ``case``, a row locked by this transaction: its dataset's
     tests and its steps (each step's test taken from those tests), read once. The checks,
     advice and price of the step then use these, and ``_add_step`` adds each step it writes."""
     tests = dataset_tests_of(case)
-    return StepContext(case=case, steps=case_steps(case, tests=tests), tests=tests)
+    return StepContext(case=case, steps=case_steps(case, tests=tests), tests=tests, touched=touched)
 
 
 def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
@@ -338,8 +357,9 @@ def _add_step(
         advice=state.advice,
         **fields,
     )
-    case.updated_at = timezone.now()
-    DiagnosisCase.objects.filter(pk=case.pk).update(updated_at=case.updated_at)
+    if context is None or not context.touched:  # else this transaction's lock touched it
+        case.updated_at = timezone.now()
+        DiagnosisCase.objects.filter(pk=case.pk).update(updated_at=case.updated_at)
     if context is not None:
         context.steps.append(step)
     return step

@@ -35,6 +35,9 @@ class StepContext:
     case: DiagnosisCase
     steps: list[DiagnosisStep]
     tests: list[DiagnosticTest]
+    #: the lock set the row's ``updated_at`` already (``cases.lock_case_for_user``): the
+    #: steps written in this transaction do not update it again
+    touched: bool = False
     #: the innermost ``transaction.atomic`` block open when the row was locked and read
     block: object = field(default_factory=lambda: _innermost_block(), repr=False, compare=False)
 

@@ -1,14 +1,14 @@
 """How many SQL queries a step and a case read cost, pinned so that a regression shows.
 
 The limits are today's counts, query by query (the EG2 toy model, a clinician with a token or
-a session).  A step through ``/api/v1`` (9):
+a session).  A step through ``/api/v1`` (8):
 
 * the token with its user and the user's groups (1);
-* under a savepoint (2, SAVEPOINT and RELEASE): the case with its model and dataset (the
-  model's JSON left out) read and its row locked, alone, in one query (1), its steps and the
-  dataset's tests, read once for the ``seen`` check, the test named, the advice and the
-  price (2); the step INSERT (1) and the case's ``updated_at`` (1), in the same transaction
-  (no savepoint of their own under the lock); the access-log row (1);
+* under a savepoint (2, SAVEPOINT and RELEASE): the case row locked, alone, and its
+  ``updated_at`` set, returning it with its model and dataset (the model's JSON left out), in
+  one ``UPDATE ... RETURNING`` (1), its steps and the dataset's tests, read once for the
+  ``seen`` check, the test named, the advice and the price (2); the step INSERT (1), in the
+  same transaction (no savepoint of its own under the lock); the access-log row (1);
 * the answer: nothing more (the steps and tests read under the lock, with the step added, and
   the locked row as the step left it).
 
@@ -39,7 +39,7 @@ from diagnosis.services.api_tokens import issue_api_token
 
 pytestmark = pytest.mark.django_db
 
-V1_STEP = 9
+V1_STEP = 8
 V1_START = 7
 V1_READ = 5
 SESSION_STEP = 15
@@ -157,16 +157,18 @@ def test_listing_models_reads_no_json_and_does_not_grow_with_the_models(clinicia
 
 
 def test_a_step_locks_the_case_row_alone(clinician, trained_model):
-    """Every row lock a step takes is on the case row only, never its model's or dataset's."""
+    """Every row lock a step takes is on the case row only, never its model's or dataset's:
+    one UPDATE of the case row per step (an UPDATE locks its target rows alone, the model and
+    dataset read through its FROM are not locked) and no SELECT ... FOR of anything else."""
     token = issue_api_token(issuer=None, owner=clinician, name="EHR")[1]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     case = cases.start_case(user=clinician, trained_model=trained_model)
     (_, first_sql, _), (_, second_sql, _) = _walk(
         client, f"/api/v1/cases/{case.pk}", f"/api/v1/cases/{case.pk}/steps"
     )
-    locks = [q for q in first_sql + second_sql if " FOR " in q]
-    assert len(locks) == 2
-    assert all(q.endswith('FOR NO KEY UPDATE OF "diagnosis_diagnosiscase"') for q in locks), locks
+    locks = [q for q in first_sql + second_sql if " FOR " in q or q.startswith("UPDATE ")]
+    assert len(locks) == 2, locks
+    assert all(q.startswith('UPDATE "diagnosis_diagnosiscase" SET "updated_at"') for q in locks)
 
 
 def test_the_answer_to_a_step_is_the_case_as_read_afresh(clinician, trained_model):

@@ -25,19 +25,19 @@ def _values(instance) -> dict:
 
 
 def test_the_locked_case_row_equals_the_orm_read(clinician, trained_model):
-    """The case, its model (JSON deferred) and dataset read and locked equal the ORM's rows."""
+    """The case (touched), its model (JSON deferred) and dataset equal the ORM's rows."""
     case = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="x")
     with transaction.atomic():
-        locked = cases.locked_case_row(case.pk)
+        locked = cases.touched_case_row(case.pk)
     orm = DiagnosisCase.objects.select_related("trained_model__dataset").get(pk=case.pk)
-    assert _values(locked) == _values(orm)
+    assert _values(locked) == _values(orm) and locked.updated_at > case.updated_at
     assert locked.trained_model.get_deferred_fields() == {"model_json"}
     assert _values(locked.trained_model) == {
         k: v for k, v in _values(orm.trained_model).items() if k != "model_json"
     }
     assert _values(locked.trained_model.dataset) == _values(orm.trained_model.dataset)
     assert locked._state.adding is False and locked._state.db == "default"
-    assert cases.locked_case_row(case.pk + 1000) is None and cases.locked_case_row("x") is None
+    assert cases.touched_case_row(case.pk + 1000) is None and cases.touched_case_row("x") is None
 
 
 def test_tests_and_steps_equal_the_orm_read(clinician, trained_model):
@@ -93,3 +93,21 @@ def test_a_visible_model_equals_the_orm_read(clinician, model_admin, trained_mod
     assert visible_model(user=clinician, pk=trained_model.pk) is None
     assert not visible_model(user=model_admin, pk=trained_model.pk).is_ready
     assert visible_model(user=clinician, pk="nope") is None
+
+
+def test_a_refused_step_leaves_the_case_untouched(clinician, trained_model):
+    """The lock's touch of updated_at is undone with a refused step; a taken step keeps it."""
+    from django.core.exceptions import ValidationError
+
+    case = cases.start_case(user=clinician, trained_model=trained_model)
+    before = DiagnosisCase.objects.get(pk=case.pk).updated_at
+    with pytest.raises(ValidationError):
+        case_actions.perform_action(
+            user=clinician, case_id=case.pk, action="result", test="glucose", value="abc"
+        )
+    assert DiagnosisCase.objects.get(pk=case.pk).updated_at == before
+    taken = case_actions.perform_action(
+        user=clinician, case_id=case.pk, action="result", test="glucose", value=9
+    )
+    after = DiagnosisCase.objects.get(pk=case.pk).updated_at
+    assert after > before and taken.case.updated_at == after
