@@ -51,6 +51,7 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         super().__init__(rate)
         self._script = None
         self._waits = threading.local()  # one throttle object serves every thread
+        self._clients: dict[int, tuple[object, object]] = {}  # id(pool) -> (pool, client)
 
     def allow_request(self, request: HttpRequest) -> bool:
         self._waits.seconds = None
@@ -61,7 +62,7 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         if key is None:
             return True
         redis_key = backend.make_and_validate_key(key)
-        client = backend._cache.get_client(redis_key, write=True)
+        client = self._client(backend, redis_key)
         if self._script is None:
             self._script = client.register_script(_CHECK_AND_COUNT)
         allowed, wait_ms = self._script(
@@ -77,6 +78,17 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         if not allowed:
             self._waits.seconds = int(wait_ms) / 1000
         return bool(allowed)
+
+    def _client(self, backend: RedisCache, redis_key: str):
+        """A Redis client on the cache's writing pool, made once per pool: Django's
+        ``get_client`` builds a new client (its ~170 response callbacks) on every call; a
+        client is safe to share between threads, each command taking a pooled connection."""
+        pool = backend._cache._get_connection_pool(write=True)
+        made = self._clients.get(id(pool))
+        if made is None or made[0] is not pool:
+            made = (pool, backend._cache.get_client(redis_key, write=True))
+            self._clients[id(pool)] = made
+        return made[1]
 
     def wait(self) -> float | None:
         """Seconds until a call is allowed again (the Retry-After header)."""
