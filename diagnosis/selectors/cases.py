@@ -236,8 +236,15 @@ def dataset_tests_of(case: DiagnosisCase) -> list[DiagnosticTest]:
     return [row[0] for row in raw_rows.fetch_instances((part,), sql, [dataset_id])]
 
 
-def compute_case_state(case: DiagnosisCase, *, context: StepContext | None = None) -> CaseState:
+def compute_case_state(
+    case: DiagnosisCase, *, context: StepContext | None = None, for_screen: bool = True
+) -> CaseState:
     """The state of ``case`` from its saved steps (no permission check; services use it).
+
+    ``for_screen=False``: only what a step service decides with (the steps, known and
+    unavailable results, the advice, the vocabulary, the cost so far); the priced test
+    options, the steps' discounts and the worded explanation, which only an answer shows,
+    are left empty (pricing every test twice is most of a state's work).
 
     ``context``: the steps and tests a step service read under the case's row lock, with the
     steps it wrote since (:class:`~diagnosis.services.step_context.StepContext`), used instead
@@ -267,6 +274,18 @@ def compute_case_state(case: DiagnosisCase, *, context: StepContext | None = Non
             unavailable=unavailable,
             vocabulary=vocabulary,
             dataset_tests=dataset_tests,
+        )
+    if not for_screen:
+        return CaseState(
+            case=case,
+            steps=steps,
+            known=known,
+            unavailable=unavailable,
+            accumulated_cost=float(sum(s.price for s in steps)),
+            advice=advice,
+            class_labels=list(vocabulary.class_labels),
+            vocabulary=vocabulary,
+            is_open=case.is_open,
         )
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])

@@ -181,7 +181,7 @@ def correct_result(
             f"{original.test.display_label} is already recorded as that value; nothing to correct."
         )
     why = _reason(reason, what="value is corrected", required=True)
-    state = compute_case_state(locked)
+    state = compute_case_state(locked, for_screen=False)
     replacement = case_steps._add_step(
         locked,
         user,

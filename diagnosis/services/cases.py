@@ -380,7 +380,7 @@ def record_result(
     """
     case = _lock_open_case(user, case, context)
     _check_test(case, test)
-    state = compute_case_state(case, context=context)
+    state = compute_case_state(case, context=context, for_screen=False)
     if test.index in state.known:
         raise ValidationError(f"{test.display_label} already has a result for this patient.")
     number = clean_value(test, value, state.vocabulary.choices_for(test))
@@ -415,7 +415,7 @@ def mark_unavailable(
     """Record that a test cannot be done for this patient (free; the model works around it)."""
     case = _lock_open_case(user, case, context)
     _check_test(case, test)
-    state = compute_case_state(case, context=context)
+    state = compute_case_state(case, context=context, for_screen=False)
     if test.index in state.known:
         raise ValidationError(
             f"{test.display_label} already has a result; it cannot be unavailable."
@@ -516,7 +516,7 @@ def _record_computed(
     recorded: list[DiagnosisStep] = []
     failed: set[int] = set()
     while True:
-        state = compute_case_state(case, context=context)
+        state = compute_case_state(case, context=context, for_screen=False)
         ready = [
             index
             for index, sources in sorted(cost_model.derived.items())
@@ -586,7 +586,7 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
         raise ValidationError(
             'Give the results as an object of test names and values, e.g. {"age": 54}.'
         )
-    state = compute_case_state(locked)
+    state = compute_case_state(locked, for_screen=False)
     cost_model = cost_model_from_snapshot(locked.trained_model.cost_snapshot)
     errors: dict[str, list[str]] = {}
     chosen: list[tuple[DiagnosticTest, float | None]] = []
@@ -631,7 +631,10 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
     for test, number in ordered:
         if number is None:
             mark_unavailable(user=user, case=locked, test=test)
-        elif test.index in cost_model.derived and test.index in compute_case_state(locked).known:
+        elif (
+            test.index in cost_model.derived
+            and test.index in compute_case_state(locked, for_screen=False).known
+        ):
             continue  # computed from its inputs a moment ago; the typed value agreed
         else:
             record_result(user=user, case=locked, test=test, value=number)
@@ -661,7 +664,7 @@ def classify(
     """Conclude with class ``label`` (index or name; may overrule the advice) and close the case."""
     given, case = case, _lock_open_case(user, case, context)
     index = _class_index(label, vocabulary_of(case.trained_model).class_labels)
-    state = compute_case_state(case, context=context)
+    state = compute_case_state(case, context=context, for_screen=False)
     advice = state.advice or {}
     step = _add_step(
         case,
@@ -682,7 +685,7 @@ def classify(
 def refer(*, user, case: DiagnosisCase, context: StepContext | None = None) -> DiagnosisStep:
     """Refer the patient to a specialist and close the case."""
     given, case = case, _lock_open_case(user, case, context)
-    state = compute_case_state(case, context=context)
+    state = compute_case_state(case, context=context, for_screen=False)
     step = _add_step(
         case,
         user,

@@ -267,3 +267,21 @@ def test_perform_action_answers_with_the_case_as_the_step_left_it(case, clinicia
         (s.pk, s.position, s.price) for s in fresh.steps
     ]
     assert held.advice == fresh.advice and held.accumulated_cost == fresh.accumulated_cost
+
+
+def test_a_step_services_state_decides_like_the_screens(case, clinician):
+    """compute_case_state(for_screen=False) has the screen state's steps, results, advice and
+    cost, without the priced options or explanation it skips."""
+    from diagnosis.selectors.cases import compute_case_state
+
+    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    full = compute_case_state(case)
+    lean = compute_case_state(case, for_screen=False)
+    assert [s.pk for s in lean.steps] == [s.pk for s in full.steps]
+    assert (lean.known, lean.unavailable, lean.advice) == (
+        full.known,
+        full.unavailable,
+        full.advice,
+    )
+    assert lean.accumulated_cost == full.accumulated_cost and lean.is_open == full.is_open
+    assert full.test_options and not lean.test_options and lean.explanation is None
