@@ -382,7 +382,8 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         random_state=0,
         r=2,
     ).fit(X, y)
-    assert set(model.selected_) == {"r", "prune_lookahead", "pruning", "pruning_cf"}
+    greedy_fields = {"w", "min_samples_leaf"} if model.selected_["r"] == 0 else set()
+    assert set(model.selected_) == {"r", "prune_lookahead", "pruning", "pruning_cf"} | greedy_fields
     assert ACTClassifier.from_json(model.to_json()).selected_ == model.selected_
     untuned = ACTClassifier(random_state=0, r=2, tune="off").fit(X, y)
     assert ACTClassifier.from_json(untuned.to_json()).selected_ == {}
@@ -392,6 +393,8 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         ("prune_lookahead", 1),
         ("pruning_cf", 2.0),
         ("r", -1),
+        ("w", -0.5),
+        ("min_samples_leaf", 0.5),
     ]:
         broken = json.loads(json.dumps(document))
         broken["fitted"]["selected"][field] = value
@@ -450,3 +453,64 @@ def test_compiled_held_out_costs_equal_run_case():
             for i in range(200, 300)
         ]
         np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_inner_cv_offers_accuracy_trees_and_refits_the_one_it_keeps(monkeypatch):
+    """The inner CV's candidates end with EG2 and the accuracy-driven trees (w = 0, one per
+    leaf size); when one of these is kept, the final tree is that greedy tree grown on all
+    the cases, and selected_ (its w and leaf size) survives JSON."""
+    import learners.act.act as act_module
+
+    X, y = _mixed_data(12, n=240)
+    kwargs = dict(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 5000], [5000, 0]],
+        categorical_features=[1, 3],
+        random_state=2,
+        r=2,
+    )
+    model = ACTClassifier(**kwargs)
+    model.fit(X, y)  # sets the fitted attributes the candidate listing needs
+    folds = model._tuning_folds(y, 2)
+    settings = model._settings(X.shape[0])
+    costs, choices = model._tune_costs(
+        X, model.classes_[y], y, folds, settings, encode_prices(model.cost_model_), 2
+    )
+    greedy = [c for c in choices if isinstance(c, act_module._Greedy)]
+    assert greedy == act_module._greedy_grid(model.w_)
+    assert [c.min_leaf for c in greedy[1:]] == list(act_module._ACCURACY_LEAF_SIZES)
+    assert all(c.w == 0.0 for c in greedy[1:])
+    assert len(costs) == len(choices)
+    # keep the accuracy tree with leaves of at least 10 cases
+    wanted = choices.index(act_module._Greedy(0.0, "error", 10.0))
+    monkeypatch.setattr(act_module, "_one_se_choice", lambda costs: wanted)
+    kept = ACTClassifier(**kwargs).fit(X, y)
+    assert kept.selected_["r"] == 0 and kept.selected_["w"] == 0.0
+    assert kept.selected_["min_samples_leaf"] == 10.0
+    expected = EG2Classifier(
+        w=0.0,
+        cf=kept.cf_,
+        min_samples_leaf=10.0,
+        test_costs=kwargs["test_costs"],
+        cost_matrix=kwargs["cost_matrix"],
+        categorical_features=[1, 3],
+    ).fit(X, y)
+    assert kept.tree_.to_dict() == expected.tree_.to_dict()
+    assert ACTClassifier.from_json(kept.to_json()).selected_ == kept.selected_
+
+
+def test_inner_cv_keeps_the_least_held_out_cost_ties_to_the_simplest():
+    """The inner CV keeps the candidate of least mean held-out cost (no standard-error
+    margin), and on an exact tie the simplest (first) one."""
+    from learners.act.act import _SE_RULE, _one_se_choice
+
+    assert _SE_RULE == 0.0
+    rng = np.random.default_rng(0)
+    noisy = rng.normal(10.0, 5.0, size=60)
+    jitter = rng.normal(0.0, 3.0, size=60)
+    # less on average by 0.2, well within one standard error of the paired difference
+    slightly_better = noisy - 0.2 + (jitter - jitter.mean())
+    diff = noisy - slightly_better
+    assert 0.0 < diff.mean() < diff.std(ddof=1) / np.sqrt(60)
+    assert _one_se_choice([noisy, slightly_better, noisy + 1.0]) == 1
+    assert _one_se_choice([noisy, noisy.copy(), noisy + 1.0]) == 0
