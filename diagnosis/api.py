@@ -147,19 +147,18 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
     if not request.user.is_authenticated:
         return _error("Log in first (session authentication).", 401)
     try:
-        # A read is logged here; a step by the service that takes it (one row per request).
-        reading = request.method == "GET"
-        case = selectors.case_for_user(
-            user=request.user, pk=pk, access=CaseAccess.API_READ if reading else None
-        )
-    except CaseNotFound as exc:
-        return _error(str(exc), 404)
-    try:
-        if request.method == "GET":
+        if request.method == "GET":  # a read is logged here
+            case = selectors.case_for_user(user=request.user, pk=pk, access=CaseAccess.API_READ)
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
-        body = clean_step_body(parse_json_object(request.body))
+        try:
+            body = clean_step_body(parse_json_object(request.body))
+        except ValidationError:
+            # a case one may not read is not found, whatever the body (no log: nothing read)
+            selectors.case_for_user(user=request.user, pk=pk, access=None)
+            raise
         action = body["action"]
         if action == "results":
+            case = selectors.case_for_user(user=request.user, pk=pk, access=None)  # service logs
             case_batch.take_results(
                 user=request.user,
                 case=case,
@@ -175,18 +174,19 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             if action == "undo"
             else {"test": body["test"], "value": body["value"], "label": body["label"]}
         )
+        # The service reads and locks the case in one statement (not found, like a missing
+        # case, for anyone who may not read it) and logs the step.
         taken = case_actions.perform_action(
             user=request.user,
-            case=case,
+            case_id=pk,
             action=action,
             seen=body["seen"],
             reason=body["reason"] or "",
             **fields,
-        )  # the case as the step left it (refreshed, its steps not read again)
-        return JsonResponse(
-            state_to_dict(selectors.case_state(user=request.user, case=case, context=taken.context))
-        )
-    except CaseNotFound as exc:  # access lost between the two checks: still the same answer
+        )  # the case as the action left it (after a step its steps are not read again)
+        state = selectors.case_state(user=request.user, case=taken.case, context=taken.context)
+        return JsonResponse(state_to_dict(state))
+    except CaseNotFound as exc:  # missing, or not yours: the same answer
         return _error(str(exc), 404)
     except PermissionDenied as exc:  # a team lead reads the case but takes no step on it
         return _error(str(exc), 403)

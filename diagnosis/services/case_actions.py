@@ -340,16 +340,18 @@ def perform_action(
     CaseClosed, CaseNotFound, ValidationError
         As :func:`~diagnosis.services.cases.take_step`.
     """
-    if action not in ACTIONS:
-        raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
-    seen = _seen(seen)
     locked: DiagnosisCase | None = None
     if case is None:
         if case_id is None:
             raise TypeError("perform_action needs the case or its case_id.")
+        # first, as a caller reading the case first answers: a case one may not read is not
+        # found, whatever else the request holds
         case = locked = case_steps.lock_case_for_user(user=user, pk=case_id)
     elif case_id is not None and case_id != case.pk:
         raise TypeError("perform_action was given a case and another case's id.")
+    if action not in ACTIONS:
+        raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
+    seen = _seen(seen)
     if action == "correct":
         corrected = correct_result(
             user=user,

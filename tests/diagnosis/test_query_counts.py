@@ -17,8 +17,8 @@ under a savepoint (2) the case INSERT (1) and the dataset's tests (1), the acces
 the answer is the new row with no steps, not read back (nor the error matrix of a model that
 does not follow the dataset's matrix edits).
 
-The session API reads the session, the user and the user's groups (3) instead of the token,
-and saves the session under its own savepoint (3).  Reads cost the token (with the groups) or
+The session API step (13) is the same step: it reads the session, the user and the user's
+groups (3) instead of the token, and saves the session under its own savepoint (3).  Reads cost the token (with the groups) or
 the session, the user and the groups, then the case, the access-log row, the tests and the
 steps.  In a test the outer transaction is a savepoint; under gunicorn it is BEGIN and COMMIT,
 the same count.
@@ -42,7 +42,7 @@ pytestmark = pytest.mark.django_db
 V1_STEP = 8
 V1_START = 7
 V1_READ = 5
-SESSION_STEP = 15
+SESSION_STEP = 13
 SESSION_READ = 10
 CASE_PAGE = 15
 
