@@ -464,7 +464,9 @@ class ACTClassifier(_LookaheadTreeClassifier):
     grows (issue 12: on ann-thyroid r=5 cost more than r=1).  So by default
     (``tune="cv"``) an inner cross-validation on the training cases decides
     whether the ``r``-sample growth beats the 1-sample one, which lookahead
-    scoring to use and how hard to prune, by true held-out policy cost.
+    scoring to use and how hard to prune, or whether a greedy tree (EG2, or an
+    accuracy-driven one when errors dwarf the tests' prices) does better, by
+    true held-out policy cost.
 
     Parameters
     ----------
