@@ -18,10 +18,10 @@ the answer is the new row with no steps, not read back (nor the error matrix of 
 does not follow the dataset's matrix edits).
 
 The session API step (13) is the same step: it reads the session, the user and the user's
-groups (3) instead of the token, and saves the session under its own savepoint (3).  Reads cost the token (with the groups) or
-the session, the user and the groups, then the case, the access-log row, the tests and the
-steps.  In a test the outer transaction is a savepoint; under gunicorn it is BEGIN and COMMIT,
-the same count.
+groups (3) instead of the token, and saves the session under its own savepoint (3).  Reads
+cost the token (with the groups) or the session, the user and the groups, then the case, the
+access-log row, the tests and the steps.  In a test the outer transaction is a savepoint;
+under gunicorn it is BEGIN and COMMIT, the same count.
 """
 
 from __future__ import annotations
