@@ -242,6 +242,9 @@ CELERY_BEAT_SCHEDULE = {
 # ---------------------------------------------------------------- Defences
 # Calls per token (or per address before a token is known) to /api/v1, counted in the cache.
 API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "600/m")
+# Refused tokens per address before that address's tokens are answered 429 (the limit above
+# counts only calls whose token was accepted).
+API_BAD_TOKEN_LIMIT = os.environ.get("API_BAD_TOKEN_LIMIT", "20/m")
 # Shared by every web process when Redis is there (so a rate limit is one count, not one per
 # process); in-memory otherwise.
 CACHES = {

@@ -10,7 +10,8 @@ The OpenAPI document is at ``/api/v1/openapi.json`` and its reader at ``/api/v1/
 Every answer is JSON. Errors are ``{"error": "...", "details": [...]?}`` with 400 (bad input,
 naming the field), 401 (no or bad token), 403 (role), 404 (no such case *or* not yours, word
 for word the same), 409 (closed case, or ``seen`` older than the case) and 429 (too many
-calls; ``Retry-After`` says when to try again).
+calls, or too many refused tokens from one address; ``Retry-After`` says when to try
+again).
 """
 
 from __future__ import annotations
@@ -44,11 +45,47 @@ from .throttling import SlidingWindowThrottle
 __all__ = ["api", "urlpatterns"]
 
 
+class BadTokenLimit(SlidingWindowThrottle):
+    """``API_BAD_TOKEN_LIMIT`` refused tokens per address (``REMOTE_ADDR``, as django-axes
+    counts wrong passwords) in any sliding window of its period.
+
+    The per-token rate limit runs after authentication, so it never sees a call whose token is
+    refused; without this, an address could present new made-up tokens as fast as the server
+    answers, each one a database read.  Once an address has had its fill of refused tokens,
+    every token it presents is answered 429 (with ``Retry-After``) before any is looked up,
+    until the oldest refusal leaves the window.
+    """
+
+    scope = "api-v1-bad-token"
+
+    def __init__(self) -> None:
+        super().__init__(settings.API_BAD_TOKEN_LIMIT)
+
+    def get_cache_key(self, request: HttpRequest) -> str:
+        self.num_requests, self.duration = self.parse_rate(settings.API_BAD_TOKEN_LIMIT)
+        ident = request.META.get("REMOTE_ADDR") or "unknown"
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+_bad_tokens = BadTokenLimit()
+
+
+def _token_user(request: HttpRequest, token: str):
+    """The active user of ``token``, or None (a refusal counted against the address);
+    :class:`~ninja.errors.Throttled` while the address has had too many refusals."""
+    if _bad_tokens.is_full(request):
+        raise Throttled(wait=_bad_tokens.wait())
+    user = api_tokens.authenticate_token(presented=token)
+    if user is None:
+        _bad_tokens.allow_request(request)  # counts this refusal
+    return user
+
+
 class BearerToken(HttpBearer):
     """``Authorization: Bearer <token>``; the request then acts as the token's user."""
 
     def authenticate(self, request: HttpRequest, token: str):
-        user = api_tokens.authenticate_token(presented=token)
+        user = _token_user(request, token)
         if user is not None:
             request.user = user
         return user
@@ -96,8 +133,11 @@ def _signed_in(view):
     def guarded(request: HttpRequest, *args, **kwargs):
         header = request.headers.get("Authorization", "")
         token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-        if request.user.is_authenticated or api_tokens.authenticate_token(presented=token):
-            return view(request, *args, **kwargs)
+        try:
+            if request.user.is_authenticated or (token and _token_user(request, token)):
+                return view(request, *args, **kwargs)
+        except Throttled as refused:
+            return _throttled(request, refused)
         return JsonResponse(
             {"error": "Send 'Authorization: Bearer <token>' or sign in."}, status=401
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 
 import pytest
@@ -197,3 +198,24 @@ def test_the_openapi_document_describes_every_endpoint(clinician):
         ("POST", "/api/v1/cases/{case_id}/steps"),
     }
     assert schema["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
+
+
+def test_an_address_that_presents_too_many_bad_tokens_is_answered_429(clinician, settings):
+    """Past API_BAD_TOKEN_LIMIT refused tokens from one address, even a good token from it
+    gets 429 with Retry-After, before any lookup; another address is not affected."""
+    settings.API_BAD_TOKEN_LIMIT = "3/m"
+    # addresses of this run only: the counts live in Redis for the window, across test runs
+    a, b = secrets.randbelow(250), secrets.randbelow(250)
+    here, there = {"REMOTE_ADDR": f"10.{a}.{b}.7"}, {"REMOTE_ADDR": f"10.{a}.{b}.6"}
+    _, plain = issue_api_token(issuer=clinician, owner=clinician, name="EHR")
+    guesses = [
+        Client(HTTP_AUTHORIZATION=f"Bearer cad_guess-{n}", **here).get("/api/v1/models")
+        for n in range(4)
+    ]
+    assert [g.status_code for g in guesses] == [401, 401, 401, 429]
+    assert int(guesses[-1]["Retry-After"]) >= 1 and guesses[-1].json()["error"]
+    good_here = Client(HTTP_AUTHORIZATION=f"Bearer {plain}", **here)
+    assert good_here.get("/api/v1/models").status_code == 429
+    assert good_here.get("/api/v1/openapi.json").status_code == 429  # the schema too
+    good_there = Client(HTTP_AUTHORIZATION=f"Bearer {plain}", **there)
+    assert good_there.get("/api/v1/models").status_code == 200
