@@ -11,7 +11,9 @@ For each model (``--models``: tree, conditioned_loss, forest) and each level, si
 clinicians who logged in once (``--api v1``: a bearer token; ``--api session``: the login form,
 then the session API with its CSRF header) start cases and step through them, answering each
 test the model asks for with a real patient's recorded value ("not available" when the record
-has none) and closing with the advised conclusion or referral, then starting the next patient.
+has none; a derived test such as FTI by its missing inputs, named in the state's
+``derived_from``) and closing with the advised conclusion or referral, then starting the next
+patient.
 Every level is bounded in time (``--seconds``):
 
 * ``one user``      a single clinician, no think time: the server time of a step alone;
@@ -134,15 +136,28 @@ class Run:
 
 
 # ------------------------------------------------------------------------- one clinician
-def _answer(advice: dict, patient: dict) -> dict:
+def _answer(state: dict, patient: dict) -> dict:
+    advice = state["advice"]
     if advice["kind"] == "extract":
-        value = patient.get(advice["test_name"])
-        if value is None:
-            return {"action": "unavailable", "test": advice["test_name"]}
-        return {"action": "result", "test": advice["test_name"], "value": value}
+        return _enter(advice["test_name"], {t["name"]: t for t in state["tests"]}, patient)
     if advice["kind"] == "classify":
         return {"action": "classify", "label": advice["label"]}
     return {"action": "refer"}
+
+
+def _enter(name: str, tests: dict, patient: dict) -> dict:
+    """The patient's recorded value of test ``name`` ("not available" without one); a derived
+    test (``derived_from``) is ordered by entering its first missing input, as the API says."""
+    inputs = [tests[source] for source in tests[name].get("derived_from", [])]
+    if any(t["unavailable"] for t in inputs):
+        return {"action": "unavailable", "test": name}
+    missing = [t for t in inputs if not t["done"]]
+    if missing:
+        return _enter(missing[0]["name"], tests, patient)
+    value = patient.get(name)
+    if value is None:
+        return {"action": "unavailable", "test": name}
+    return {"action": "result", "test": name, "value": value}
 
 
 def clinician(run: Run, client: Client, api: str, model: dict, think: float, seat: int) -> None:
@@ -182,7 +197,7 @@ def clinician(run: Run, client: Client, api: str, model: dict, think: float, sea
                     time.sleep(pause)
                 if time.perf_counter() >= run.deadline:
                     return
-                body = {**_answer(state["advice"], patient), "seen": state["version"]}
+                body = {**_answer(state, patient), "seen": state["version"]}
                 _, _, content = run.call(client, "step", "POST", steps, body=body)
                 state = json.loads(content)
     except Failed:

@@ -22,7 +22,10 @@ with its inputs), each as its own step at its own price; ``null`` marks a test
 unknown / not available.  All or nothing: on any bad value the 400 answer also
 has ``"errors": {"<test name>": ["..."]}`` and nothing is saved.  A derived test
 with a formula (thyroid FTI from TT4 and T4U) is computed when its inputs are
-recorded; a typed value for it that contradicts them is refused.
+recorded; a typed value for it that contradicts them is refused.  Each test in ``tests``
+names its inputs in ``derived_from`` (empty for a test of its own): advice to order a
+derived test is followed by entering its inputs that are still missing (each such result
+counts as following the advice).
 
 ``seen`` (optional) is the case ``version`` the client last read: when the
 case changed since (another tab, another program, a repeated request), the step
@@ -59,6 +62,7 @@ from .selectors import case_audit
 from .selectors.matrices import case_matrix
 from .services import case_actions, case_batch
 from .services import cases as case_services
+from .services.costs import cost_model_from_snapshot
 from .services.validation import clean_step_body, parse_json_object
 
 __all__ = ["case_step", "state_to_dict"]
@@ -73,7 +77,11 @@ def state_to_dict(state) -> dict[str, Any]:
     case = state.case
     labels = list(state.class_labels)
     # Prices the automatic generator made (paper 000 §4.1), as the model was trained with them.
-    generated = set((case.trained_model.cost_snapshot or {}).get("generated", []))
+    snapshot = case.trained_model.cost_snapshot or {}
+    generated = set(snapshot.get("generated", []))
+    # A derived test (thyroid FTI) is ordered by entering its inputs; its value follows.
+    names = snapshot.get("names", [])
+    inputs = cost_model_from_snapshot(snapshot).derived if snapshot else {}
     return {
         "case": case.pk,
         "status": case.status,
@@ -131,6 +139,7 @@ def state_to_dict(state) -> dict[str, Any]:
                 "full_price": o.full_price,
                 "discount_from": o.discount_from,
                 "price_generated": o.test.index in generated,
+                "derived_from": [names[i] for i in inputs.get(o.test.index, ())],
                 "done": o.done,
                 "unavailable": o.unavailable,
                 "recommended": o.recommended,

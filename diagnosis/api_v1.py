@@ -272,7 +272,12 @@ class CaseStateOut(Schema):
         description="The cost of referring the patient (null: the model never refers)."
     )
     steps: list[dict[str, Any]]
-    tests: list[dict[str, Any]]
+    tests: list[dict[str, Any]] = Field(
+        description="Every test, priced for this patient now. A derived test (thyroid FTI) "
+        "names its inputs in derived_from: when the advice is to order it, enter those inputs "
+        "that are still missing (each counts as following the advice); its value is then "
+        "computed, or typed in after them when the model has no formula for it."
+    )
 
 
 class StepIn(Schema):

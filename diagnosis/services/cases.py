@@ -401,7 +401,7 @@ def record_result(
         test=test,
         value=number,
         price=price,
-        followed_advice=advice.get("kind") == "extract" and advice.get("test_index") == test.index,
+        followed_advice=_follows_extract(advice, test.index, cost_model),
     )
     if any(test.index in sources for sources in cost_model.derived.values()):
         _record_computed(case, user, cost_model, context)
@@ -548,10 +548,17 @@ def _record_computed(
                 test=tests[index],
                 value=number,
                 price=cost_model.marginal_cost(index, frozenset(state.known)),
-                followed_advice=advice.get("kind") == "extract"
-                and advice.get("test_index") == index,
+                followed_advice=_follows_extract(advice, index, cost_model),
             )
         )
+
+
+def _follows_extract(advice: dict, index: int, cost_model) -> bool:
+    """Whether a result for test ``index`` is what the advice asked for: the advised test, or
+    an input it is derived from (advice to order FTI is advice to order TT4 and T4U: the
+    library's ``CostModel.done_closure``, as it prices that order)."""
+    advised = advice.get("test_index") if advice.get("kind") == "extract" else None
+    return advised is not None and index in cost_model.done_closure({int(advised)})
 
 
 def _computed_value(formula, names, sources, known) -> float:

@@ -219,3 +219,12 @@ def test_an_address_that_presents_too_many_bad_tokens_is_answered_429(clinician,
     assert good_here.get("/api/v1/openapi.json").status_code == 429  # the schema too
     good_there = Client(HTTP_AUTHORIZATION=f"Bearer {plain}", **there)
     assert good_there.get("/api/v1/models").status_code == 200
+
+
+def test_a_derived_test_names_its_inputs_so_a_program_can_order_it(clinician, thyroid_model):
+    """Each test in a case state names the tests it is derived from (FTI: TT4 and T4U; the
+    others none), from the model's snapshot: what a program enters for advice to order FTI."""
+    state = post(bearer(clinician), "/api/v1/cases", {"model": thyroid_model.pk}).json()
+    inputs = {t["name"]: t["derived_from"] for t in state["tests"]}
+    assert inputs.pop("FTI") == ["TT4", "T4U"]
+    assert inputs and all(v == [] for v in inputs.values())

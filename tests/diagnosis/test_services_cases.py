@@ -285,3 +285,19 @@ def test_a_step_services_state_decides_like_the_screens(case, clinician):
     )
     assert lean.accumulated_cost == full.accumulated_cost and lean.is_open == full.is_open
     assert full.test_options and not lean.test_options and lean.explanation is None
+
+
+def test_entering_an_input_of_the_advised_derived_test_follows_the_advice():
+    """Advice to order a derived test (FTI from TT4 and T4U) is followed by a result for it or
+    for any of its inputs, nested ones too; another test, or advice to conclude, is not."""
+    from diagnosis.services.cases import _follows_extract
+    from learners.costs import CostModel
+
+    # 0 TT4, 1 T4U, 2 FTI = f(TT4, T4U), 3 TSH, 4 a ratio derived from FTI and TSH
+    prices = CostModel([14.51, 11.41, 0.0, 22.78, 0.0], derived={2: (0, 1), 4: (2, 3)})
+    fti = {"kind": "extract", "test_index": 2}
+    assert [_follows_extract(fti, i, prices) for i in range(5)] == [True, True, True, False, False]
+    ratio = {"kind": "extract", "test_index": 4}
+    assert all(_follows_extract(ratio, i, prices) for i in range(5))
+    assert not _follows_extract({"kind": "classify", "label_index": 0}, 0, prices)
+    assert not _follows_extract({"kind": "extract", "test_index": 3}, 0, prices)
