@@ -62,7 +62,6 @@ from .selectors import case_audit
 from .selectors.matrices import case_matrix
 from .services import case_actions, case_batch
 from .services import cases as case_services
-from .services.costs import cost_model_from_snapshot
 from .services.validation import clean_step_body, parse_json_object
 
 __all__ = ["case_step", "state_to_dict"]
@@ -76,12 +75,6 @@ def state_to_dict(state) -> dict[str, Any]:
     """The case state as plain JSON (what the screen shows, for a program)."""
     case = state.case
     labels = list(state.class_labels)
-    # Prices the automatic generator made (paper 000 §4.1), as the model was trained with them.
-    snapshot = case.trained_model.cost_snapshot or {}
-    generated = set(snapshot.get("generated", []))
-    # A derived test (thyroid FTI) is ordered by entering its inputs; its value follows.
-    names = snapshot.get("names", [])
-    inputs = cost_model_from_snapshot(snapshot).derived if snapshot else {}
     return {
         "case": case.pk,
         "status": case.status,
@@ -138,8 +131,9 @@ def state_to_dict(state) -> dict[str, Any]:
                 "price_now": o.price_now,
                 "full_price": o.full_price,
                 "discount_from": o.discount_from,
-                "price_generated": o.test.index in generated,
-                "derived_from": [names[i] for i in inputs.get(o.test.index, ())],
+                # made by the automatic price generator (paper 000 §4.1), as trained with
+                "price_generated": o.generated,
+                "derived_from": list(o.derived_from),
                 "done": o.done,
                 "unavailable": o.unavailable,
                 "recommended": o.recommended,

@@ -17,6 +17,7 @@ again).
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import wraps
 from typing import Any, Literal
 
@@ -47,37 +48,62 @@ __all__ = ["api", "urlpatterns"]
 
 class BadTokenLimit(SlidingWindowThrottle):
     """``API_BAD_TOKEN_LIMIT`` refused tokens per address (``REMOTE_ADDR``, as django-axes
-    counts wrong passwords) in any sliding window of its period.
+    counts wrong passwords) in any sliding window of its period, counted in Redis.
 
     The per-token rate limit runs after authentication, so it never sees a call whose token is
-    refused; without this, an address could present new made-up tokens as fast as the server
-    answers, each one a database read.  Once an address has had its fill of refused tokens,
-    every token it presents is answered 429 (with ``Retry-After``) before any is looked up,
-    until the oldest refusal leaves the window.
+    refused; without this, an address could present made-up tokens as fast as the server
+    answers, each one a database read.  The refusal past the limit is answered 429 (with
+    ``Retry-After``), and the web process that answered it then refuses every token from that
+    address, good ones too, without looking it up, until the oldest refusal leaves the window
+    (another process does the same at its own first refusal).  A call with a good token never
+    waits for Redis here.
     """
 
     scope = "api-v1-bad-token"
 
     def __init__(self) -> None:
         super().__init__(settings.API_BAD_TOKEN_LIMIT)
+        self._shut: dict[str, float] = {}  # address -> time.monotonic() it may call again
 
     def get_cache_key(self, request: HttpRequest) -> str:
         self.num_requests, self.duration = self.parse_rate(settings.API_BAD_TOKEN_LIMIT)
-        ident = request.META.get("REMOTE_ADDR") or "unknown"
-        return self.cache_format % {"scope": self.scope, "ident": ident}
+        return self.cache_format % {"scope": self.scope, "ident": _address(request)}
+
+    def refuse_if_shut(self, request: HttpRequest) -> None:
+        """Raise Throttled while this process has shut ``request``'s address out."""
+        until = self._shut.get(_address(request))
+        if until is not None:
+            wait = until - time.monotonic()
+            if wait > 0:
+                raise Throttled(wait=wait)
+            del self._shut[_address(request)]
+
+    def count_refusal(self, request: HttpRequest) -> None:
+        """Count a refused token; past the limit, shut the address out and raise Throttled."""
+        if self.allow_request(request):
+            return
+        wait = self.wait() or 1.0
+        if len(self._shut) > 10_000:  # forget the addresses whose wait is over
+            now = time.monotonic()
+            self._shut = {a: t for a, t in self._shut.items() if t > now}
+        self._shut[_address(request)] = time.monotonic() + wait
+        raise Throttled(wait=wait)
+
+
+def _address(request: HttpRequest) -> str:
+    return request.META.get("REMOTE_ADDR") or "unknown"
 
 
 _bad_tokens = BadTokenLimit()
 
 
 def _token_user(request: HttpRequest, token: str):
-    """The active user of ``token``, or None (a refusal counted against the address);
-    :class:`~ninja.errors.Throttled` while the address has had too many refusals."""
-    if _bad_tokens.is_full(request):
-        raise Throttled(wait=_bad_tokens.wait())
+    """The active user of ``token``, or None (a refusal, counted against the address);
+    :class:`~ninja.errors.Throttled` past the address's limit of refusals."""
+    _bad_tokens.refuse_if_shut(request)
     user = api_tokens.authenticate_token(presented=token)
     if user is None:
-        _bad_tokens.allow_request(request)  # counts this refusal
+        _bad_tokens.count_refusal(request)
     return user
 
 

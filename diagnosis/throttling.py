@@ -7,9 +7,7 @@ between them.  :class:`SlidingWindowThrottle` keeps the same rule (at most ``N``
 any ``period`` seconds, the window sliding with each call) in a Redis sorted set changed by
 one Lua script: trim, count, add, in one atomic step.  With a cache that is not Redis (a
 development server without it) it falls back to django-ninja's own counting, which is then
-per process anyway.  :meth:`SlidingWindowThrottle.is_full` asks whether a window is full
-without counting (a second script), for limits on an outcome known only after the check: the
-refused tokens of an address (``api_v1.BadTokenLimit``).
+per process anyway.
 """
 
 from __future__ import annotations
@@ -44,21 +42,6 @@ redis.call('PEXPIRE', KEYS[1], window)
 return {1, 0}
 """
 
-# KEYS[1], ARGV[1..3] as above: {1 if the window is full, ms until it is not}; counts nothing.
-_IS_FULL = """
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
-  return {0, 0}
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #oldest == 0 then
-  return {1, window}
-end
-return {1, math.max(1, tonumber(oldest[2]) + window - now)}
-"""
-
 
 class SlidingWindowThrottle(SimpleRateThrottle):
     """At most ``num_requests`` calls per ``duration`` seconds for each cache key, counted in
@@ -67,7 +50,6 @@ class SlidingWindowThrottle(SimpleRateThrottle):
     def __init__(self, rate: str | None = None) -> None:
         super().__init__(rate)
         self._script = None
-        self._full_script = None
         self._waits = threading.local()  # one throttle object serves every thread
         self._clients: dict[int, tuple[object, object]] = {}  # id(pool) -> (pool, client)
 
@@ -87,28 +69,8 @@ class SlidingWindowThrottle(SimpleRateThrottle):
             self._waits.seconds = int(wait_ms) / 1000
         return bool(allowed)
 
-    def is_full(self, request: HttpRequest) -> bool:
-        """Whether the window already holds the limit (the wait is then :meth:`wait`);
-        counts nothing.  For limits on an outcome known only later (a failed check):
-        ask first, count with :meth:`allow_request` once it is known."""
-        self._waits.seconds = None
-        backend = caches["default"]
-        key = self.get_cache_key(request)
-        if key is None:
-            return False
-        if not isinstance(backend, RedisCache):  # django-ninja's own list of call times
-            self.key, self.now = key, self.timer()
-            self.history = [t for t in self.cache.get(key, []) if t > self.now - self.duration]
-            return len(self.history) >= self.num_requests
-        if self._full_script is None:
-            self._full_script = self._client(backend, key).register_script(_IS_FULL)
-        full, wait_ms = self._run(self._full_script, backend, key)
-        if full:
-            self._waits.seconds = int(wait_ms) / 1000
-        return bool(full)
-
     def _run(self, script, backend: RedisCache, key: str, *extra) -> tuple[int, int]:
-        """One of the scripts on ``key``'s sorted set: now, the window, the limit, ``extra``."""
+        """The script on ``key``'s sorted set, given now, the window, the limit and ``extra``."""
         redis_key = backend.make_and_validate_key(key)
         now = int(time.time() * 1000)
         args = [now, int(self.duration * 1000), self.num_requests, *extra]

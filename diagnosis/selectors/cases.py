@@ -74,6 +74,8 @@ class TestOption:
     value: float | None = None
     discount_from: str | None = None  # display label of the done test giving the discount
     generated: bool = False  # its price was made by the automatic price generator
+    #: the names of the tests it is derived from (FTI: TT4, T4U); ordering it is entering them
+    derived_from: tuple[str, ...] = ()
 
 
 @dataclass
@@ -317,6 +319,7 @@ def compute_case_state(
                 value=known.get(index),
                 discount_from=label_of(cost_model.discount_source(index, done_order)),
                 generated=index in generated,
+                derived_from=tuple(names[i] for i in cost_model.derived.get(index, ())),
             )
         )
     step_discounts = {}

@@ -68,15 +68,3 @@ def test_the_window_slides_and_the_wait_says_when():
     time.sleep(throttle.wait() + 0.05)
     assert throttle.allow_request(request)  # the first call left the window
     assert not throttle.allow_request(request)  # the second is still in it
-
-
-def test_is_full_counts_nothing_and_says_the_wait():
-    """is_full is False below the limit and never counts a call; at the limit it is True with
-    the wait until the oldest call leaves the window."""
-    throttle = OneKey("2/s")
-    request = RequestFactory().get("/api/v1/models")
-    assert not any(throttle.is_full(request) for _ in range(5))
-    assert throttle.allow_request(request) and throttle.allow_request(request)
-    assert throttle.is_full(request) and 0 < throttle.wait() <= 1.0
-    time.sleep(throttle.wait() + 0.05)
-    assert not throttle.is_full(request)
