@@ -9,6 +9,7 @@ with (its ``cost_snapshot``), never from today's prices in the database.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -277,18 +278,19 @@ def compute_case_state(
             vocabulary=vocabulary,
             dataset_tests=dataset_tests,
         )
+    decided = CaseState(
+        case=case,
+        steps=steps,
+        known=known,
+        unavailable=unavailable,
+        accumulated_cost=float(sum(s.price for s in steps)),
+        advice=advice,
+        class_labels=list(vocabulary.class_labels),
+        vocabulary=vocabulary,
+        is_open=case.is_open,
+    )
     if not for_screen:
-        return CaseState(
-            case=case,
-            steps=steps,
-            known=known,
-            unavailable=unavailable,
-            accumulated_cost=float(sum(s.price for s in steps)),
-            advice=advice,
-            class_labels=list(vocabulary.class_labels),
-            vocabulary=vocabulary,
-            is_open=case.is_open,
-        )
+        return decided
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
     names = trained.cost_snapshot.get("names", [])
     generated = set(trained.cost_snapshot.get("generated", []))
@@ -335,17 +337,9 @@ def compute_case_state(
             if step.correction == DiagnosisStep.UNDONE and step.test.index in done_before:
                 # only the last step can be undone: every later step was taken without it
                 done_before.remove(step.test.index)
-    return CaseState(
-        case=case,
-        steps=steps,
-        known=known,
-        unavailable=unavailable,
-        accumulated_cost=float(sum(s.price for s in steps)),
-        advice=advice,
+    return dataclasses.replace(
+        decided,
         test_options=options,
-        class_labels=list(vocabulary.class_labels),
-        vocabulary=vocabulary,
-        is_open=case.is_open,
         explanation=explain(advice),
         step_discounts=step_discounts,
     )
