@@ -88,6 +88,13 @@ def step_rows(state) -> list[dict[str, Any]]:
                     else ""
                 ),
                 "advice_text": selectors.advice_headline(step.advice),
+                # advice to order a derived test, followed by entering one of its inputs
+                "followed_by_input": bool(
+                    step.followed_advice
+                    and step.test_id
+                    and (step.advice or {}).get("kind") == "extract"
+                    and (step.advice or {}).get("test_index") != step.test.index
+                ),
                 "computed": computed.get(step.test.index) if step.test_id else None,
             }
         )
