@@ -1,6 +1,6 @@
 """Guarded steps and corrections: what the screen and the JSON API post go through here.
 
-:func:`take_action` is the one entry point of both.  Under the same row lock as
+:func:`perform_action` is the one entry point of both.  Under the same row lock as
 :func:`~diagnosis.services.cases.take_step` it
 
 * refuses a form made from an older version of the case (a stale tab, or the
@@ -48,7 +48,6 @@ __all__ = [
     "check_seen",
     "correct_result",
     "perform_action",
-    "take_action",
     "undo_last_step",
 ]
 
@@ -270,30 +269,6 @@ def undo_last_step(
     _touch(locked)
     case_steps.refresh_case(case)
     return last
-
-
-def take_action(
-    *,
-    user,
-    case: DiagnosisCase | None = None,
-    case_id: int | None = None,
-    action: str,
-    seen: Any = None,
-    reason: str = "",
-    position: Any = None,
-    **step: Any,
-) -> DiagnosisStep:
-    """:func:`perform_action`, for a caller that needs only the step written."""
-    return perform_action(
-        user=user,
-        case=case,
-        case_id=case_id,
-        action=action,
-        seen=seen,
-        reason=reason,
-        position=position,
-        **step,
-    ).step
 
 
 @transaction.atomic

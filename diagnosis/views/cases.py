@@ -231,7 +231,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         classify_form is None or classify_form.is_valid()
     ):
         try:
-            case_actions.take_action(
+            case_actions.perform_action(
                 user=request.user,
                 case=case,
                 action=action,

@@ -41,13 +41,13 @@ def _team_cases(model, size: str):
             if test.is_nominal
             else ((test.min_value or 0) + (test.max_value or 100)) / 2
         )
-        case_actions.take_action(
+        case_actions.perform_action(
             user=clinician, case=open_case, action="result", test=test.name, value=value
         )
     closed = case_services.start_case(
         user=clinician, trained_model=model, patient_reference=f"MRN-T2-{size}"
     )
-    case_actions.take_action(user=clinician, case=closed, action="refer")
+    case_actions.perform_action(user=clinician, case=closed, action="refer")
     return open_case, closed
 
 

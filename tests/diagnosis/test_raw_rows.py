@@ -43,8 +43,8 @@ def test_the_locked_case_row_equals_the_orm_read(clinician, trained_model):
 def test_tests_and_steps_equal_the_orm_read(clinician, trained_model):
     """A dataset's tests and a case's steps (advice JSON decoded) equal the ORM's, in order."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
-    case_actions.take_action(user=clinician, case=case, action="unavailable", test="sex")
-    case_actions.take_action(user=clinician, case=case, action="result", test="glucose", value=9)
+    case_actions.perform_action(user=clinician, case=case, action="unavailable", test="sex")
+    case_actions.perform_action(user=clinician, case=case, action="result", test="glucose", value=9)
     tests = dataset_tests_of(case)
     expected = DiagnosticTest.objects.filter(dataset=trained_model.dataset).order_by("index")
     assert [_values(t) for t in tests] == [_values(t) for t in expected]

@@ -22,9 +22,9 @@ def case(trained_model, clinician):
 
 
 def _glucose(case, clinician, value=150):
-    return case_actions.take_action(
+    return case_actions.perform_action(
         user=clinician, case=case, action="result", test="glucose", value=value
-    )
+    ).step
 
 
 def test_correction_keeps_the_original_marked_and_recomputes_the_advice(
@@ -32,14 +32,14 @@ def test_correction_keeps_the_original_marked_and_recomputes_the_advice(
 ):
     """The original stays, marked corrected with who/when/why; advice uses the new value."""
     original = _glucose(case, clinician, 15)
-    replacement = case_actions.take_action(
+    replacement = case_actions.perform_action(
         user=clinician,
         case=case,
         action="correct",
         position=original.position,
         value="150",
         reason="typed 15 for 150",
-    )
+    ).step
     original.refresh_from_db()
     assert original.value == 15 and original.correction == DiagnosisStep.CORRECTED
     assert original.superseded_by_id == replacement.pk
@@ -68,7 +68,7 @@ def test_bad_corrections_are_refused_and_nothing_is_saved(case, clinician, field
     """Same value, no reason, an out-of-range value or a long reason: a message, no change."""
     step = _glucose(case, clinician)
     with pytest.raises(ValidationError, match=message):
-        case_actions.take_action(
+        case_actions.perform_action(
             user=clinician, case=case, action="correct", position=step.position, **fields
         )
     step.refresh_from_db()
@@ -78,7 +78,9 @@ def test_bad_corrections_are_refused_and_nothing_is_saved(case, clinician, field
 def test_only_an_active_result_can_be_corrected(case, clinician):
     """An unavailable step, a missing step and an already corrected step are refused."""
     step = _glucose(case, clinician)
-    gone = case_actions.take_action(user=clinician, case=case, action="unavailable", test="sex")
+    gone = case_actions.perform_action(
+        user=clinician, case=case, action="unavailable", test="sex"
+    ).step
     with pytest.raises(ValidationError, match="not a test result"):
         case_actions.correct_result(
             user=clinician, case=case, position=gone.position, value=1, reason="r"
@@ -102,9 +104,9 @@ def test_undo_keeps_the_step_and_its_price_and_the_test_is_charged_again(
     insulin = _test(trained_model, "insulin")
     before = {o.test.name: o.price_now for o in case_state(user=clinician, case=case).test_options}
     assert before["insulin"] == insulin.discounted_price
-    undone = case_actions.take_action(
+    undone = case_actions.perform_action(
         user=clinician, case=case, action="undo", reason="wrong patient's sample"
-    )
+    ).step
     assert undone.pk == first.pk and undone.correction == DiagnosisStep.UNDONE
     assert undone.corrected_by == clinician and undone.correction_reason == "wrong patient's sample"
     state = case_state(user=clinician, case=case)
@@ -122,9 +124,9 @@ def test_undo_of_a_correction_forgets_the_value_and_the_discount_it_gave(
 ):
     """Undoing a correction's replacement leaves the test unknown; earlier discounts stay shown."""
     glucose = _glucose(case, clinician)
-    insulin = case_actions.take_action(
+    insulin = case_actions.perform_action(
         user=clinician, case=case, action="result", test="insulin", value=100
-    )
+    ).step
     case_actions.correct_result(
         user=clinician, case=case, position=glucose.position, value=160, reason="typo"
     )
@@ -150,12 +152,12 @@ def test_corrections_need_the_case_open_and_yours(case, clinician, other_clinici
     """Another clinician gets CaseNotFound; a closed case refuses corrections and undo."""
     step = _glucose(case, clinician)
     with pytest.raises(CaseNotFound):
-        case_actions.take_action(user=other_clinician, case=case, action="undo", reason="r")
+        case_actions.perform_action(user=other_clinician, case=case, action="undo", reason="r")
     cases.take_step(user=clinician, case=case, action="refer")
     with pytest.raises(cases.CaseClosed):
-        case_actions.take_action(user=clinician, case=case, action="undo", reason="r")
+        case_actions.perform_action(user=clinician, case=case, action="undo", reason="r")
     with pytest.raises(cases.CaseClosed):
-        case_actions.take_action(
+        case_actions.perform_action(
             user=clinician, case=case, action="correct", position=step.position, value=1, reason="r"
         )
 
@@ -165,7 +167,7 @@ def test_a_stale_form_is_refused_with_what_changed_by_whom(case, clinician, trai
     seen = case_audit.case_version(case)
     _glucose(case, clinician)  # the other tab
     with pytest.raises(case_actions.StaleCase) as caught:
-        case_actions.take_action(
+        case_actions.perform_action(
             user=clinician, case=case, action="result", test="sex", value=1, seen=seen
         )
     message = " ".join(caught.value.messages)
@@ -173,14 +175,14 @@ def test_a_stale_form_is_refused_with_what_changed_by_whom(case, clinician, trai
     assert "Nothing from your form was saved" in message
     assert case.steps.count() == 1
     # The same form made from the current version goes through.
-    step = case_actions.take_action(
+    step = case_actions.perform_action(
         user=clinician,
         case=case,
         action="result",
         test="sex",
         value=1,
         seen=case_audit.case_version(case),
-    )
+    ).step
     assert step.position == 1
 
 
@@ -189,9 +191,9 @@ def test_a_double_submit_saves_once_and_tells_why_the_second_failed(case, clinic
     seen = case_audit.case_version(case)
     _glucose(case, clinician, 150)
     seen = case_audit.case_version(case)
-    case_actions.take_action(user=clinician, case=case, action="refer", seen=seen)
+    case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
     with pytest.raises(cases.CaseClosed):
-        case_actions.take_action(user=clinician, case=case, action="refer", seen=seen)
+        case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
     assert case.steps.filter(kind="refer").count() == 1
 
 
@@ -204,7 +206,7 @@ def test_stale_after_a_correction_or_undo_says_so(case, clinician):
     )
     case_actions.undo_last_step(user=clinician, case=case, reason="sample haemolysed")
     with pytest.raises(case_actions.StaleCase) as caught:
-        case_actions.take_action(user=clinician, case=case, action="refer", seen=seen)
+        case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
     message = " ".join(caught.value.messages)
     assert "corrected from 15 mg/dl to 150 mg/dl by you (doc)" in message
     assert "(reason: decimal slip)" in message
@@ -219,7 +221,7 @@ def test_version_counts_every_write(case, clinician):
     case_actions.correct_result(
         user=clinician, case=case, position=step.position, value=150, reason="r"
     )
-    case_actions.take_action(user=clinician, case=case, action="unavailable", test="sex")
+    case_actions.perform_action(user=clinician, case=case, action="unavailable", test="sex")
     case_actions.undo_last_step(user=clinician, case=case, reason="r")
     events = case_audit.case_events(case)
     assert [e.kind for e in events] == ["recorded", "corrected", "recorded", "undone"]
@@ -230,7 +232,7 @@ def test_version_counts_every_write(case, clinician):
 def test_a_malformed_version_is_a_clear_error(case, clinician, seen):
     """seen must be a whole number >= 0."""
     with pytest.raises(ValidationError, match="seen must"):
-        case_actions.take_action(user=clinician, case=case, action="refer", seen=seen)
+        case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
     assert case.steps.count() == 0
 
 
@@ -242,15 +244,15 @@ def test_an_overrule_reason_is_stored_and_a_followed_step_refuses_one(
     assert advice["kind"] == "extract"
     other = next(n for n in ("glucose", "insulin", "sex") if n != advice["test_name"])
     value = 1 if other == "sex" else 100
-    step = case_actions.take_action(
+    step = case_actions.perform_action(
         user=clinician, case=case, action="result", test=other, value=value, reason="cheaper first"
-    )
+    ).step
     assert not step.followed_advice and step.overrule_reason == "cheaper first"
     advice = case_state(user=clinician, case=case).advice
     if advice["kind"] == "extract":
         test = _test(trained_model, advice["test_name"])
         with pytest.raises(ValidationError, match="follows the advice"):
-            case_actions.take_action(
+            case_actions.perform_action(
                 user=clinician,
                 case=case,
                 action="result",

@@ -41,7 +41,9 @@ def team_case(clinician, trained_model, team):
     case = case_services.start_case(
         user=clinician, trained_model=trained_model, patient_reference="MRN-77"
     )
-    case_actions.take_action(user=clinician, case=case, action="result", test="glucose", value=150)
+    case_actions.perform_action(
+        user=clinician, case=case, action="result", test="glucose", value=150
+    )
     return case
 
 
@@ -109,11 +111,11 @@ def test_a_lead_reads_through_api_v1_but_may_not_post_a_step(lead, team_case):
 def test_the_services_refuse_a_leads_step_and_a_strangers_look_alike_missing(
     lead, other_clinician, team_case
 ):
-    """take_action: PermissionDenied for the lead; CaseNotFound for a clinician outside the team."""
+    """A step by the lead is PermissionDenied; by a clinician outside the team, CaseNotFound."""
     with pytest.raises(PermissionDenied):
-        case_actions.take_action(user=lead, case=team_case, action="refer")
+        case_actions.perform_action(user=lead, case=team_case, action="refer")
     with pytest.raises(CaseNotFound):
-        case_actions.take_action(user=other_clinician, case=team_case, action="refer")
+        case_actions.perform_action(user=other_clinician, case=team_case, action="refer")
     assert team_case.steps.count() == 1
 
 
