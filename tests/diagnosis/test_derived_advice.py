@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from thyroid_like import THYROID_TESTS, thyroid_like_rows
+from training_helpers import train
 
-from diagnosis.models import DiagnosisCase, TrainedModel
-from diagnosis.services import training
+from diagnosis.models import DiagnosisCase
 from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.datasets import create_dataset
 
@@ -25,15 +25,7 @@ def fti_model(db, model_admin):
         labels=labels,
         error_matrices=[{"name": "Errors 1000", "matrix": [[0, 1000], [1000, 0]]}],
     )
-    requested = training.create_training(
-        user=model_admin,
-        dataset=dataset,
-        learner="eg2",
-        params={},
-        error_matrix=dataset.error_matrices.get(),
-    )
-    trained = training.run_training(trained_model_id=requested.pk)
-    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    trained = train(dataset, model_admin, "eg2", error_matrix=dataset.error_matrices.get())
     return trained, dict(zip([t["name"] for t in THYROID_TESTS], rows[0], strict=True))
 
 

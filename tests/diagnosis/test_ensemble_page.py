@@ -5,31 +5,24 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 from login_helpers import login_request
+from training_helpers import train
 
 from diagnosis.models import TrainedModel
 from diagnosis.selectors.cases import compute_case_state, estimator_for
 from diagnosis.selectors.ensemble import ensemble_view, model_is_ensemble
 from diagnosis.services import cases as case_services
-from diagnosis.services import training
 
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
 
 
-def _train(dataset, admin, learner: str, params: dict) -> TrainedModel:
-    trained = training.create_training(user=admin, dataset=dataset, learner=learner, params=params)
-    result = training.run_training(trained_model_id=trained.pk)
-    assert result.status == TrainedModel.SUCCEEDED, result.error
-    return result
-
-
 @pytest.fixture
 def forest(toy_dataset, model_admin) -> TrainedModel:
-    return _train(toy_dataset, model_admin, "budget_rf", {"max_trees": 6})
+    return train(toy_dataset, model_admin, "budget_rf", {"max_trees": 6})
 
 
 @pytest.fixture
 def boosted(toy_dataset, model_admin) -> TrainedModel:
-    return _train(toy_dataset, model_admin, "boosting", {"n_trials": 4})
+    return train(toy_dataset, model_admin, "boosting", {"n_trials": 4})
 
 
 def _walk_until_some_finished(case, clinician):

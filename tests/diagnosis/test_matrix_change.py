@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from django.urls import reverse
 from login_helpers import login_request
+from training_helpers import train
 
 from diagnosis.models import DiagnosisCase, TrainedModel
 from diagnosis.selectors import stale
 from diagnosis.selectors.cases import compute_case_state, estimator_for
 from diagnosis.selectors.matrices import follows_matrix_edits, matrix_status
 from diagnosis.services import cases as case_services
-from diagnosis.services import training
 from diagnosis.services.matrices import retrain_with_current_values
 
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
@@ -22,13 +22,9 @@ NEW = [[0.0, 100.0], [900.0, 0.0]]  # missing the disease now costs nine times m
 
 
 def _train(dataset, admin, learner: str, params: dict) -> TrainedModel:
-    matrix = dataset.error_matrices.get(name="Uniform 100")
-    trained = training.create_training(
-        user=admin, dataset=dataset, learner=learner, params=params, error_matrix=matrix
+    return train(
+        dataset, admin, learner, params, error_matrix=dataset.error_matrices.get(name="Uniform 100")
     )
-    result = training.run_training(trained_model_id=trained.pk)
-    assert result.status == TrainedModel.SUCCEEDED, result.error
-    return result
 
 
 def _edit_matrix(dataset, rows) -> None:

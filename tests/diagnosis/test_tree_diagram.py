@@ -6,11 +6,11 @@ import math
 
 import pytest
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
+from training_helpers import train
 
-from diagnosis.models import TrainedModel
 from diagnosis.selectors import tree_layout
 from diagnosis.selectors.cases import estimator_for
-from diagnosis.services import learner_registry, training
+from diagnosis.services import learner_registry
 from diagnosis.services.datasets import create_dataset
 from learners.policy import decide
 from learners.tree import TreePolicyMixin
@@ -90,15 +90,13 @@ def test_every_registry_tree_learner_is_checked():
 @pytest.mark.parametrize("learner", TREE_LEARNERS)
 def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_dataset, model_admin):
     """For a patient stopping at any node, the drawn decision and probabilities are next_action."""
-    requested = training.create_training(
-        user=model_admin,
-        dataset=skewed_dataset,
-        learner=learner,
-        params=QUICK.get(learner, {}),
+    trained = train(
+        skewed_dataset,
+        model_admin,
+        learner,
+        QUICK.get(learner, {}),
         error_matrix=skewed_dataset.error_matrices.get(),
     )
-    trained = training.run_training(trained_model_id=requested.pk)
-    assert trained.status == TrainedModel.SUCCEEDED, trained.error
     layout = tree_layout(user=model_admin, trained_model=trained)
     estimator = estimator_for(trained)
     tree = estimator.tree_
@@ -141,16 +139,9 @@ def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_datas
 
 @pytest.fixture
 def eg2_skewed(skewed_dataset, model_admin):
-    requested = training.create_training(
-        user=model_admin,
-        dataset=skewed_dataset,
-        learner="eg2",
-        params={},
-        error_matrix=skewed_dataset.error_matrices.get(),
+    return train(
+        skewed_dataset, model_admin, "eg2", error_matrix=skewed_dataset.error_matrices.get()
     )
-    trained = training.run_training(trained_model_id=requested.pk)
-    assert trained.status == TrainedModel.SUCCEEDED, trained.error
-    return trained
 
 
 def split_case(trained, clinician):
