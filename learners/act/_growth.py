@@ -349,7 +349,15 @@ def structure_record(tree: TreeStructure, data: EncodedData) -> tuple:
     """A fitted tree as the engine's recorded form (:func:`._engine.new_record`), its
     numeric thresholds placed among ``data``'s ranks, so that
     :func:`._engine.policy_case_costs` walks it as ``TreeStructure`` does: a value at
-    most the threshold goes left, i.e. a rank at most ``boundary``."""
+    most the threshold goes left, i.e. a rank at most ``boundary``.
+
+    Raises
+    ------
+    ValueError
+        If a nominal split's branches are not ``data``'s category codes of its
+        feature, in order: the compiled walk takes branch ``b`` for code rank
+        ``b``, so a tree grown with fewer categories would be walked wrongly.
+    """
     n = tree.n_nodes
     rec = engine.new_record(n, tree.class_weight.shape[1])
     feature, boundary, upper, parents, shares, weights, _, size = rec
@@ -360,7 +368,14 @@ def structure_record(tree: TreeStructure, data: EncodedData) -> tuple:
         for e in range(int(tree.edge_start[v]), int(tree.edge_start[v] + tree.n_edges[v])):
             parents[tree.child[e]] = v
             shares[tree.child[e]] = tree.branch_weight[e]
-        if f >= 0 and not data.nominal[f]:
+        if f >= 0 and data.nominal[f]:
+            codes = tree.branch_value[tree.edges(v)]
+            if not np.array_equal(codes, data.values[f]):
+                raise ValueError(
+                    f"node {v} splits feature {f} on the codes {codes.tolist()}, "
+                    f"not on its categories {data.values[f].tolist()}"
+                )
+        elif f >= 0:
             last = int(np.searchsorted(data.values[f], tree.threshold[v], side="right")) - 1
             boundary[v] = last
             upper[v] = min(last + 1, int(data.n_values[f]) - 1)

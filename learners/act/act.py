@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .. import _document as document
 from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constraints
 from ..serialization import SerializableMixin
-from ..tree import EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
+from ..tree import DTMCClassifier, EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
 from ..tree._builder import GrowingTree
 from . import _engine as engine
 from ._encoding import encode_data, encode_prices, normal_coefficient
@@ -80,17 +80,22 @@ def _one_se_choice(costs: list[np.ndarray]) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class _Greedy:
-    """A greedy candidate of the inner CV: EG2 with cost weight ``w``, the tree
-    package's ``pruning`` (learners.tree.pruning) and ``min_samples_leaf`` (None:
-    the learner's own)."""
+    """A greedy candidate of the inner CV: a tree of the tree package grown by
+    ``criterion`` ("eg2" with cost weight ``w``, or "dtmc"), pruned by ``pruning``
+    (learners.tree.pruning), with ``min_samples_leaf`` ``min_leaf`` (None: the
+    learner's own) and ``max_depth`` (None: unlimited)."""
 
     w: float
     pruning: str
     min_leaf: float | None = None
+    criterion: str = "eg2"
+    max_depth: int | None = None
 
 
 #: leaf sizes of the accuracy-driven candidates (the usual grid an entropy tree is tuned on)
 _ACCURACY_LEAF_SIZES = (2.0, 5.0, 10.0, 20.0)
+#: depths of the least-cost candidates (DTMC): a single test, two or three on a path, unlimited
+_COST_DEPTHS = (1, 2, 3, None)
 
 
 def _greedy_grid(w: float) -> list[_Greedy]:
@@ -99,8 +104,17 @@ def _greedy_grid(w: float) -> list[_Greedy]:
     trees (``w = 0``: information gain alone, tests' prices ignored; leaves still
     decide by least expected cost; C4.5's error-based pruning), one per leaf size
     of ``_ACCURACY_LEAF_SIZES``.  When errors cost far more than tests, buying the most
-    informative tests is what pays; the CV takes such a tree only when it says so."""
-    return [_Greedy(w, "error")] + [_Greedy(0.0, "error", s) for s in _ACCURACY_LEAF_SIZES]
+    informative tests is what pays; the CV takes such a tree only when it says so.
+    Last, the least-cost trees (DTMC: each split the one that lowers the training
+    cost, tests' prices and errors together, the most, and only if it lowers it;
+    no post-pruning), one per depth of ``_COST_DEPTHS``.  On small training sets
+    a single well-priced test often beats any deeper tree: this is where the
+    CV asks "is a split worth its price at all" one split at a time."""
+    return (
+        [_Greedy(w, "error")]
+        + [_Greedy(0.0, "error", s) for s in _ACCURACY_LEAF_SIZES]
+        + [_Greedy(0.0, "none", criterion="dtmc", max_depth=d) for d in _COST_DEPTHS]
+    )
 
 
 def _pruning_grid(cf: float) -> list:
@@ -197,7 +211,10 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                         "min_samples_leaf": float(
                             self.min_samples_leaf if choice.min_leaf is None else choice.min_leaf
                         ),
+                        "criterion": choice.criterion,
                     }
+                    if choice.max_depth is not None:
+                        self.selected_["max_depth"] = int(choice.max_depth)
                 else:
                     grow_settings, pruning = choice
                     self.selected_ = {
@@ -346,14 +363,15 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         ]
         for candidate in _greedy_grid(float(self.w_)):
             greedy = np.zeros(y_codes.shape[0])
+            # validated on all the training cases, grown on each inner part: its classes and
+            # categories are all of theirs, so every held-out code has its branch
+            learner = self._greedy(candidate)
+            learner._validate_fit_input(X, y)
             for train, held in folds:
-                tree = self._greedy(candidate).fit(X[train], y[train])
-                if len(tree.classes_) != n_classes:
-                    greedy[:] = np.inf  # a class missing from an inner part: no greedy candidate
-                    break
+                tree, _ = learner._grow_and_prune(X[train], y_codes[train])
                 out = np.zeros(held.shape[0])
                 engine.policy_case_costs(
-                    structure_record(tree.tree_, full),
+                    structure_record(tree, full),
                     full.ranks,
                     y_all,
                     values,
@@ -366,9 +384,8 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                     out,
                 )
                 greedy[held] += out
-            if np.isfinite(greedy).all():
-                costs.append(greedy / repeats)
-                choices.append(candidate)
+            costs.append(greedy / repeats)
+            choices.append(candidate)
         return costs, choices
 
     def _tune(self, X, y, y_codes, folds, settings, prices, seed):
@@ -402,7 +419,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         inner CV's greedy ``candidate`` (see :func:`_greedy_grid`)."""
         if candidate is None:
             candidate = _Greedy(self.w_ if not self._by_size else 0.0, "error")
-        return EG2Classifier(
+        common = dict(
             test_costs=self.cost_model_,
             cost_matrix=self.cost_matrix_,
             reject_cost=self.reject_cost_,
@@ -413,8 +430,11 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
             cf=self.cf_,
             pruning=candidate.pruning,
             probability=self.probability,
-            w=candidate.w,
+            max_depth=candidate.max_depth,
         )
+        if candidate.criterion == "dtmc":
+            return DTMCClassifier(**common)
+        return EG2Classifier(w=candidate.w, **common)
 
     def _settings(self, n_samples: int) -> GrowthSettings:
         return GrowthSettings(
@@ -464,9 +484,9 @@ class ACTClassifier(_LookaheadTreeClassifier):
     grows (issue 12: on ann-thyroid r=5 cost more than r=1).  So by default
     (``tune="cv"``) an inner cross-validation on the training cases decides
     whether the ``r``-sample growth beats the 1-sample one, which lookahead
-    scoring to use and how hard to prune, or whether a greedy tree (EG2, or an
-    accuracy-driven one when errors dwarf the tests' prices) does better, by
-    true held-out policy cost.
+    scoring to use and how hard to prune, or whether a greedy tree (EG2, an
+    accuracy-driven one when errors dwarf the tests' prices, or a least-cost
+    DTMC tree of depth 1, 2, 3 or any) does better, by true held-out policy cost.
 
     Parameters
     ----------
@@ -527,7 +547,10 @@ class ACTClassifier(_LookaheadTreeClassifier):
         and accuracy-driven trees (EG2 with ``w = 0``: information gain alone,
         leaves deciding by least expected cost, C4.5's error-based pruning, at
         leaf sizes 2, 5, 10 and 20), which win when errors cost far more than
-        tests.  The candidate of least held-out cost is kept (ties to the
+        tests, and least-cost trees (DTMC: a split only where it lowers the
+        training cost of tests and errors together; depth 1, 2, 3 or
+        unlimited), which win on small training sets where one well-priced
+        test is worth buying and a deeper tree is not.  The candidate of least held-out cost is kept (ties to the
         simplest) and refitted on all the cases.  A small
         training set is too noisy for one 3-fold split (issue 12: hepatitis,
         about 140 cases), so the cross-validation is repeated on fresh splits
@@ -565,8 +588,10 @@ class ACTClassifier(_LookaheadTreeClassifier):
         The ``w`` and ``cf`` used.
     selected_ : dict
         What the inner cross-validation chose (``r``, ``prune_lookahead``,
-        ``pruning``: "none", "cf" or "leaf", ``pruning_cf``); empty when it
-        did not run (``tune="off"``, ``r = 0``, too few cases).
+        ``pruning``: "none", "cf" or "leaf", ``pruning_cf``; for a greedy
+        tree also ``w``, ``min_samples_leaf``, ``criterion`` "eg2" or "dtmc"
+        and, when depth-limited, ``max_depth``); empty when it did not run
+        (``tune="off"``, ``r = 0``, too few cases).
     classes_, n_features_in_, cost_model_, cost_matrix_, reject_cost_, categories_
         As for every learner.
     """
@@ -655,7 +680,16 @@ class ACTClassifier(_LookaheadTreeClassifier):
         selected = document.mapping(state["selected"], where)
         document.no_unknown_fields(
             selected,
-            ("r", "prune_lookahead", "pruning", "pruning_cf", "w", "min_samples_leaf"),
+            (
+                "r",
+                "prune_lookahead",
+                "pruning",
+                "pruning_cf",
+                "w",
+                "min_samples_leaf",
+                "criterion",
+                "max_depth",
+            ),
             where,
         )
         look = document.field(selected, "prune_lookahead", where)
@@ -680,6 +714,17 @@ class ACTClassifier(_LookaheadTreeClassifier):
         if "min_samples_leaf" in selected:
             self.selected_["min_samples_leaf"] = document.read(
                 selected, "min_samples_leaf", where, document.number, low=1.0
+            )
+        if "criterion" in selected:  # a greedy tree's split criterion
+            criterion = document.field(selected, "criterion", where)
+            if criterion not in ("eg2", "dtmc"):
+                raise document.ModelDocumentError(
+                    f"{where}.criterion: expected 'eg2' or 'dtmc', got {criterion!r}"
+                )
+            self.selected_["criterion"] = criterion
+        if "max_depth" in selected:  # a depth-limited greedy tree's depth
+            self.selected_["max_depth"] = document.read(
+                selected, "max_depth", where, document.integer, low=1, high=64
             )
 
     def _resolve_w_cf(self) -> tuple[float, float]:

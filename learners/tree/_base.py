@@ -441,6 +441,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         cf=[Interval(Real, 0, 1, closed="neither")],
         pruning=[StrOptions(set(_pruning.PRUNING_METHODS))],
         probability=[StrOptions({"laplace", "frequency"})],
+        max_depth=[Interval(Integral, 1, None, closed="left"), None],
     )
 
     def __init__(
@@ -455,6 +456,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         cf=0.25,
         pruning="error",
         probability="laplace",
+        max_depth=None,
     ):
         self.test_costs = test_costs
         self.cost_matrix = cost_matrix
@@ -465,6 +467,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
         self.cf = cf
         self.pruning = pruning
         self.probability = probability
+        self.max_depth = max_depth
 
     def _criterion(self) -> Criterion:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -486,6 +489,20 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
             unknown ``pruning`` name among them).
         """
         X, y_codes = self._validate_fit_input(X, y)
+        self.tree_, self.ccp_alpha_ = self._grow_and_prune(X, y_codes)
+        self._refresh_caches()
+        return self
+
+    def _grow_and_prune(
+        self, X: np.ndarray, y_codes: np.ndarray
+    ) -> tuple[TreeStructure, float | None]:
+        """The tree grown on ``X`` (validated floats) and class codes ``y_codes``, pruned
+        by ``pruning``, and cost-complexity's alpha (None for the other pruning methods).
+
+        It uses the fitted classes, costs and categories as they are, so a learner
+        validated on all the cases can grow on a part of them and still have one
+        branch per category of all of them (ACT's inner cross-validation does so).
+        """
         alpha = 0.0
         if self.pruning == "cost_complexity":
             alpha = self._holdout_alpha(X, y_codes)
@@ -498,10 +515,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
             cf=float(self.cf),
             alpha=alpha,
         )
-        self.ccp_alpha_ = alpha if self.pruning == "cost_complexity" else None
-        self.tree_ = grown.to_structure()
-        self._refresh_caches()
-        return self
+        return grown.to_structure(), (alpha if self.pruning == "cost_complexity" else None)
 
     def _fitted_state(self) -> dict:
         state = super()._fitted_state()
@@ -541,6 +555,7 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
             cost_matrix=self.cost_matrix_,
             categories=self.categories_,
             min_leaf=float(self.min_samples_leaf),
+            max_depth=None if self.max_depth is None else int(self.max_depth),
         )
 
     def _holdout_alpha(self, X: np.ndarray, y_codes: np.ndarray) -> float:

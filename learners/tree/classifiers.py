@@ -55,6 +55,10 @@ _COMMON_PARAMETERS = """
     probability : {"laplace", "frequency"}, default "laplace"
         Leaf probabilities ``(n_c + 1)/(n + K)`` (Laplace) or ``n_c / n``
         (frequency); paper 001's leaf estimates.
+    max_depth : int, optional
+        Longest path from the root, in splits; None grows until the
+        criterion stops (depth-limited trees are among ACT's inner-CV
+        candidates).
 
     Attributes
     ----------
@@ -117,6 +121,7 @@ class EG2Classifier(GreedyTreeClassifier):
         pruning="error",
         probability="laplace",
         w=1.0,
+        max_depth=None,
     ):
         super().__init__(
             test_costs=test_costs,
@@ -128,6 +133,7 @@ class EG2Classifier(GreedyTreeClassifier):
             cf=cf,
             pruning=pruning,
             probability=probability,
+            max_depth=max_depth,
         )
         self.w = w
 
@@ -182,6 +188,7 @@ class DTMCClassifier(GreedyTreeClassifier):
         cf=0.25,
         pruning="none",
         probability="laplace",
+        max_depth=None,
     ):
         super().__init__(
             test_costs=test_costs,
@@ -193,6 +200,7 @@ class DTMCClassifier(GreedyTreeClassifier):
             cf=cf,
             pruning=pruning,
             probability=probability,
+            max_depth=max_depth,
         )
 
     def _criterion(self):

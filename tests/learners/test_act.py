@@ -382,8 +382,13 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         random_state=0,
         r=2,
     ).fit(X, y)
-    greedy_fields = {"w", "min_samples_leaf"} if model.selected_["r"] == 0 else set()
-    assert set(model.selected_) == {"r", "prune_lookahead", "pruning", "pruning_cf"} | greedy_fields
+    greedy_fields = {"w", "min_samples_leaf", "criterion"} if model.selected_["r"] == 0 else set()
+    assert set(model.selected_) - {"max_depth"} == {
+        "r",
+        "prune_lookahead",
+        "pruning",
+        "pruning_cf",
+    } | greedy_fields
     assert ACTClassifier.from_json(model.to_json()).selected_ == model.selected_
     untuned = ACTClassifier(random_state=0, r=2, tune="off").fit(X, y)
     assert ACTClassifier.from_json(untuned.to_json()).selected_ == {}
@@ -395,6 +400,9 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         ("r", -1),
         ("w", -0.5),
         ("min_samples_leaf", 0.5),
+        ("criterion", "gini"),
+        ("max_depth", 0),
+        ("max_depth", "deep"),
     ]:
         broken = json.loads(json.dumps(document))
         broken["fitted"]["selected"][field] = value
@@ -478,8 +486,9 @@ def test_inner_cv_offers_accuracy_trees_and_refits_the_one_it_keeps(monkeypatch)
     )
     greedy = [c for c in choices if isinstance(c, act_module._Greedy)]
     assert greedy == act_module._greedy_grid(model.w_)
-    assert [c.min_leaf for c in greedy[1:]] == list(act_module._ACCURACY_LEAF_SIZES)
-    assert all(c.w == 0.0 for c in greedy[1:])
+    accuracy = [c for c in greedy[1:] if c.criterion == "eg2"]
+    assert [c.min_leaf for c in accuracy] == list(act_module._ACCURACY_LEAF_SIZES)
+    assert all(c.w == 0.0 for c in accuracy)
     assert len(costs) == len(choices)
     # keep the accuracy tree with leaves of at least 10 cases
     wanted = choices.index(act_module._Greedy(0.0, "error", 10.0))
@@ -514,3 +523,77 @@ def test_inner_cv_keeps_the_least_held_out_cost_ties_to_the_simplest():
     assert 0.0 < diff.mean() < diff.std(ddof=1) / np.sqrt(60)
     assert _one_se_choice([noisy, slightly_better, noisy + 1.0]) == 1
     assert _one_se_choice([noisy, noisy.copy(), noisy + 1.0]) == 0
+
+
+def test_inner_cv_offers_least_cost_trees_by_depth_and_refits_the_one_it_keeps(monkeypatch):
+    """The inner CV's last candidates are DTMC's least-cost trees, one per depth of
+    _COST_DEPTHS; when one is kept, the final tree is DTMC at that depth grown on all the
+    cases, and selected_ (criterion and depth) survives JSON."""
+    import learners.act.act as act_module
+    from learners.tree import DTMCClassifier
+
+    X, y = _mixed_data(13, n=240)
+    kwargs = dict(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, 400], [400, 0]],
+        categorical_features=[1, 3],
+        random_state=2,
+        r=2,
+    )
+    grid = act_module._greedy_grid(0.7)
+    cost_trees = [c for c in grid if c.criterion == "dtmc"]
+    assert [c.max_depth for c in cost_trees] == list(act_module._COST_DEPTHS)
+    assert grid[-len(cost_trees) :] == cost_trees
+    model = ACTClassifier(**kwargs)
+    model.fit(X, y)
+    costs, choices = model._tune_costs(
+        X,
+        model.classes_[y],
+        y,
+        model._tuning_folds(y, 2),
+        model._settings(X.shape[0]),
+        encode_prices(model.cost_model_),
+        2,
+    )
+    stump = act_module._Greedy(0.0, "none", criterion="dtmc", max_depth=1)
+    wanted = choices.index(stump)
+    monkeypatch.setattr(act_module, "_one_se_choice", lambda costs: wanted)
+    kept = ACTClassifier(**kwargs).fit(X, y)
+    assert kept.selected_["criterion"] == "dtmc" and kept.selected_["max_depth"] == 1
+    expected = DTMCClassifier(
+        max_depth=1,
+        cf=kept.cf_,
+        test_costs=kwargs["test_costs"],
+        cost_matrix=kwargs["cost_matrix"],
+        categorical_features=[1, 3],
+    ).fit(X, y)
+    assert expected.tree_.depth() == 1
+    assert kept.tree_.to_dict() == expected.tree_.to_dict()
+    assert ACTClassifier.from_json(kept.to_json()).selected_ == kept.selected_
+
+
+def test_least_cost_candidates_lower_the_cost_on_turneys_heart_data(monkeypatch):
+    """On Turney's priced heart data with errors at 1000, where one $1 question is worth
+    buying and deeper trees are not worth theirs, offering DTMC's least-cost trees to the
+    inner CV lowers ACT's cross-validated cost (3 folds, not the benchmark's 10) against
+    the same ACT without them."""
+    import learners.act.act as act_module
+    from datasets import load_known
+    from learners.evaluation import cross_validate, make_folds
+
+    heart = load_known("heart")
+    folds = make_folds(heart.y, n_splits=3, random_state=7)
+    kwargs = dict(
+        test_costs=heart.costs,
+        cost_matrix=1000.0 * (1.0 - np.eye(2)),
+        categorical_features=heart.categorical,
+        random_state=0,
+        r=2,
+    )
+    offered = act_module._COST_DEPTHS
+    cost = {}
+    for variant, depths in [("with", offered), ("without", ())]:
+        monkeypatch.setattr(act_module, "_COST_DEPTHS", depths)
+        report = cross_validate(ACTClassifier(**kwargs), heart.X, heart.y, folds=folds)
+        cost[variant] = report.overall.mean_total_cost
+    assert cost["with"] < cost["without"], cost

@@ -50,3 +50,37 @@ def test_numeric_threshold_chosen_by_cost_reduction():
 def test_pruning_defaults_to_none():
     """DTMC pre-prunes only; error-based pruning is off unless asked for."""
     assert DTMCClassifier().pruning == "none"
+
+
+def _cut(tree, node=0, depth=None):
+    """``tree`` below ``node`` as nested (feature, threshold, children), cut at ``depth``."""
+    if tree.is_leaf(node) or depth == 0:
+        return ("leaf", tuple(tree.class_weight[node]))
+    below = None if depth is None else depth - 1
+    threshold = float(tree.threshold[node])
+    return (
+        int(tree.feature[node]),
+        None if np.isnan(threshold) else threshold,  # a nominal split's (NaN != NaN)
+        tuple(_cut(tree, int(c), below) for c in tree.children(node)),
+    )
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_max_depth_grows_the_unlimited_tree_cut_at_that_depth(noisy_table, depth):
+    """A greedy tree with max_depth d is the unlimited tree with every node at depth d made a
+    leaf: the splits above d do not depend on the limit."""
+    X, y = noisy_table
+    kwargs = dict(test_costs=[0.5] * X.shape[1], cost_matrix=[[0, 50], [50, 0]], min_samples_leaf=1)
+    kwargs["categorical_features"] = [4]
+    full = DTMCClassifier(**kwargs).fit(X, y)
+    assert full.tree_.depth() > depth
+    limited = DTMCClassifier(max_depth=depth, **kwargs).fit(X, y)
+    assert limited.tree_.depth() == depth
+    assert _cut(limited.tree_) == _cut(full.tree_, depth=depth)
+
+
+def test_max_depth_below_one_is_refused(cheap_vs_informative):
+    """max_depth 0 is no tree: refused naming the parameter."""
+    X, y = cheap_vs_informative
+    with pytest.raises(ValueError, match="max_depth"):
+        DTMCClassifier(max_depth=0).fit(X, y)
