@@ -508,6 +508,44 @@ def test_inner_cv_offers_accuracy_trees_and_refits_the_one_it_keeps(monkeypatch)
     assert ACTClassifier.from_json(kept.to_json()).selected_ == kept.selected_
 
 
+def _rare_code_data():
+    """Feature 1 is nominal with codes 0-2, code 2 in four cases only; it carries the class."""
+    rng = np.random.default_rng(5)
+    n = 200
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 2, n).astype(float)])
+    X[:4, 1] = 2.0
+    y = (X[:, 1] >= 1).astype(int)
+    flip = rng.random(n) < 0.1
+    y[flip] = 1 - y[flip]
+    return X, y
+
+
+def test_a_greedy_tree_grown_on_a_part_keeps_a_branch_for_every_category():
+    """A greedy learner validated on all the cases and grown on a part that lacks a code
+    (as ACT's inner CV grows its greedy candidates) splits on one branch per code of all
+    the cases, which structure_record accepts; a tree fitted on the part alone lacks that
+    branch, and structure_record refuses it rather than walk branch b for code rank b."""
+    from learners.act._encoding import encode_data
+    from learners.act._growth import structure_record
+    from learners.tree import DTMCClassifier
+    from learners.tree._base import check_nominal_splits
+
+    X, y = _rare_code_data()
+    part = np.arange(4, 200)  # no case with code 2
+    kwargs = dict(test_costs=[1.0, 1.0], cost_matrix=[[0, 100], [100, 0]])
+    learner = DTMCClassifier(categorical_features=[1], max_depth=1, **kwargs)
+    learner._validate_fit_input(X, y)
+    tree, alpha = learner._grow_and_prune(X[part], y[part])
+    assert alpha is None and tree.feature[0] == 1
+    check_nominal_splits(tree, learner.categories_, "tree", "categories")
+    data = encode_data(X, learner.categories_)
+    structure_record(tree, data)  # accepted
+    alone = DTMCClassifier(categorical_features=[1], max_depth=1, **kwargs).fit(X[part], y[part])
+    assert alone.tree_.n_edges[0] == 2
+    with pytest.raises(ValueError, match="splits feature 1 on the codes"):
+        structure_record(alone.tree_, data)
+
+
 def test_inner_cv_keeps_the_least_held_out_cost_ties_to_the_simplest():
     """The inner CV keeps the candidate of least mean held-out cost (no standard-error
     margin), and on an exact tie the simplest (first) one."""
