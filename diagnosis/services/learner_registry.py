@@ -411,7 +411,10 @@ LEARNERS: dict[str, LearnerSpec] = {
         label="ACT anytime cost-sensitive tree (Esmeir & Markovitch)",
         estimator_class_path="learners.act.ACTClassifier",
         description="Looks ahead with sampled trees to lower test plus error cost; more "
-        "training time (larger r) finds cheaper trees. Can be stopped at any time.",
+        "training time (larger r) finds cheaper trees. Cross-validation on the training "
+        "cases then keeps what costs least on held-out cases: one of these trees, a "
+        "simpler greedy one (a single test, even), or no test at all. Can be stopped at "
+        "any time.",
         anytime=True,
         anytime_param="r",
         form=(
