@@ -94,8 +94,11 @@ class _Greedy:
 
 #: leaf sizes of the accuracy-driven candidates (the usual grid an entropy tree is tuned on)
 _ACCURACY_LEAF_SIZES = (2.0, 5.0, 10.0, 20.0)
-#: depths of the least-cost candidates (DTMC): a single test, two or three on a path, unlimited
-_COST_DEPTHS = (1, 2, 3, None)
+#: depths of the least-cost candidates (DTMC): a single test, or two on a path.  Deeper ones
+#: (3, unlimited) were measured and not kept: the inner CV took DTMC's unlimited tree on
+#: ann-thyroid at mc 10000 in 3 of 10 folds and it lost every time; deep trees are the
+#: lookahead and accuracy candidates' part (issue 12; benchmarks/README.md)
+_COST_DEPTHS = (1, 2)
 
 
 def _greedy_grid(w: float) -> list[_Greedy]:
@@ -107,7 +110,7 @@ def _greedy_grid(w: float) -> list[_Greedy]:
     informative tests is what pays; the CV takes such a tree only when it says so.
     Last, the least-cost trees (DTMC: each split the one that lowers the training
     cost, tests' prices and errors together, the most, and only if it lowers it;
-    no post-pruning), one per depth of ``_COST_DEPTHS``.  On small training sets
+    no post-pruning), one per depth of ``_COST_DEPTHS`` (1 and 2).  On small training sets
     a single well-priced test often beats any deeper tree: this is where the
     CV asks "is a split worth its price at all" one split at a time."""
     return (
@@ -486,7 +489,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
     whether the ``r``-sample growth beats the 1-sample one, which lookahead
     scoring to use and how hard to prune, or whether a greedy tree (EG2, an
     accuracy-driven one when errors dwarf the tests' prices, or a least-cost
-    DTMC tree of depth 1, 2, 3 or any) does better, by true held-out policy cost.
+    DTMC tree of depth 1 or 2) does better, by true held-out policy cost.
 
     Parameters
     ----------
@@ -548,8 +551,7 @@ class ACTClassifier(_LookaheadTreeClassifier):
         leaves deciding by least expected cost, C4.5's error-based pruning, at
         leaf sizes 2, 5, 10 and 20), which win when errors cost far more than
         tests, and least-cost trees (DTMC: a split only where it lowers the
-        training cost of tests and errors together; depth 1, 2, 3 or
-        unlimited), which win on small training sets where one well-priced
+        training cost of tests and errors together; depth 1 or 2), which win on small training sets where one well-priced
         test is worth buying and a deeper tree is not.  The candidate of least held-out cost is kept (ties to the
         simplest) and refitted on all the cases.  A small
         training set is too noisy for one 3-fold split (issue 12: hepatitis,
