@@ -179,7 +179,8 @@ def main(argv=None) -> int:
                 ]
             fold_costs = {}
             if "table" in parts:  # the floor: order nothing, conclude by least expected cost
-                floor = cross_validate(OrderNothing(**_no_categories(kw)), data.X, data.y, folds=folds)
+                nothing = OrderNothing(**_no_categories(kw))
+                floor = cross_validate(nothing, data.X, data.y, folds=folds)
                 floors[(key, mc)] = floor.overall.normalized_cost
             for name, factory in runs:
                 report = cross_validate(factory(**kw), data.X, data.y, folds=folds)

@@ -551,9 +551,10 @@ class ACTClassifier(_LookaheadTreeClassifier):
         leaves deciding by least expected cost, C4.5's error-based pruning, at
         leaf sizes 2, 5, 10 and 20), which win when errors cost far more than
         tests, and least-cost trees (DTMC: a split only where it lowers the
-        training cost of tests and errors together; depth 1 or 2), which win on small training sets where one well-priced
-        test is worth buying and a deeper tree is not.  The candidate of least held-out cost is kept (ties to the
-        simplest) and refitted on all the cases.  A small
+        training cost of tests and errors together; depth 1 or 2), which win
+        on small training sets where one well-priced test is worth buying and a
+        deeper tree is not.  The candidate of least held-out cost is kept (ties
+        to the simplest) and refitted on all the cases.  A small
         training set is too noisy for one 3-fold split (issue 12: hepatitis,
         about 140 cases), so the cross-validation is repeated on fresh splits
         until about 600 cases have been held out in all (at most 5 repeats:

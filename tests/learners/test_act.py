@@ -383,12 +383,8 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
         r=2,
     ).fit(X, y)
     greedy_fields = {"w", "min_samples_leaf", "criterion"} if model.selected_["r"] == 0 else set()
-    assert set(model.selected_) - {"max_depth"} == {
-        "r",
-        "prune_lookahead",
-        "pruning",
-        "pruning_cf",
-    } | greedy_fields
+    lookahead_fields = {"r", "prune_lookahead", "pruning", "pruning_cf"}
+    assert set(model.selected_) - {"max_depth"} == lookahead_fields | greedy_fields
     assert ACTClassifier.from_json(model.to_json()).selected_ == model.selected_
     untuned = ACTClassifier(random_state=0, r=2, tune="off").fit(X, y)
     assert ACTClassifier.from_json(untuned.to_json()).selected_ == {}
