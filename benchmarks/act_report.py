@@ -22,7 +22,8 @@ beyond fold-to-fold noise.
     python -m benchmarks.act_report --datasets heart --costs 100,1000 --folds 10 --use-folds 3
     python -m benchmarks.act_report --parts table --learners ACT,ACT-notune
 
-Learners: C4.5c, EG2, DTMC (``learners.tree``), LSID3, ICET, ACT (r=5, the
+Learners: C4.5c, EG2, DTMC, DTMC-d1 / DTMC-d2 (depth 1 / 2: ACT's least-cost
+inner-CV candidates, alone) (``learners.tree``), LSID3, ICET, ACT (r=5, the
 defaults: inner-CV tuning inside the training fold), ``ACT-notune``
 (``tune="off"``: the pre-issue-12 ACT), ``ACT-mean`` (``lookahead_score="mean"``),
 ``ACT-each`` (``threshold_samples="each"``); untuned open points of ALGORITHMS.md §4:
@@ -60,6 +61,8 @@ def _learners(r: int, generations: int, seed: int) -> dict:
         "C4.5c": lambda **kw: C45Classifier(**kw),
         "EG2": lambda **kw: EG2Classifier(**kw),
         "DTMC": lambda **kw: DTMCClassifier(**kw),
+        "DTMC-d1": lambda **kw: DTMCClassifier(max_depth=1, **kw),
+        "DTMC-d2": lambda **kw: DTMCClassifier(max_depth=2, **kw),
         "LSID3": lambda **kw: LSID3Classifier(r=r, random_state=seed, **kw),
         "ICET": lambda **kw: ICETClassifier(generations=generations, random_state=seed, **kw),
         "ACT": lambda **kw: ACTClassifier(r=r, random_state=seed, **kw),
