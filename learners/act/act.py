@@ -22,7 +22,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .. import _document as document
 from .._estimator import TRAIN_ACCURACY_CHECKS, CostSensitiveClassifier, constraints
 from ..serialization import SerializableMixin
-from ..tree import DTMCClassifier, EG2Classifier, GreedyTreeClassifier, TreePolicyMixin
+from ..tree import (
+    TREE_SHAPE_RULES,
+    DTMCClassifier,
+    EG2Classifier,
+    GreedyTreeClassifier,
+    TreePolicyMixin,
+)
 from ..tree._builder import GrowingTree
 from . import _engine as engine
 from ._encoding import encode_data, encode_prices, normal_coefficient
@@ -164,12 +170,9 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
     _by_size = False
 
     _parameter_constraints = constraints(
-        CostSensitiveClassifier._parameter_constraints,
+        {**CostSensitiveClassifier._parameter_constraints, **TREE_SHAPE_RULES},
         random_state=["random_state", np.random.Generator],
         r=[Interval(Integral, 0, None, closed="left")],
-        min_samples_leaf=[Interval(Real, 1, None, closed="left")],
-        max_depth=[Interval(Integral, 1, None, closed="left"), None],
-        probability=[StrOptions({"laplace", "frequency"})],
         n_jobs=[Interval(Integral, 1, None, closed="left"), None],
         progress_callback=[callable, None],
     )

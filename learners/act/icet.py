@@ -29,13 +29,13 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from .. import _document as document
 from .._estimator import CostSensitiveClassifier, constraints
 from ..costs import CostModel
 from ..serialization import SerializableMixin
-from ..tree import EG2Classifier, TreePolicyMixin
+from ..tree import TREE_SHAPE_RULES, EG2Classifier, TreePolicyMixin
 from ..tree._builder import GrowingTree
 from . import _engine as engine
 from ._encoding import encode_data, encode_prices
@@ -92,8 +92,8 @@ class ICETClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier
         generations=[Interval(Integral, 0, None, closed="left")],
         crossover=[Interval(Real, 0, 1, closed="both")],
         mutation=[Interval(Real, 0, 1, closed="both"), None],
-        min_samples_leaf=[Interval(Real, 1, None, closed="left")],
-        probability=[StrOptions({"laplace", "frequency"})],
+        min_samples_leaf=TREE_SHAPE_RULES["min_samples_leaf"],
+        probability=TREE_SHAPE_RULES["probability"],
         progress_callback=[callable, None],
     )
 

@@ -24,7 +24,12 @@ from ..policy import (
     evidence_for,
 )
 from ..serialization import SerializableMixin
-from ..tree._base import CaseInputMixin, check_nominal_splits, read_categories
+from ..tree._base import (
+    TREE_SHAPE_RULES,
+    CaseInputMixin,
+    check_nominal_splits,
+    read_categories,
+)
 from ..tree._builder import grow_tree, prune_tree
 from ..tree._criteria import GainRatio
 from ..tree._formulas import least_cost_class
@@ -114,7 +119,7 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         random_state=["random_state", np.random.Generator],
         n_trials=[Interval(Integral, 1, MAX_TRIALS, closed="both")],
         cost_sensitive=["boolean"],
-        min_samples_leaf=[Interval(Real, 1, None, closed="left")],
+        min_samples_leaf=TREE_SHAPE_RULES["min_samples_leaf"],
         cf=[Interval(Real, 0, 1, closed="neither")],
         pruning=[StrOptions({"error", "none"})],
         progress_callback=[callable, None],

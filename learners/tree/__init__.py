@@ -5,7 +5,7 @@ C4.5's pessimistic error (:func:`upper_confidence_limit`,
 :func:`expected_error`) for other tree learners (ACT) to reuse.
 """
 
-from ._base import GreedyTreeClassifier, TreePolicyMixin
+from ._base import TREE_SHAPE_RULES, GreedyTreeClassifier, TreePolicyMixin
 from ._structure import LEAF, TreeStructure
 from .classifiers import (
     C45Classifier,
@@ -19,6 +19,7 @@ from .pessimistic import expected_error, upper_confidence_limit
 
 __all__ = [
     "LEAF",
+    "TREE_SHAPE_RULES",
     "C45Classifier",
     "CSID3Classifier",
     "DTMCClassifier",

@@ -429,6 +429,15 @@ class TreePolicyMixin(CaseInputMixin):
             )
 
 
+#: the ranges of the tree-shape parameters the tree learners share (the greedy trees, ACT,
+#: LSID3, ICET, Boosting), defined once
+TREE_SHAPE_RULES = {
+    "min_samples_leaf": [Interval(Real, 1, None, closed="left")],
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "probability": [StrOptions({"laplace", "frequency"})],
+}
+
+
 class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier):
     """Base of the greedy cost-aware trees; subclasses supply :meth:`_criterion`.
 
@@ -436,12 +445,9 @@ class GreedyTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClas
     """
 
     _parameter_constraints = constraints(
-        CostSensitiveClassifier._parameter_constraints,
-        min_samples_leaf=[Interval(Real, 1, None, closed="left")],
+        {**CostSensitiveClassifier._parameter_constraints, **TREE_SHAPE_RULES},
         cf=[Interval(Real, 0, 1, closed="neither")],
         pruning=[StrOptions(set(_pruning.PRUNING_METHODS))],
-        probability=[StrOptions({"laplace", "frequency"})],
-        max_depth=[Interval(Integral, 1, None, closed="left"), None],
     )
 
     def __init__(
