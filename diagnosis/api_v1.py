@@ -21,7 +21,6 @@ import time
 from functools import wraps
 from typing import Any, Literal
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, JsonResponse
@@ -60,13 +59,13 @@ class BadTokenLimit(SlidingWindowThrottle):
     """
 
     scope = "api-v1-bad-token"
+    rate_setting = "API_BAD_TOKEN_LIMIT"
 
     def __init__(self) -> None:
-        super().__init__(settings.API_BAD_TOKEN_LIMIT)
+        super().__init__()
         self._shut: dict[str, float] = {}  # address -> time.monotonic() it may call again
 
     def get_cache_key(self, request: HttpRequest) -> str:
-        self.num_requests, self.duration = self.parse_rate(settings.API_BAD_TOKEN_LIMIT)
         return self.cache_format % {"scope": self.scope, "ident": _address(request)}
 
     def refuse_if_shut(self, request: HttpRequest) -> None:
@@ -133,6 +132,7 @@ class TokenRateThrottle(SlidingWindowThrottle):
     """
 
     scope = "api-v1"
+    rate_setting = "API_RATE_LIMIT"
 
     def get_cache_key(self, request: HttpRequest) -> str:
         header = request.headers.get("Authorization", "")
@@ -141,15 +141,6 @@ class TokenRateThrottle(SlidingWindowThrottle):
         else:
             ident = self.get_ident(request)
         return self.cache_format % {"scope": self.scope, "ident": ident}
-
-    def __init__(self) -> None:
-        super().__init__(settings.API_RATE_LIMIT)
-
-    def allow_request(self, request: HttpRequest) -> bool:
-        # Read at each call, so the limit follows the settings (and tests can lower it).
-        self.rate = settings.API_RATE_LIMIT
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request)
 
 
 def _signed_in(view):

@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 
+from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
@@ -45,10 +46,16 @@ return {1, 0}
 
 class SlidingWindowThrottle(SimpleRateThrottle):
     """At most ``num_requests`` calls per ``duration`` seconds for each cache key, counted in
-    Redis atomically (see the module); subclasses say what the key is (``get_cache_key``)."""
+    Redis atomically (see the module); subclasses say what the key is (``get_cache_key``).
+
+    The limit is ``rate`` or, when a subclass names one in ``rate_setting``, that Django
+    setting read at every call, so the limit follows the settings (and tests can lower it).
+    """
+
+    rate_setting: str | None = None
 
     def __init__(self, rate: str | None = None) -> None:
-        super().__init__(rate)
+        super().__init__(rate if rate is not None else self._setting_rate())
         self._script = None
         self._waits = threading.local()  # one throttle object serves every thread
         self._clients: dict[int, tuple[object, object]] = {}  # id(pool) -> (pool, client)
@@ -56,26 +63,28 @@ class SlidingWindowThrottle(SimpleRateThrottle):
     def allow_request(self, request: HttpRequest) -> bool:
         """Count this call and allow it if the window has room; else refuse it, uncounted."""
         self._waits.seconds = None
+        if self.rate_setting is not None:
+            self.rate = self._setting_rate()
+            self.num_requests, self.duration = self.parse_rate(self.rate)
         backend = caches["default"]
         if not isinstance(backend, RedisCache):
             return super().allow_request(request)
         key = self.get_cache_key(request)
         if key is None:
             return True
+        redis_key = backend.make_and_validate_key(key)
+        client = self._client(backend, redis_key)
         if self._script is None:
-            self._script = self._client(backend, key).register_script(_CHECK_AND_COUNT)
-        allowed, wait_ms = self._run(self._script, backend, key, uuid.uuid4().hex)
+            self._script = client.register_script(_CHECK_AND_COUNT)
+        now = int(time.time() * 1000)
+        args = [now, int(self.duration * 1000), self.num_requests, uuid.uuid4().hex]
+        allowed, wait_ms = self._script(keys=[redis_key], args=args, client=client)
         if not allowed:
             self._waits.seconds = int(wait_ms) / 1000
         return bool(allowed)
 
-    def _run(self, script, backend: RedisCache, key: str, *extra) -> tuple[int, int]:
-        """The script on ``key``'s sorted set, given now, the window, the limit and ``extra``."""
-        redis_key = backend.make_and_validate_key(key)
-        now = int(time.time() * 1000)
-        args = [now, int(self.duration * 1000), self.num_requests, *extra]
-        flag, wait_ms = script(keys=[redis_key], args=args, client=self._client(backend, redis_key))
-        return int(flag), int(wait_ms)
+    def _setting_rate(self) -> str | None:
+        return None if self.rate_setting is None else getattr(settings, self.rate_setting)
 
     def _client(self, backend: RedisCache, redis_key: str):
         """A Redis client on the cache's writing pool, made once per pool: Django's

@@ -332,6 +332,25 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         )
         laplace = self.probability == "laplace"
         y_all = y_codes.astype(np.int64)
+
+        def held_out_costs(tree, held: np.ndarray) -> np.ndarray:
+            """Each held-out case's true cost under ``tree``'s policy."""
+            out = np.zeros(held.shape[0])
+            engine.policy_case_costs(
+                structure_record(tree, full),
+                full.ranks,
+                y_all,
+                values,
+                full.nominal,
+                held.astype(np.int64, copy=False),
+                prices,
+                self.cost_matrix_,
+                reject,
+                laplace,
+                out,
+            )
+            return out
+
         per_case = np.zeros((len(grid), len(strengths), y_codes.shape[0]))
         for (fold, g), (grown, node_price) in zip(jobs, grown_trees, strict=True):
             held = folds[fold][1].astype(np.int64)
@@ -342,21 +361,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 )
                 key = json.dumps(tree.to_dict())
                 if key not in seen:  # strengths often prune to the same tree
-                    out = np.zeros(held.shape[0])
-                    engine.policy_case_costs(
-                        structure_record(tree, full),
-                        full.ranks,
-                        y_all,
-                        values,
-                        full.nominal,
-                        held,
-                        prices,
-                        self.cost_matrix_,
-                        reject,
-                        laplace,
-                        out,
-                    )
-                    seen[key] = out
+                    seen[key] = held_out_costs(tree, held)
                 per_case[g, s, held] += seen[key]
         repeats = len(folds) / max(int(self.tune_folds), 1)
         per_case /= repeats
@@ -375,21 +380,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
             learner._validate_fit_input(X, y)
             for train, held in folds:
                 tree, _ = learner._grow_and_prune(X[train], y_codes[train])
-                out = np.zeros(held.shape[0])
-                engine.policy_case_costs(
-                    structure_record(tree, full),
-                    full.ranks,
-                    y_all,
-                    values,
-                    full.nominal,
-                    held.astype(np.int64),
-                    prices,
-                    self.cost_matrix_,
-                    reject,
-                    laplace,
-                    out,
-                )
-                greedy[held] += out
+                greedy[held] += held_out_costs(tree, held)
             costs.append(greedy / repeats)
             choices.append(candidate)
         return costs, choices

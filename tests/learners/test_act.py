@@ -40,6 +40,17 @@ def _grouped_costs():
     )
 
 
+def _mixed_kwargs(error_cost, **more):
+    """ACT's keywords for :func:`_mixed_data`: the grouped prices, both errors at
+    ``error_cost``, features 1 and 3 nominal, and ``more``."""
+    return dict(
+        test_costs=_grouped_costs(),
+        cost_matrix=[[0, error_cost], [error_cost, 0]],
+        categorical_features=[1, 3],
+        **more,
+    )
+
+
 @pytest.fixture(scope="module")
 def parity():
     # paper 000's boolean XOR: five relevant attributes, five irrelevant ones
@@ -240,13 +251,7 @@ def test_parallel_candidates_give_the_same_tree():
     """n_jobs=2 grows the inner-CV trees and scores candidates in threads, yet chooses
     the same settings and grows exactly the n_jobs=1 tree."""
     X, y = _mixed_data(5, n=240)
-    kwargs = dict(
-        test_costs=_grouped_costs(),
-        cost_matrix=[[0, 300], [300, 0]],
-        categorical_features=[1, 3],
-        random_state=11,
-        r=4,
-    )
+    kwargs = _mixed_kwargs(300, random_state=11, r=4)
     serial = ACTClassifier(**kwargs).fit(X, y)
     parallel = ACTClassifier(n_jobs=2, **kwargs).fit(X, y)
     assert serial.tree_.n_nodes > 1
@@ -274,14 +279,7 @@ def test_open_point_variants_grow_valid_trees():
     """stop_rule='prune' and prune_lookahead=True fit; grow-then-prune is no smaller unpruned
     (the paper's single growth: tune='off', so the rules themselves are compared)."""
     X, y = _mixed_data(6, n=200)
-    kwargs = dict(
-        test_costs=_grouped_costs(),
-        cost_matrix=[[0, 400], [400, 0]],
-        categorical_features=[1, 3],
-        random_state=0,
-        r=3,
-        tune="off",
-    )
+    kwargs = _mixed_kwargs(400, random_state=0, r=3, tune="off")
     grown = ACTClassifier(stop_rule="prune", post_prune=False, **kwargs).fit(X, y)
     stopped = ACTClassifier(stop_rule="leaf_cost", post_prune=False, **kwargs).fit(X, y)
     assert grown.tree_.n_leaves >= stopped.tree_.n_leaves
@@ -375,13 +373,7 @@ def test_inner_cv_choice_round_trips_and_a_bad_one_is_refused():
     from learners._document import ModelDocumentError
 
     X, y = _mixed_data(8)
-    model = ACTClassifier(
-        test_costs=_grouped_costs(),
-        cost_matrix=[[0, 300], [300, 0]],
-        categorical_features=[1, 3],
-        random_state=0,
-        r=2,
-    ).fit(X, y)
+    model = ACTClassifier(**_mixed_kwargs(300, random_state=0, r=2)).fit(X, y)
     greedy_fields = {"w", "min_samples_leaf", "criterion"} if model.selected_["r"] == 0 else set()
     lookahead_fields = {"r", "prune_lookahead", "pruning", "pruning_cf"}
     assert set(model.selected_) - {"max_depth"} == lookahead_fields | greedy_fields
@@ -466,13 +458,7 @@ def test_inner_cv_offers_accuracy_trees_and_refits_the_one_it_keeps(monkeypatch)
     import learners.act.act as act_module
 
     X, y = _mixed_data(12, n=240)
-    kwargs = dict(
-        test_costs=_grouped_costs(),
-        cost_matrix=[[0, 5000], [5000, 0]],
-        categorical_features=[1, 3],
-        random_state=2,
-        r=2,
-    )
+    kwargs = _mixed_kwargs(5000, random_state=2, r=2)
     model = ACTClassifier(**kwargs)
     model.fit(X, y)  # sets the fitted attributes the candidate listing needs
     folds = model._tuning_folds(y, 2)
@@ -567,13 +553,7 @@ def test_inner_cv_offers_least_cost_trees_by_depth_and_refits_the_one_it_keeps(m
     from learners.tree import DTMCClassifier
 
     X, y = _mixed_data(13, n=240)
-    kwargs = dict(
-        test_costs=_grouped_costs(),
-        cost_matrix=[[0, 400], [400, 0]],
-        categorical_features=[1, 3],
-        random_state=2,
-        r=2,
-    )
+    kwargs = _mixed_kwargs(400, random_state=2, r=2)
     grid = act_module._greedy_grid(0.7)
     cost_trees = [c for c in grid if c.criterion == "dtmc"]
     assert [c.max_depth for c in cost_trees] == list(act_module._COST_DEPTHS)
