@@ -23,7 +23,12 @@ beyond fold-to-fold noise.
     python -m benchmarks.act_report --parts table --learners ACT,ACT-notune
 
 Learners: C4.5c, EG2, DTMC, DTMC-d1 / DTMC-d2 (depth 1 / 2: ACT's least-cost
-inner-CV candidates, alone) (``learners.tree``), LSID3, ICET, ACT (r=5, the
+inner-CV candidates, alone), PEER-sk (the issue's first peer system, measured live:
+scikit-learn's entropy tree relabelled by least expected cost, ``min_samples_leaf`` tuned
+by inner CV; ``benchmarks.sklearn_policy``), OPT-d3 / OPT-d3-gain (the least-cost tree of depth 3 by
+exhaustive search over 5 thresholds per numeric test at quantiles / of highest
+information gain: STreeD's kind of optimal shallow tree, measured and not among ACT's
+candidates) (``learners.tree``), LSID3, ICET, ACT (r=5, the
 defaults: inner-CV tuning inside the training fold), ``ACT-notune``
 (``tune="off"``: the pre-issue-12 ACT), ``ACT-mean`` (``lookahead_score="mean"``),
 ``ACT-each`` (``threshold_samples="each"``); untuned open points of ALGORITHMS.md §4:
@@ -41,10 +46,11 @@ import numpy as np
 from scipy import stats
 
 from benchmarks.compare_trees import load_dataset
+from benchmarks.sklearn_policy import TunedSklearnTreePolicy
 from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier
 from learners.baselines import OrderNothing
 from learners.evaluation import cross_validate, make_folds
-from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier
+from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier, OptimalTreeClassifier
 
 #: the issue's table: best existing system per cell, normalized cost %, same folds
 PEERS = {
@@ -63,6 +69,9 @@ def _learners(r: int, generations: int, seed: int) -> dict:
         "DTMC": lambda **kw: DTMCClassifier(**kw),
         "DTMC-d1": lambda **kw: DTMCClassifier(max_depth=1, **kw),
         "DTMC-d2": lambda **kw: DTMCClassifier(max_depth=2, **kw),
+        "PEER-sk": lambda **kw: TunedSklearnTreePolicy(random_state=seed, **kw),
+        "OPT-d3": lambda **kw: OptimalTreeClassifier(max_depth=3, **kw),
+        "OPT-d3-gain": lambda **kw: OptimalTreeClassifier(max_depth=3, threshold_rule="gain", **kw),
         "LSID3": lambda **kw: LSID3Classifier(r=r, random_state=seed, **kw),
         "ICET": lambda **kw: ICETClassifier(generations=generations, random_state=seed, **kw),
         "ACT": lambda **kw: ACTClassifier(r=r, random_state=seed, **kw),

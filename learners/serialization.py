@@ -58,6 +58,7 @@ LEARNERS: dict[str, str] = {
     "IDXClassifier": "learners.tree",
     "CSID3Classifier": "learners.tree",
     "DTMCClassifier": "learners.tree",
+    "OptimalTreeClassifier": "learners.tree",
     "ACTClassifier": "learners.act",
     "LSID3Classifier": "learners.act",
     "ICETClassifier": "learners.act",

@@ -15,6 +15,7 @@ from .classifiers import (
     IDXClassifier,
 )
 from .export import export_text
+from .optimal import OptimalTreeClassifier
 from .pessimistic import expected_error, upper_confidence_limit
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "EG2Classifier",
     "GreedyTreeClassifier",
     "IDXClassifier",
+    "OptimalTreeClassifier",
     "TreePolicyMixin",
     "TreeStructure",
     "export_text",
