@@ -392,6 +392,41 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="Chooses the test that most lowers test plus misclassification cost.",
         form=_TREE_PARAMS,
     ),
+    "optimal": LearnerSpec(
+        key="optimal",
+        label="Least-cost short tree (exact search, up to 3 tests deep)",
+        estimator_class_path="learners.tree.OptimalTreeClassifier",
+        description="Looks through every tree of up to three levels over a few cut-offs "
+        "per measured test and keeps the one of least test plus error cost on the training "
+        "cases: a short checklist, exact rather than greedy.",
+        form=(
+            FormParam("max_depth", "Tests on a path at most", help="1 to 3."),
+            FormParam(
+                "n_thresholds",
+                "Cut-offs per measured test",
+                help="Candidate thresholds of a numeric test; few keep the tree from fitting "
+                "noise.",
+            ),
+            FormParam(
+                "threshold_rule",
+                "Where the cut-offs sit",
+                choice_labels={
+                    "quantile": "evenly spaced quantiles",
+                    "gain": "most informative on the training cases",
+                },
+            ),
+            FormParam(
+                "min_samples_leaf",
+                "Minimum cases per branch",
+                help="A split needs two branches with at least this many training cases.",
+            ),
+            FormParam(
+                "probability",
+                "Leaf probabilities",
+                choice_labels={"laplace": "Laplace-corrected", "frequency": "frequency"},
+            ),
+        ),
+    ),
     "idx": LearnerSpec(
         key="idx",
         label="IDX tree (Norton, gain per unit of price)",

@@ -24,6 +24,7 @@ EXPECTED = {
     "c45": "C45Classifier",
     "eg2": "EG2Classifier",
     "dtmc": "DTMCClassifier",
+    "optimal": "OptimalTreeClassifier",
     "idx": "IDXClassifier",
     "csid3": "CSID3Classifier",
     "act": "ACTClassifier",
