@@ -108,35 +108,26 @@ def _stops(cw, total, min_leaf):
 
 
 @njit(cache=True, nogil=True)
+def _fixed_on_path(f, nominal, a, b):
+    """A nominal test on the path already fixed its value below it: no second split."""
+    return nominal[f] and (f == a or f == b)
+
+
+@njit(cache=True, nogil=True)
 def _better(cost, best):
     """A split must lower the cost by more than rounding (ties keep the simpler tree)."""
     return cost < best - _EPS * (1.0 + abs(best))
 
 
 @njit(cache=True, nogil=True)
-def _last_split(
-    bins,
-    nominal,
-    n_bins,
-    y,
-    n_classes,
-    cases,
-    weights,
-    a,
-    b,
-    prices,
-    matrix,
-    min_leaf,
-    cw,
-    total,
-    leaf,
-):
+def _last_split(search, cases, weights, a, b, cw, total, leaf):
     """Depth 1: the best single split, scored from each bin's class weights."""
+    bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf = search
     n_features = bins.shape[0]
     best, best_f, best_j = leaf, -1, -1
     for f in range(n_features):
-        if nominal[f] and (f == a or f == b):
-            continue  # a nominal test on the path already fixed its value
+        if _fixed_on_path(f, nominal, a, b):
+            continue
         price = prices[a, b, f] * total
         if not _better(price, best):
             continue
@@ -192,38 +183,22 @@ def _last_split(
 
 
 @njit(cache=True, nogil=True)
-def subtree_cost(
-    depth, bins, nominal, n_bins, y, n_classes, cases, weights, a, b, prices, matrix, min_leaf
-):
-    """(least cost, split feature, split ``j``) of a tree of at most ``depth`` levels
-    on ``cases`` after the path's tests ``a``, ``b``; feature -1 is the leaf."""
+def subtree_cost(depth, search, cases, weights, a, b):
+    """(least cost, split feature, split ``j``) of a tree of at most ``depth`` levels on
+    ``cases`` after the path's tests ``a``, ``b``; feature -1 is the leaf.  ``search``
+    is (bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf)."""
+    bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf = search
     cw = class_weights(y, cases, weights, n_classes)
     total = cw.sum()
     leaf = misclassification_cost(cw, matrix)
     if depth <= 0 or _stops(cw, total, min_leaf):
         return leaf, -1, -1
     if depth == 1:
-        return _last_split(
-            bins,
-            nominal,
-            n_bins,
-            y,
-            n_classes,
-            cases,
-            weights,
-            a,
-            b,
-            prices,
-            matrix,
-            min_leaf,
-            cw,
-            total,
-            leaf,
-        )
+        return _last_split(search, cases, weights, a, b, cw, total, leaf)
     n_features = bins.shape[0]
     best, best_f, best_j = leaf, -1, -1
     for f in range(n_features):
-        if nominal[f] and (f == a or f == b):
+        if _fixed_on_path(f, nominal, a, b):
             continue
         price = prices[a, b, f] * total
         if not _better(price, best):
@@ -241,21 +216,7 @@ def subtree_cost(
                 sub_cases, sub_weights = child_cases(
                     bins[f], nominal[f], j, br, shares[br], cases, weights
                 )
-                sub, _, _ = subtree_cost(
-                    depth - 1,
-                    bins,
-                    nominal,
-                    n_bins,
-                    y,
-                    n_classes,
-                    sub_cases,
-                    sub_weights,
-                    next_a,
-                    next_b,
-                    prices,
-                    matrix,
-                    min_leaf,
-                )
+                sub, _, _ = subtree_cost(depth - 1, search, sub_cases, sub_weights, next_a, next_b)
                 cost += sub
                 if not _better(cost, best):
                     break

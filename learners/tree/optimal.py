@@ -147,6 +147,7 @@ def grow_optimal_tree(
         thresholds.append(points)
     prices = _price_table(cost_model, n_features, max_depth)
     min_leaf = float(min_leaf)
+    search = (bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf)
 
     tree = GrowingTree(n_classes)
     weights = np.ones(n_samples)
@@ -156,21 +157,7 @@ def grow_optimal_tree(
     stack = [(root, cases, weights, n_features, n_features, int(max_depth))]
     while stack:
         node, cases, weights, a, b, depth = stack.pop()
-        _, f, j = kernels.subtree_cost(
-            depth,
-            bins,
-            nominal,
-            n_bins,
-            y,
-            n_classes,
-            cases,
-            weights,
-            a,
-            b,
-            prices,
-            matrix,
-            min_leaf,
-        )
+        _, f, j = kernels.subtree_cost(depth, search, cases, weights, a, b)
         if f < 0:
             continue
         n_branches = int(n_bins[f]) if nominal[f] else 2

@@ -94,9 +94,8 @@ def test_search_equals_brute_force(depth, seed):
     bins, nominal, n_bins = _binned(X, categories, 3)
     prices = _price_table(model, 4, depth)
     cases, weights = np.arange(n, dtype=np.int64), np.ones(n)
-    cost, _, _ = kernels.subtree_cost(
-        depth, bins, nominal, n_bins, y, 2, cases, weights, 4, 4, prices, matrix, 2.0
-    )
+    search = (bins, nominal, n_bins, y, 2, prices, matrix, 2.0)
+    cost, _, _ = kernels.subtree_cost(depth, search, cases, weights, 4, 4)
     expected = _brute_force(
         depth, bins, nominal, n_bins, y, 2, cases, weights, (), model, matrix, 2.0
     )
