@@ -189,3 +189,15 @@ def test_json_round_trip_predicts_the_same(noisy_table):
     again = model_from_json(model.to_json())
     assert again.n_thresholds == 5
     np.testing.assert_array_equal(again.predict_proba(X), model.predict_proba(X))
+
+
+def test_a_search_too_large_is_refused_before_it_starts():
+    """200 numeric tests with 20 cut-offs each to depth 3 would visit ~5e11 cases: refused
+    with the parameters to lower; depth 1 on the same data trains."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 200))
+    y = (X[:, 0] > 0).astype(int)
+    kwargs = dict(test_costs=[0.01] * 200, n_thresholds=20)
+    with pytest.raises(ValueError, match="lower max_depth or n_thresholds"):
+        OptimalTreeClassifier(max_depth=3, **kwargs).fit(X, y)
+    assert OptimalTreeClassifier(max_depth=1, **kwargs).fit(X, y).tree_.feature[0] == 0
