@@ -120,14 +120,20 @@ def _fold_costs(report) -> np.ndarray:
     return np.array([100.0 * fold.mean_total_cost / standard for fold in report.folds])
 
 
-def rise_p_value(base: np.ndarray, other: np.ndarray) -> float:
-    """One-sided Wilcoxon signed-rank p of "``other`` costs more than ``base``" (paired folds)."""
-    diff = np.asarray(other, dtype=float) - np.asarray(base, dtype=float)
+def wilcoxon_p(a: np.ndarray, b: np.ndarray, alternative: str = "two-sided") -> float:
+    """Wilcoxon signed-rank p of paired costs ``a`` against ``b`` (zero differences split;
+    1 when every pair is equal); ``alternative="greater"``: ``a`` costs more."""
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if not np.any(np.abs(diff) > 1e-12):
         return 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # small-sample normal approximation notes
-        return float(stats.wilcoxon(diff, zero_method="zsplit", alternative="greater").pvalue)
+        return float(stats.wilcoxon(diff, zero_method="zsplit", alternative=alternative).pvalue)
+
+
+def rise_p_value(base: np.ndarray, other: np.ndarray) -> float:
+    """One-sided Wilcoxon signed-rank p of "``other`` costs more than ``base``" (paired folds)."""
+    return wilcoxon_p(other, base, alternative="greater")
 
 
 def main(argv=None) -> int:

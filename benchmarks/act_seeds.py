@@ -17,24 +17,12 @@ and its mean, and for each peer a two-sided Wilcoxon signed-rank test
 from __future__ import annotations
 
 import argparse
-import warnings
 
 import numpy as np
-from scipy import stats
 
-from benchmarks.act_report import PEERS, _fold_costs, _learners
+from benchmarks.act_report import PEERS, _fold_costs, _learners, wilcoxon_p
 from benchmarks.compare_trees import load_dataset
 from learners.evaluation import cross_validate, make_folds
-
-
-def paired_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p of paired costs ``a`` against ``b`` (1 if equal)."""
-    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    if not np.any(np.abs(diff) > 1e-12):
-        return 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # small-sample normal approximation notes
-        return float(stats.wilcoxon(diff, zero_method="zsplit").pvalue)
 
 
 def main(argv=None) -> int:
@@ -73,7 +61,9 @@ def main(argv=None) -> int:
                 cells = " ".join(f"{v:6.2f}" for v in overall[name])
                 line = f"  {name:<12} {cells}   mean {np.mean(overall[name]):6.2f}"
                 if name != names[0]:
-                    p = paired_p(np.concatenate(per_fold[names[0]]), np.concatenate(per_fold[name]))
+                    p = wilcoxon_p(
+                        np.concatenate(per_fold[names[0]]), np.concatenate(per_fold[name])
+                    )
                     diff = np.mean(overall[names[0]]) - np.mean(overall[name])
                     line += f"   {names[0]} - {name}: {diff:+6.2f}, p={p:.3f}"
                 print(line, flush=True)

@@ -70,9 +70,12 @@ class SklearnTreePolicy(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit sklearn's tree on ``X`` (NaN = missing) and ``y``."""
+        return self._fit_tree(X, y, self.min_samples_leaf)
+
+    def _fit_tree(self, X, y, min_samples_leaf):
         X = np.asarray(X, dtype=float)
         self.tree_model_ = DecisionTreeClassifier(
-            min_samples_leaf=self.min_samples_leaf,
+            min_samples_leaf=min_samples_leaf,
             criterion=self.criterion,
             ccp_alpha=self.ccp_alpha,
             random_state=self.random_state,
@@ -193,5 +196,4 @@ class TunedSklearnTreePolicy(SklearnTreePolicy):
             report = cross_validate(candidate, X, y, folds=inner)
             costs[leaf] = report.overall.mean_total_cost
         self.chosen_leaf_ = min(costs, key=lambda leaf: (costs[leaf], -leaf))
-        self.min_samples_leaf = self.chosen_leaf_
-        return super().fit(X, y)
+        return self._fit_tree(X, y, self.chosen_leaf_)

@@ -41,6 +41,7 @@ from ..tree import _formulas
 from ..tree._kernels import (
     MODE_INFORMATION,
     all_ones,
+    branch_of,
     nominal_information,
     numeric_sweep,
     xlogx_table,
@@ -77,16 +78,6 @@ _smoothed_row = njit(cache=True, nogil=True)(_formulas.smoothed_row)
 
 
 # ------------------------------------------------------------------ splits
-@njit(cache=True, nogil=True)
-def branch_of(rank, boundary, nominal):
-    """Branch a known rank/code takes (-1 when missing)."""
-    if rank < 0:
-        return -1
-    if nominal:
-        return rank
-    return 0 if rank <= boundary else 1
-
-
 @njit(cache=True, nogil=True)
 def branch_totals(R, f, boundary, nominal, n_branches, cases, weights):
     """Known weight going down each branch (accumulated in case order)."""

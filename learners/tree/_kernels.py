@@ -20,6 +20,18 @@ MODE_COST = 1
 
 
 @njit(cache=True, nogil=True)
+def branch_of(rank, boundary, nominal):
+    """Branch a known rank/code takes (-1 when missing): a nominal test's code is its
+    branch; a numeric rank at or below ``boundary`` goes to branch 0, above it to 1.
+    The one rule for ACT's compiled engine and the least-cost shallow tree's search."""
+    if rank < 0:
+        return -1
+    if nominal:
+        return rank
+    return 0 if rank <= boundary else 1
+
+
+@njit(cache=True, nogil=True)
 def info_mass(counts):
     """``W * H(counts)`` in bits, with ``W = sum(counts)`` (0 for an empty vector)."""
     total = 0.0

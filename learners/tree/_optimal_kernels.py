@@ -25,19 +25,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import misclassification_cost
+from ._kernels import branch_of, misclassification_cost
 
 _EPS = 1e-9
-
-
-@njit(cache=True, nogil=True)
-def branch_of(value, nominal, j):
-    """Branch of a case with bin ``value`` under split ``j`` (-1: missing)."""
-    if value < 0:
-        return -1
-    if nominal:
-        return value
-    return 0 if value <= j else 1
 
 
 @njit(cache=True, nogil=True)
@@ -63,7 +53,7 @@ def split_shares(row, nominal, j, n_branches, cases, weights, min_leaf):
     whose bins are ``row``: valid when two branches hold ``min_leaf`` known weight."""
     known = np.zeros(n_branches)
     for i in range(cases.shape[0]):
-        b = branch_of(row[cases[i]], nominal, j)
+        b = branch_of(row[cases[i]], j, nominal)
         if b >= 0:
             known[b] += weights[i]
     total = known.sum()
@@ -82,14 +72,14 @@ def child_cases(row, nominal, j, branch, share, cases, weights):
     ones at weight times ``share``."""
     count = 0
     for i in range(cases.shape[0]):
-        b = branch_of(row[cases[i]], nominal, j)
+        b = branch_of(row[cases[i]], j, nominal)
         if b == branch or b < 0:
             count += 1
     out_cases = np.empty(count, dtype=np.int64)
     out_weights = np.empty(count)
     k = 0
     for i in range(cases.shape[0]):
-        b = branch_of(row[cases[i]], nominal, j)
+        b = branch_of(row[cases[i]], j, nominal)
         if b == branch:
             out_cases[k] = cases[i]
             out_weights[k] = weights[i]

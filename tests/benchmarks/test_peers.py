@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from benchmarks.act_seeds import paired_p
+from benchmarks.act_report import wilcoxon_p
 from benchmarks.sklearn_policy import LEAF_GRID, TunedSklearnTreePolicy
 
 
@@ -21,8 +21,8 @@ def test_tuned_peer_keeps_large_leaves_on_noise_and_fits_a_clean_concept():
     assert {on_noise.chosen_leaf_, on_clean.chosen_leaf_} <= set(LEAF_GRID)
 
 
-def test_paired_p_is_small_only_for_a_consistent_difference():
+def test_two_sided_wilcoxon_is_small_only_for_a_consistent_difference():
     """Higher on each of 20 pairs: p < 0.001; equal pairs: p = 1."""
     base = np.linspace(1.0, 2.0, 20)
-    assert paired_p(base + 0.5, base) < 0.001
-    assert paired_p(base, base.copy()) == 1.0
+    assert wilcoxon_p(base + 0.5, base) < 0.001
+    assert wilcoxon_p(base, base.copy()) == 1.0
