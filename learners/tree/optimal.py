@@ -3,17 +3,18 @@
 The greedy trees pick one split at a time; this learner looks at every tree of
 at most ``max_depth`` levels (1 to 3) over a few candidate thresholds per
 numeric feature (``n_thresholds``, at evenly spaced quantiles of the training
-values) and keeps the one of least training cost: the tests' prices on each
-path (``CostModel.marginal_cost`` given the path's tests, group discounts
-included) times the weight of the cases that reach them, plus DTMC's
-misclassification cost at the leaves.  A split is kept only where it lowers
-that cost.  It is the cost-sensitive counterpart of the optimal shallow trees
-of STreeD (van der Linden et al. 2023): coarse thresholds and a small depth
-keep the search exact and the tree from fitting noise.  Growth otherwise
-follows the tree builder: nominal features split one branch per category,
-numeric ones in two, missing values go down every branch as fractional cases,
-and leaves decide by least expected cost (``learners.policy``), so prediction,
-the step-by-step policy and the JSON state are the greedy trees'.
+values, or those of highest information gain: ``threshold_rule``) and keeps
+the one of least training cost: the tests' prices on each path
+(``CostModel.marginal_cost`` given the path's tests, group discounts included)
+times the weight of the cases that reach them, plus DTMC's misclassification
+cost at the leaves.  A split is kept only where it lowers that cost.  It is
+the cost-sensitive counterpart of the optimal shallow trees of STreeD (van der
+Linden et al. 2023): coarse thresholds and a small depth keep the search exact
+and the tree from fitting noise.  Growth otherwise follows the tree builder:
+nominal features split one branch per category, numeric ones in two, missing
+values go down every branch as fractional cases, and leaves decide by least
+expected cost (``learners.policy``), so prediction, the step-by-step policy
+and the JSON state are the greedy trees'.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from . import _optimal_kernels as kernels
 from ._base import GreedyTreeClassifier
 from ._builder import GrowingTree, _category_index
 
-__all__ = ["OptimalTreeClassifier", "candidate_thresholds", "grow_optimal_tree"]
+__all__ = [
+    "OptimalTreeClassifier",
+    "candidate_thresholds",
+    "gain_thresholds",
+    "grow_optimal_tree",
+    "search_work",
+]
 
 #: the deepest tree the search looks through (the search grows as splits^depth)
 MAX_SEARCH_DEPTH = 3
@@ -208,8 +215,9 @@ def grow_optimal_tree(
 class OptimalTreeClassifier(GreedyTreeClassifier):
     """The least-cost tree of at most ``max_depth`` levels (exhaustive search).
 
-    See :mod:`learners.tree.optimal`.  Among ACT's inner-CV candidates
-    (depths 2 and 3).
+    See :mod:`learners.tree.optimal`.  Measured as an ACT inner-CV candidate and
+    not kept there (issue 12, benchmarks/README.md); offered on its own as a short,
+    exact checklist.
 
     Parameters
     ----------
@@ -221,8 +229,17 @@ class OptimalTreeClassifier(GreedyTreeClassifier):
     max_depth : int, default 3
         Levels of splits searched, 1 to 3.
     n_thresholds : int, default 5
-        Candidate thresholds per numeric feature (STreeD's default): at evenly
-        spaced quantiles of the training values.
+        Candidate thresholds per numeric feature (STreeD's default).
+    threshold_rule : {"quantile", "gain"}, default "quantile"
+        Where they sit: at evenly spaced quantiles of the training values
+        (:func:`candidate_thresholds`), or the midpoints of highest information
+        gain (:func:`gain_thresholds`), which find a class boundary in a tail.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``, on bad input or parameters, or when the search would take
+        more than ``MAX_SEARCH_WORK`` case visits (:func:`search_work`).
     """
 
     _parameter_constraints = constraints(
