@@ -30,7 +30,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from datasets import load_known
 from learners.act import ACTClassifier, ICETClassifier, LSID3Classifier
-from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier
+from learners.tree import C45Classifier, DTMCClassifier, EG2Classifier, OptimalTreeClassifier
 
 
 def _timed(model, X, y, repeats: int = 1, *, traced: bool = True) -> tuple[float, float]:
@@ -86,6 +86,9 @@ def main(argv=None) -> int:
             ("C4.5c", C45Classifier(**kwargs)),
             ("EG2", EG2Classifier(**kwargs)),
             ("DTMC", DTMCClassifier(**kwargs)),
+            ("OPT-d2", OptimalTreeClassifier(max_depth=2, **kwargs)),
+            ("OPT-d3", OptimalTreeClassifier(max_depth=3, **kwargs)),
+            ("OPT-d3-gain", OptimalTreeClassifier(max_depth=3, threshold_rule="gain", **kwargs)),
             ("LSID3 r=5", LSID3Classifier(r=5, random_state=0, **kwargs)),
             ("ICET g=20", ICETClassifier(random_state=0, **kwargs)),
             ("ACT r=5 before", ACTClassifier(r=5, random_state=0, tune="off", **kwargs)),
