@@ -38,10 +38,14 @@ import numpy as np
 from numba import njit
 
 from ..tree import _formulas
-from ..tree._kernels import (
+from ..tree._kernels import (  # noqa: F401 - the split helpers are re-exported for _growth
     MODE_INFORMATION,
     all_ones,
+    branch_cases,
     branch_of,
+    branch_totals,
+    class_counts,
+    fill_branch,
     nominal_information,
     numeric_sweep,
     xlogx_table,
@@ -78,56 +82,6 @@ _smoothed_row = njit(cache=True, nogil=True)(_formulas.smoothed_row)
 
 
 # ------------------------------------------------------------------ splits
-@njit(cache=True, nogil=True)
-def branch_totals(R, f, boundary, nominal, n_branches, cases, weights):
-    """Known weight going down each branch (accumulated in case order)."""
-    totals = np.zeros(n_branches)
-    for p in range(cases.shape[0]):
-        b = branch_of(R[cases[p], f], boundary, nominal)
-        if b >= 0:
-            totals[b] += weights[p]
-    return totals
-
-
-@njit(cache=True, nogil=True)
-def branch_cases(R, f, boundary, nominal, b, share, cases, weights):
-    """Cases of branch ``b``: its known cases plus every missing one times ``share``."""
-    count = 0
-    for p in range(cases.shape[0]):
-        a = branch_of(R[cases[p], f], boundary, nominal)
-        if a == b or a < 0:
-            count += 1
-    out_cases = np.empty(count, dtype=np.int64)
-    out_weights = np.empty(count)
-    fill_branch(R, f, boundary, nominal, b, share, cases, weights, out_cases, out_weights)
-    return out_cases, out_weights
-
-
-@njit(cache=True, nogil=True)
-def fill_branch(R, f, boundary, nominal, b, share, cases, weights, out_cases, out_weights):
-    """Write branch ``b``'s cases (missing ones weighted by ``share``); return their number."""
-    q = 0
-    for p in range(cases.shape[0]):
-        a = branch_of(R[cases[p], f], boundary, nominal)
-        if a == b:
-            out_cases[q] = cases[p]
-            out_weights[q] = weights[p]
-            q += 1
-        elif a < 0:
-            out_cases[q] = cases[p]
-            out_weights[q] = weights[p] * share
-            q += 1
-    return q
-
-
-@njit(cache=True, nogil=True)
-def class_counts(y, cases, weights, n_classes):
-    counts = np.zeros(n_classes)
-    for p in range(cases.shape[0]):
-        counts[y[cases[p]]] += weights[p]
-    return counts
-
-
 @njit(cache=True, nogil=True)
 def workspace(n_cases, n_values, n_classes):
     """Scratch arrays of :func:`scan_feature` for nodes of up to ``n_cases`` cases."""

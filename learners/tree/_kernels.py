@@ -32,6 +32,57 @@ def branch_of(rank, boundary, nominal):
 
 
 @njit(cache=True, nogil=True)
+def branch_totals(R, f, boundary, nominal, n_branches, cases, weights):
+    """Known weight going down each branch (accumulated in case order)."""
+    totals = np.zeros(n_branches)
+    for p in range(cases.shape[0]):
+        b = branch_of(R[cases[p], f], boundary, nominal)
+        if b >= 0:
+            totals[b] += weights[p]
+    return totals
+
+
+@njit(cache=True, nogil=True)
+def branch_cases(R, f, boundary, nominal, b, share, cases, weights):
+    """Cases of branch ``b``: its known cases plus every missing one times ``share``."""
+    count = 0
+    for p in range(cases.shape[0]):
+        a = branch_of(R[cases[p], f], boundary, nominal)
+        if a == b or a < 0:
+            count += 1
+    out_cases = np.empty(count, dtype=np.int64)
+    out_weights = np.empty(count)
+    fill_branch(R, f, boundary, nominal, b, share, cases, weights, out_cases, out_weights)
+    return out_cases, out_weights
+
+
+@njit(cache=True, nogil=True)
+def fill_branch(R, f, boundary, nominal, b, share, cases, weights, out_cases, out_weights):
+    """Write branch ``b``'s cases (missing ones weighted by ``share``); return their number."""
+    q = 0
+    for p in range(cases.shape[0]):
+        a = branch_of(R[cases[p], f], boundary, nominal)
+        if a == b:
+            out_cases[q] = cases[p]
+            out_weights[q] = weights[p]
+            q += 1
+        elif a < 0:
+            out_cases[q] = cases[p]
+            out_weights[q] = weights[p] * share
+            q += 1
+    return q
+
+
+@njit(cache=True, nogil=True)
+def class_counts(y, cases, weights, n_classes):
+    """Weight of each class among ``cases``."""
+    counts = np.zeros(n_classes)
+    for p in range(cases.shape[0]):
+        counts[y[cases[p]]] += weights[p]
+    return counts
+
+
+@njit(cache=True, nogil=True)
 def info_mass(counts):
     """``W * H(counts)`` in bits, with ``W = sum(counts)`` (0 for an empty vector)."""
     total = 0.0

@@ -1,6 +1,7 @@
 """Compiled search of :mod:`learners.tree.optimal`: the least-cost tree of bounded depth.
 
-The cases are binned once: a numeric feature by its few candidate thresholds
+The cases are binned once, case-major like ACT's ranks (``bins[case, feature]``): a
+numeric feature by its few candidate thresholds
 (bin ``k`` holds the values above ``k`` thresholds, so ``x <= t_j`` is
 ``bin <= j``), a nominal one by its category index; -1 is missing.  A split is
 (feature, ``j``): numeric branch 0 is ``bin <= j`` and branch 1 the rest; a
@@ -14,10 +15,11 @@ branch's share of the known weight; a split needs two branches holding
 the node's weight times the test's price on the path plus the children's least
 costs one level down.  Prices come from a table the caller fills from
 ``CostModel.marginal_cost`` (``prices[a, b, f]``: ``f`` after the path's tests
-``a`` and ``b``, ``n_features`` meaning none).  :func:`split_shares` and
-:func:`child_cases` are the one definition of a split's branches, used by the
-search and by the driver that builds the chosen tree; the depth-1 level scores
-splits from per-bin class weights instead, tested equal to those two.
+``a`` and ``b``, ``n_features`` meaning none).  A split's branches are the tree
+package's shared kernels, the ones ACT's engine uses (``branch_totals``,
+``branch_cases``, ``class_counts``); :func:`split_shares` adds the ``min_leaf`` rule.
+The search and the driver that builds the chosen tree both use them; the depth-1
+level scores splits from per-bin class weights instead, tested equal to them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import branch_of, misclassification_cost
+from ._kernels import branch_cases, branch_totals, class_counts, misclassification_cost
 
 _EPS = 1e-9
 
@@ -39,23 +41,10 @@ def n_splits(f, nominal, n_bins):
 
 
 @njit(cache=True, nogil=True)
-def class_weights(y, cases, weights, n_classes):
-    """Weight of each class among ``cases``."""
-    out = np.zeros(n_classes)
-    for i in range(cases.shape[0]):
-        out[y[cases[i]]] += weights[i]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def split_shares(row, nominal, j, n_branches, cases, weights, min_leaf):
-    """(valid, each branch's share of the known weight) of split ``j`` on the feature
-    whose bins are ``row``: valid when two branches hold ``min_leaf`` known weight."""
-    known = np.zeros(n_branches)
-    for i in range(cases.shape[0]):
-        b = branch_of(row[cases[i]], j, nominal)
-        if b >= 0:
-            known[b] += weights[i]
+def split_shares(bins, f, nominal, j, n_branches, cases, weights, min_leaf):
+    """(valid, each branch's share of the known weight) of split ``j`` on feature ``f``:
+    valid when two branches hold ``min_leaf`` known weight."""
+    known = branch_totals(bins, f, j, nominal, n_branches, cases, weights)
     total = known.sum()
     held = 0
     for b in range(n_branches):
@@ -64,31 +53,6 @@ def split_shares(row, nominal, j, n_branches, cases, weights, min_leaf):
     if total <= 0.0 or held < 2:
         return False, known
     return True, known / total
-
-
-@njit(cache=True, nogil=True)
-def child_cases(row, nominal, j, branch, share, cases, weights):
-    """The cases of ``branch`` and their weights: its own at full weight, the missing
-    ones at weight times ``share``."""
-    count = 0
-    for i in range(cases.shape[0]):
-        b = branch_of(row[cases[i]], j, nominal)
-        if b == branch or b < 0:
-            count += 1
-    out_cases = np.empty(count, dtype=np.int64)
-    out_weights = np.empty(count)
-    k = 0
-    for i in range(cases.shape[0]):
-        b = branch_of(row[cases[i]], j, nominal)
-        if b == branch:
-            out_cases[k] = cases[i]
-            out_weights[k] = weights[i]
-            k += 1
-        elif b < 0:
-            out_cases[k] = cases[i]
-            out_weights[k] = weights[i] * share
-            k += 1
-    return out_cases, out_weights
 
 
 @njit(cache=True, nogil=True)
@@ -113,7 +77,7 @@ def _better(cost, best):
 def _last_split(search, cases, weights, a, b, cw, total, leaf):
     """Depth 1: the best single split, scored from each bin's class weights."""
     bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf = search
-    n_features = bins.shape[0]
+    n_features = bins.shape[1]
     best, best_f, best_j = leaf, -1, -1
     for f in range(n_features):
         if _fixed_on_path(f, nominal, a, b):
@@ -125,7 +89,7 @@ def _last_split(search, cases, weights, a, b, cw, total, leaf):
         hist = np.zeros((nb, n_classes))
         missing = np.zeros(n_classes)
         for i in range(cases.shape[0]):
-            v = bins[f, cases[i]]
+            v = bins[cases[i], f]
             if v < 0:
                 missing[y[cases[i]]] += weights[i]
             else:
@@ -178,14 +142,14 @@ def subtree_cost(depth, search, cases, weights, a, b):
     ``cases`` after the path's tests ``a``, ``b``; feature -1 is the leaf.  ``search``
     is (bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf)."""
     bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf = search
-    cw = class_weights(y, cases, weights, n_classes)
+    cw = class_counts(y, cases, weights, n_classes)
     total = cw.sum()
     leaf = misclassification_cost(cw, matrix)
     if depth <= 0 or _stops(cw, total, min_leaf):
         return leaf, -1, -1
     if depth == 1:
         return _last_split(search, cases, weights, a, b, cw, total, leaf)
-    n_features = bins.shape[0]
+    n_features = bins.shape[1]
     best, best_f, best_j = leaf, -1, -1
     for f in range(n_features):
         if _fixed_on_path(f, nominal, a, b):
@@ -196,15 +160,15 @@ def subtree_cost(depth, search, cases, weights, a, b):
         next_a, next_b = (f, b) if a == n_features else (a, f)
         branches = n_bins[f] if nominal[f] else 2
         for j in range(n_splits(f, nominal, n_bins)):
-            valid, shares = split_shares(bins[f], nominal[f], j, branches, cases, weights, min_leaf)
+            valid, shares = split_shares(bins, f, nominal[f], j, branches, cases, weights, min_leaf)
             if not valid:
                 continue
             cost = price
             for br in range(branches):
                 if shares[br] <= 0.0:
                     continue  # an empty branch: a leaf of weight 0
-                sub_cases, sub_weights = child_cases(
-                    bins[f], nominal[f], j, br, shares[br], cases, weights
+                sub_cases, sub_weights = branch_cases(
+                    bins, f, j, nominal[f], br, shares[br], cases, weights
                 )
                 sub, _, _ = subtree_cost(depth - 1, search, sub_cases, sub_weights, next_a, next_b)
                 cost += sub

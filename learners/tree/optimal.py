@@ -171,12 +171,13 @@ def grow_optimal_tree(
         )
     prices = _price_table(cost_model, n_features, max_depth)
     min_leaf = float(min_leaf)
+    bins = np.ascontiguousarray(bins.T)  # case-major, as the shared split kernels read it
     search = (bins, nominal, n_bins, y, n_classes, prices, matrix, min_leaf)
 
     tree = GrowingTree(n_classes)
     weights = np.ones(n_samples)
     cases = np.arange(n_samples, dtype=np.int64)
-    root = tree.add(kernels.class_weights(y, cases, weights, n_classes))
+    root = tree.add(kernels.class_counts(y, cases, weights, n_classes))
     # (node, cases, weights, path tests a and b, levels left)
     stack = [(root, cases, weights, n_features, n_features, int(max_depth))]
     while stack:
@@ -186,7 +187,7 @@ def grow_optimal_tree(
             continue
         n_branches = int(n_bins[f]) if nominal[f] else 2
         _, shares = kernels.split_shares(
-            bins[f], nominal[f], j, n_branches, cases, weights, min_leaf
+            bins, f, nominal[f], j, n_branches, cases, weights, min_leaf
         )
         if nominal[f]:
             values = np.asarray(categories[f], dtype=float)
@@ -202,10 +203,10 @@ def grow_optimal_tree(
                 leaf = tree.add(tree.class_weight[node].copy(), empty=True)
                 tree.edges[node].append((leaf, float(values[branch]), 0.0))
                 continue
-            sub_cases, sub_weights = kernels.child_cases(
-                bins[f], nominal[f], j, branch, share, cases, weights
+            sub_cases, sub_weights = kernels.branch_cases(
+                bins, f, j, nominal[f], branch, share, cases, weights
             )
-            child = tree.add(kernels.class_weights(y, sub_cases, sub_weights, n_classes))
+            child = tree.add(kernels.class_counts(y, sub_cases, sub_weights, n_classes))
             tree.edges[node].append((child, float(values[branch]), share))
             children.append((child, sub_cases, sub_weights, next_a, next_b, depth - 1))
         stack.extend(reversed(children))

@@ -8,7 +8,7 @@ import pytest
 from learners.costs import CostModel
 from learners.tree import DTMCClassifier, OptimalTreeClassifier
 from learners.tree import _optimal_kernels as kernels
-from learners.tree._kernels import misclassification_cost
+from learners.tree._kernels import branch_cases, misclassification_cost
 from learners.tree.optimal import _price_table, candidate_thresholds
 
 
@@ -29,33 +29,31 @@ def _binned(X, categories, n_thresholds):
             known = ~np.isnan(X[:, f])
             bins[f, known] = np.searchsorted(points, X[known, f], side="left")
             n_bins[f] = points.size + 1
-    return bins, nominal, n_bins
+    return np.ascontiguousarray(bins.T), nominal, n_bins
 
 
 def _brute_force(depth, bins, nominal, n_bins, y, k, cases, weights, path, model, matrix, leaf):
     """The least cost by plain recursion: prices from ``CostModel.marginal_cost`` itself,
-    children from the kernel's ``child_cases`` (the one definition of a branch)."""
+    children from the shared ``branch_cases`` (the one definition of a branch)."""
     cw = np.bincount(y[cases], weights=weights, minlength=k).astype(float)
     total = cw.sum()
     best = misclassification_cost(cw, matrix)
     if depth == 0 or total < 2 * leaf - 1e-9 or cw.max() >= total - 1e-9:
         return best
-    for f in range(bins.shape[0]):
+    for f in range(bins.shape[1]):
         if nominal[f] and f in path:
             continue
         branches = int(n_bins[f]) if nominal[f] else 2
         for j in range(1 if nominal[f] else int(n_bins[f]) - 1):
             valid, shares = kernels.split_shares(
-                bins[f], nominal[f], j, branches, cases, weights, leaf
+                bins, f, nominal[f], j, branches, cases, weights, leaf
             )
             if not valid:
                 continue
             cost = model.marginal_cost(f, set(path)) * total
             for b in range(branches):
                 if shares[b] > 0:
-                    sub, sub_w = kernels.child_cases(
-                        bins[f], nominal[f], j, b, shares[b], cases, weights
-                    )
+                    sub, sub_w = branch_cases(bins, f, j, nominal[f], b, shares[b], cases, weights)
                     cost += _brute_force(
                         depth - 1,
                         bins,
