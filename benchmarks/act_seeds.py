@@ -12,6 +12,12 @@ and its mean, and for each peer a two-sided Wilcoxon signed-rank test
 
     python -m benchmarks.act_seeds --datasets heart,hepatitis --seeds 0,1,2,3,4
     python -m benchmarks.act_seeds --datasets heart --costs 10000 --seeds 0,1 --learners ACT,PEER-sk
+    python -m benchmarks.act_seeds --datasets heart --indicators add   # one-vs-rest splits too
+
+``--indicators add`` adds a priced 0/1 test per category of each nominal test with three
+or more categories (``benchmarks.nominal_indicators``): every learner may then split a
+nominal test one category against the rest, as the issue's pystreed peer does;
+``--indicators only`` also hides the multiway split, as in pystreed's trees.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import numpy as np
 
 from benchmarks.act_report import PEERS, _fold_costs, _learners, wilcoxon_p
 from benchmarks.compare_trees import load_dataset
+from benchmarks.nominal_indicators import with_category_indicators
 from learners.evaluation import cross_validate, make_folds
 
 
@@ -33,13 +40,25 @@ def main(argv=None) -> int:
     parser.add_argument("--learners", default="ACT,PEER-sk,OPT-d3", help="ACT first")
     parser.add_argument("--r", type=int, default=5)
     parser.add_argument("--thyroid", choices=("train", "pooled"), default="pooled")
+    parser.add_argument(
+        "--indicators",
+        choices=("add", "only"),
+        help="add a derived 0/1 test per category of nominal tests (one-vs-rest splits); "
+        "'only': and hide the multiway split",
+    )
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     names = [n.strip() for n in args.learners.split(",") if n.strip()]
     costs = [float(c) for c in args.costs.split(",")]
-    print(f"# ten folds, seeds {seeds}, r={args.r}; normalized cost % per seed, then the mean")
+    print(
+        f"# ten folds, seeds {seeds}, r={args.r}"
+        f"{f', one-vs-rest indicators ({args.indicators})' if args.indicators else ''}; "
+        "normalized cost % per seed, then the mean"
+    )
     for key in [d.strip() for d in args.datasets.split(",") if d.strip()]:
         data = load_dataset(key, args.thyroid)
+        if args.indicators:
+            data = with_category_indicators(data, keep_multiway=args.indicators == "add")
         k = len(data.class_labels)
         for mc in costs:
             matrix = mc * (1.0 - np.eye(k))
