@@ -30,8 +30,10 @@ exhaustive search over 5 thresholds per numeric test at quantiles / of highest
 information gain: STreeD's kind of optimal shallow tree, measured and not among ACT's
 candidates) (``learners.tree``), LSID3, ICET, ACT (r=5, the
 defaults: inner-CV tuning inside the training fold), ``ACT-notune``
-(``tune="off"``: the pre-issue-12 ACT), ``ACT-mean`` (``lookahead_score="mean"``),
-``ACT-each`` (``threshold_samples="each"``); untuned open points of ALGORITHMS.md §4:
+(``tune="off"``: the pre-issue-12 ACT), ``ACT-multiway`` (``one_vs_rest=False``: one
+branch per category of a nominal test only, ACT before one-vs-rest splits), ``ACT-mean``
+(``lookahead_score="mean"``), ``ACT-each`` (``threshold_samples="each"``); untuned open
+points of ALGORITHMS.md §4:
 ``ACT-prunelook`` / ``ACT-rawlook`` (``prune_lookahead`` True / False), ``ACT-prune``
 (``stop_rule="prune"``), ``ACT-exactEE`` (``ee="exact"``).  Thyroid is ann-train + ann-test pooled
 (7200 cases, as the peer table) unless ``--thyroid train``.
@@ -76,6 +78,7 @@ def _learners(r: int, generations: int, seed: int) -> dict:
         "ICET": lambda **kw: ICETClassifier(generations=generations, random_state=seed, **kw),
         "ACT": lambda **kw: ACTClassifier(r=r, random_state=seed, **kw),
         "ACT-notune": lambda **kw: ACTClassifier(r=r, random_state=seed, tune="off", **kw),
+        "ACT-multiway": lambda **kw: ACTClassifier(r=r, random_state=seed, one_vs_rest=False, **kw),
         "ACT-mean": lambda **kw: ACTClassifier(
             r=r, random_state=seed, lookahead_score="mean", **kw
         ),

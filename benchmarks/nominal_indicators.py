@@ -1,21 +1,12 @@
-"""One-vs-rest splits of nominal tests, emulated with priced indicator tests (issue 12).
+"""One-vs-rest splits of nominal tests for any learner, through priced indicator tests.
 
-Our trees split a nominal test one branch per category.  The issue's pystreed peer
-splits it one category against the rest.  :func:`with_category_indicators` lets any
-learner of ours make that split without changing the tree format, so the two kinds of
-split can be measured on the same folds:
-
-For every nominal test with three or more categories, one 0/1 test per category is
-appended ("cp = 4"), declared a *derived* test of the nominal test
-(``CostModel.derived``).  Its price is therefore exactly the nominal test's marginal
-price (group discounts included), doing it makes the nominal test done, and once one
-indicator (or the test itself) is known every other indicator of that test is free.
-With ``keep_multiway`` (the default) the nominal test stays, so a learner chooses
-between the multiway split and any one-vs-rest split.  Without it the nominal test's
-column is blanked (every value missing) and only one-vs-rest splits remain, as in
-pystreed's trees; the test itself stays as the indicators' priced input.  A missing
-value stays missing in every indicator.  Turney's
-standard cost (the normalizer) is unchanged, as the indicators add nothing to TC.
+:func:`with_category_indicators` gives a dataset the indicator tests of
+:func:`learners.tree.one_vs_rest.category_indicators` (one 0/1 test per category of each
+nominal test with three or more categories, a derived test of its nominal test, so priced
+exactly as that test).  ACT makes such splits itself (``one_vs_rest=True``); this lets the
+benchmarks give the same choice to every learner, and hide the multiway split
+(``keep_multiway=False``: the nominal test's column is blanked, every value missing, as in
+pystreed's trees; the test stays as the indicators' priced input).
 """
 
 from __future__ import annotations
@@ -25,60 +16,30 @@ from dataclasses import replace
 import numpy as np
 
 from datasets.dataset import UCIDataset
-from learners.costs import CostModel
-
-#: nominal tests with fewer categories gain nothing: their multiway split is one-vs-rest
-MIN_CATEGORIES = 3
+from learners.tree.one_vs_rest import category_indicators
 
 
 def with_category_indicators(data: UCIDataset, *, keep_multiway: bool = True) -> UCIDataset:
-    """``data`` with a derived 0/1 indicator test per category of each nominal test with
-    :data:`MIN_CATEGORIES` or more categories (see the module docstring)."""
-    costs = data.costs
-    if costs is None:
+    """``data`` with the indicator tests of its nominal tests (see the module docstring);
+    ``data`` itself when no nominal test has three or more categories."""
+    if data.costs is None:
         raise ValueError(f"{data.name} has no test prices")
-    if costs.derived:
-        # indicators of a derived test would need derived-of-derived pricing checks
-        raise ValueError(f"{data.name} already has derived tests")
-    names = list(data.feature_names)
-    X = data.X.copy()
-    columns = [X]
-    categorical = list(data.categorical)
-    derived: dict[int, tuple[int, ...]] = {}
-    full, discounted = costs.costs.tolist(), costs.discounted.tolist()
-    groups, delayed = list(costs.groups), costs.delayed.tolist()
+    categories = {}
     for f in data.categorical:
         values = data.X[:, f]
-        known = ~np.isnan(values)
-        categories = np.unique(values[known])
-        if categories.size < MIN_CATEGORIES:
-            continue
-        for code in categories:
-            indicator = np.where(known, (values == code).astype(float), np.nan)
-            derived[len(names)] = (int(f),)
-            categorical.append(len(names))
-            names.append(f"{data.feature_names[f]} = {code:g}")
-            columns.append(indicator[:, None])
-            # a derived test's own prices are never charged (it costs its missing inputs)
-            full.append(float(costs.costs[f]))
-            discounted.append(float(costs.discounted[f]))
-            groups.append(None)
-            delayed.append(bool(costs.delayed[f]))
-        if not keep_multiway:
-            X[:, f] = np.nan
-    model = CostModel(
-        full,
-        discounted=discounted,
-        groups=groups,
-        delayed=delayed,
-        derived=derived,
-        free=costs.free,
-    )
+        categories[f] = np.unique(values[~np.isnan(values)])
+    found = category_indicators(data.X, categories, data.costs)
+    if found is None:
+        return data
+    X = found.X.copy()
+    if not keep_multiway:
+        X[:, sorted({f for f, _ in found.source})] = np.nan
+    names = [f"{data.feature_names[f]} = {code:g}" for f, code in found.source]
     return replace(
         data,
         name=f"{data.name}, one-vs-rest indicators{'' if keep_multiway else ' only'}",
-        feature_names=names,
-        categorical=categorical,
-        X=np.hstack(columns),
-        costs=model,
+        feature_names=list(data.feature_names) + names,
+        categorical=found.categorical,
+        X=X,
+        costs=found.cost_model,
     )

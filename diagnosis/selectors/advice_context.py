@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from learners.conditioned_loss import ConditionedLossClassifier
-from learners.tree import TreeStructure
+from learners.tree import TreeStructure, other_edge
 
 __all__ = ["branch_rows", "decision_costs"]
 
@@ -80,8 +80,29 @@ def _edge_words(tree: TreeStructure, node: int, edge: int, test) -> str:
         unit = f" {test.unit}" if test is not None and test.unit else ""
         first = edge == int(tree.edge_start[node])
         return f"{label} {'≤' if first else '>'} {threshold:.4g}{unit}"
-    code = float(tree.branch_value[edge])
-    return f"{label} = {test.choice_label(code) if test is not None else f'{code:g}'}"
+    other, words = _categories(tree, node, edge, test)
+    return f"{label} {'≠' if other else '='} {words}"
+
+
+def category_text(tree: TreeStructure, node: int, edge: int, test) -> str:
+    """The category an edge of a nominal split takes, in the test's words ("asymptomatic");
+    for a one-vs-rest split's "other" edge, the categories it does not take ("not
+    asymptomatic")."""
+    other, words = _categories(tree, node, edge, test)
+    return f"not {words}" if other else words
+
+
+def _categories(tree: TreeStructure, node: int, edge: int, test) -> tuple[bool, str]:
+    """Whether ``edge`` is the "other" edge, and the category words: its own, or for the
+    other edge those of the node's other edges ("typical / atypical")."""
+
+    def words(code: float) -> str:
+        return test.choice_label(code) if test is not None else f"{code:g}"
+
+    if edge == other_edge(tree, node):
+        named = [float(tree.branch_value[e]) for e in tree.edges(node) if e != edge]
+        return True, " / ".join(words(code) for code in named)
+    return False, words(float(tree.branch_value[edge]))
 
 
 def branch_rows(

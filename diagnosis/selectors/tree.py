@@ -10,6 +10,7 @@ from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
 from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import vocabulary_of
+from .advice_context import category_text
 from .cases import compute_case_state, estimator_for
 from .models import require_model_access
 
@@ -273,7 +274,4 @@ def _edge_label(tree: TreeStructure, node: int, edge: int, test) -> str:
     if not math.isnan(threshold):
         first = edge == int(tree.edge_start[node])
         return f"{'≤' if first else '>'} {threshold:.4g}{unit}"
-    code = float(tree.branch_value[edge])
-    if test is not None:
-        return test.choice_label(code)
-    return f"{code:g}"
+    return category_text(tree, node, edge, test)

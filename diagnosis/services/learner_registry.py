@@ -474,6 +474,13 @@ LEARNERS: dict[str, LearnerSpec] = {
                 },
                 help="The default stops where no test pays for itself.",
             ),
+            FormParam(
+                "one_vs_rest",
+                "Also split a test one answer against the rest",
+                help="For tests with three or more answers: besides one branch per answer, "
+                "ACT may set one answer against all others (e.g. chest pain: asymptomatic "
+                "or not).",
+            ),
             _TIME_BUDGET,
         ),
     ),

@@ -36,7 +36,7 @@ from . import pruning as _pruning
 from ._builder import GrowingTree, grow_tree
 from ._criteria import Criterion
 from ._formulas import least_cost_class
-from ._structure import TreeStructure, smoothed_proba
+from ._structure import TreeStructure, other_edge, smoothed_proba
 
 __all__ = ["CaseInputMixin", "GreedyTreeClassifier", "TreePolicyMixin"]
 
@@ -624,8 +624,9 @@ def read_categories(state, where: str, *, n_features: int) -> dict[int, np.ndarr
 def check_nominal_splits(
     tree: TreeStructure, categories: Mapping[int, np.ndarray], where: str, categories_at: str
 ) -> None:
-    """Every nominal split of ``tree`` has one edge per category code of its feature (the
-    builders make it so); otherwise a valid case could match no edge.
+    """Every nominal split of ``tree`` has one edge per category code of its feature, or
+    edges for some of them and an "other" edge for the rest (a one-vs-rest split); otherwise
+    a valid case could match no edge.
 
     Raises
     ------
@@ -635,7 +636,10 @@ def check_nominal_splits(
     for node in np.flatnonzero((tree.n_edges > 0) & np.isnan(tree.threshold)).tolist():
         f = int(tree.feature[node])
         codes = tree.branch_value[tree.edges(node)]
-        if f not in categories or set(codes.tolist()) != set(categories[f].tolist()):
+        named = set(codes[~np.isnan(codes)].tolist())
+        known = set(categories[f].tolist()) if f in categories else set()
+        fits = named == known if other_edge(tree, node) is None else named < known
+        if f not in categories or not fits:
             raise document.ModelDocumentError(
                 f"{where}: node {node} splits feature {f} on the codes "
                 f"{codes.tolist()}, but {categories_at} gives it "

@@ -22,7 +22,11 @@ Node arrays (length ``n_nodes``)
 Edge arrays (length ``n_edges.sum()``)
     ``child[e]``           node id the edge leads to.
     ``branch_value[e]``    nominal split: the category code that takes this
-                           edge.  NaN for numeric splits.
+                           edge.  NaN for numeric splits.  NaN on the *last*
+                           edge of a nominal split makes it the node's
+                           "other" edge: every known category without an
+                           edge of its own takes it (a one-vs-rest split is
+                           the edges ``[v, other]``).
     ``branch_weight[e]``   share of the parent's training weight with a known
                            value that went down this edge.  A case whose value
                            is missing or unavailable goes down every edge with
@@ -43,7 +47,7 @@ import numpy as np
 from .. import _document as document
 from .._document import MAX_CLASSES, MAX_NODES
 
-__all__ = ["LEAF", "Reach", "TreeStructure", "smoothed_proba"]
+__all__ = ["LEAF", "Reach", "TreeStructure", "other_edge", "smoothed_proba"]
 
 LEAF = -1
 
@@ -72,6 +76,16 @@ class Reach:
     def ends(self) -> dict[int, float]:
         """Every node the walk ended at (frontier nodes and leaves), with shares."""
         return {**self.frontier, **self.leaves}
+
+
+def other_edge(tree: TreeStructure, node: int) -> int | None:
+    """The "other" edge of a nominal split (every category without an edge of its own takes
+    it): its last edge when that edge's code is NaN; None for a numeric split, a leaf, or
+    a nominal split with one edge per category."""
+    if tree.n_edges[node] == 0 or tree.threshold[node] == tree.threshold[node]:
+        return None
+    last = int(tree.edge_start[node] + tree.n_edges[node] - 1)
+    return last if tree.branch_value[last] != tree.branch_value[last] else None
 
 
 def smoothed_proba(class_weight: np.ndarray, smoothing: float) -> np.ndarray:
@@ -280,6 +294,9 @@ class TreeStructure:
                 chosen = [~missing & (values <= threshold), ~missing & (values > threshold)]
             else:
                 chosen = [values == self.branch_value[e] for e in edges]
+                other = other_edge(self, node)
+                if other is not None:  # NaN matched nothing above: the unmatched known values
+                    chosen[-1] = ~missing & ~np.logical_or.reduce(chosen[:-1])
                 matched = np.logical_or.reduce(chosen) | missing | (here == 0)
                 if not matched.all():
                     bad = values[~matched][0]
@@ -302,9 +319,12 @@ class TreeStructure:
         if threshold == threshold:
             return start if value <= threshold else start + 1
         branch_value = lists["branch_value"]
-        for edge in range(start, start + lists["n_edges"][node]):
+        last = start + lists["n_edges"][node] - 1
+        for edge in range(start, last + 1):
             if branch_value[edge] == value:
                 return edge
+        if branch_value[last] != branch_value[last]:  # the "other" edge
+            return last
         raise ValueError(
             f"feature {lists['feature'][node]} has value {value:g}, a category not seen in training"
         )
@@ -371,7 +391,9 @@ class TreeStructure:
           the root;
         - numbers: a numeric split (non-NaN threshold; infinities allowed)
           has exactly two edges; class weights and branch weights are finite
-          and non-negative, and each node's branch weights sum to 1.
+          and non-negative, and each node's branch weights sum to 1;
+        - nominal splits: at least two edges, distinct codes, and NaN (the
+          "other" edge) only on the last edge.
         """
         n = self.n_nodes
         if self.feature.ndim != 1 or not 1 <= n <= MAX_NODES:
@@ -441,6 +463,26 @@ class TreeStructure:
                 raise ValueError(f"tree has {n} nodes but no edges: node 1 is unreachable")
             return
         self._validate_links(n)
+        self._validate_nominal_codes()
+
+    def _validate_nominal_codes(self) -> None:
+        """Nominal splits: two edges or more, distinct codes, NaN only on the last edge."""
+        nominal = (self.n_edges > 0) & np.isnan(self.threshold)
+        node = _first(nominal & (self.n_edges < 2))
+        if node is not None:
+            raise ValueError(f"node {node} splits a nominal test into {self.n_edges[node]} edge")
+        for node in np.flatnonzero(nominal).tolist():
+            codes = self.branch_value[self.edges(node)]
+            unnamed = np.isnan(codes[:-1])
+            if unnamed.any():
+                raise ValueError(
+                    f"node {node}: edge {int(self.edge_start[node]) + int(np.argmax(unnamed))} "
+                    "has no category code; only a nominal split's last edge may be its "
+                    "'other' edge"
+                )
+            named = codes[~np.isnan(codes)]
+            if np.unique(named).size != named.size:
+                raise ValueError(f"node {node} has two edges for one category: {codes.tolist()}")
 
     def _validate_links(self, n: int) -> None:
         """Children in range, numbered after their parent, one parent each; branch weights."""

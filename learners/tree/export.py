@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._structure import other_edge
+
 __all__ = ["export_text"]
 
 
@@ -56,10 +58,13 @@ def export_text(model, feature_names=None, class_names=None) -> str:
         if label:
             lines.append(f"{prefix}[{counts(node)}]")
         children = []
+        other = other_edge(tree, node)
         for e in tree.edges(node):
             if tree.threshold[node] == tree.threshold[node]:
                 op = "<=" if e == tree.edge_start[node] else ">"
                 text = f"{name} {op} {tree.threshold[node]:.6g}: "
+            elif e == other:
+                text = f"{name} = other: "
             else:
                 text = f"{name} = {tree.branch_value[e]:g}: "
             children.append((int(tree.child[e]), depth + (1 if label else 0), text))

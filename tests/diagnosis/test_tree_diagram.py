@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 
+import numpy as np
 import pytest
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 from training_helpers import train
@@ -13,7 +15,7 @@ from diagnosis.selectors.cases import estimator_for
 from diagnosis.services import learner_registry
 from diagnosis.services.datasets import create_dataset
 from learners.policy import decide
-from learners.tree import TreePolicyMixin
+from learners.tree import TreePolicyMixin, other_edge
 
 pytestmark = pytest.mark.django_db
 
@@ -50,12 +52,13 @@ def skewed_dataset(db):
     )
 
 
-def patient_at(tree, node: int) -> dict[int, float] | None:
+def patient_at(tree, node: int, categories) -> dict[int, float] | None:
     """Known values that route a patient from the root to ``node``; None if no value can.
 
     Numeric edge 0 takes values <= threshold, edge 1 values above it; a test
     met twice on the path narrows the interval.  Nominal edges take their
-    branch value.
+    branch value; an "other" edge the first of the test's ``categories`` that
+    the node names on no edge.
     """
     known: dict[int, float] = {}
     low: dict[int, float] = {}
@@ -63,7 +66,10 @@ def patient_at(tree, node: int) -> dict[int, float] | None:
     for parent, edge in tree.path_to(node):
         feature = int(tree.feature[parent])
         threshold = float(tree.threshold[parent])
-        if math.isnan(threshold):
+        if edge == other_edge(tree, parent):
+            named = set(tree.branch_value[tree.edges(parent)].tolist())
+            known[feature] = next(c for c in categories[feature].tolist() if c not in named)
+        elif math.isnan(threshold):
             known[feature] = float(tree.branch_value[edge])
         elif edge == int(tree.edge_start[parent]):
             high[feature] = min(high.get(feature, math.inf), threshold)
@@ -97,15 +103,21 @@ def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_datas
         QUICK.get(learner, {}),
         error_matrix=skewed_dataset.error_matrices.get(),
     )
-    layout = tree_layout(user=model_admin, trained_model=trained)
+    assert_diagram_is_the_policy(trained, model_admin, CLASSES)
+
+
+def assert_diagram_is_the_policy(trained, user, classes) -> dict:
+    """Every drawn node's decision and probabilities are next_action's for a patient who
+    stops there; returns the layout."""
+    layout = tree_layout(user=user, trained_model=trained)
     estimator = estimator_for(trained)
     tree = estimator.tree_
-    class_labels = [CLASSES[int(c)] for c in estimator.classes_]
+    class_labels = [classes[int(c)] for c in estimator.classes_]
     drawn = {n["id"]: n for n in layout["nodes"]}
     assert sorted(drawn) == list(range(tree.n_nodes))
     checked_leaves = checked_tests = 0
     for node_id, node in drawn.items():
-        known = patient_at(tree, node_id)
+        known = patient_at(tree, node_id, estimator.categories_)
         if known is None:
             continue
         action = estimator.next_action(known)
@@ -127,7 +139,7 @@ def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_datas
             )
             assert node["expected_cost"] == pytest.approx(action.evidence.conclude_cost)
             checked_tests += 1
-        expected_label = "Refer" if conclusion.kind == "reject" else CLASSES[int(conclusion.label)]
+        expected_label = "Refer" if conclusion.kind == "reject" else classes[int(conclusion.label)]
         assert node["decision_kind"] == conclusion.kind, node_id
         assert node["decision"] == expected_label, node_id
         assert node["expected_cost"] == pytest.approx(conclusion.expected_cost)
@@ -135,6 +147,44 @@ def test_diagram_decisions_equal_next_action_at_every_node(learner, skewed_datas
         assert list(node["proba"].values()) == pytest.approx(list(conclusion.evidence.proba))
     assert checked_leaves == tree.n_leaves, "every leaf has a patient who ends there"
     assert checked_tests > 0 or tree.n_nodes == 1
+    return layout
+
+
+def test_a_one_vs_rest_split_is_drawn_as_the_answer_and_not_it(model_admin):
+    """ACT sets "asymptomatic" against the other chest pains: the diagram's branches say
+    "Chest pain: asymptomatic" and "Chest pain: not asymptomatic", and every node's drawn
+    decision is next_action's."""
+    rng = np.random.default_rng(0)
+    pain = rng.integers(0, 4, 300)
+    level = rng.normal(size=300)
+    labels = ((pain == 3) ^ (level > 0)).astype(int)
+    flip = rng.random(300) < 0.05
+    labels[flip] = 1 - labels[flip]
+    kinds = ["typical", "atypical", "non-anginal", "asymptomatic"]
+    dataset = create_dataset(
+        name="Chest pain",
+        class_labels=["healthy", "sick"],
+        tests=[
+            {
+                "name": "cp",
+                "label": "Chest pain",
+                "kind": "nominal",
+                "price": 1.0,
+                "discounted_price": 1.0,
+                "choices": [{"code": c, "label": k} for c, k in enumerate(kinds)],
+            },
+            {"name": "level", "label": "Level", "price": 10.0, "discounted_price": 10.0},
+        ],
+        rows=[[float(p), float(v)] for p, v in zip(pain, level, strict=True)],
+        labels=labels.tolist(),
+        error_matrices=[{"name": "Even", "matrix": [[0, 200], [200, 0]]}],
+    )
+    trained = train(
+        dataset, model_admin, "act", {"r": 1}, error_matrix=dataset.error_matrices.get()
+    )
+    layout = assert_diagram_is_the_policy(trained, model_admin, ["healthy", "sick"])
+    texts = json.dumps(layout)
+    assert "Chest pain: asymptomatic" in texts and "Chest pain: not asymptomatic" in texts
 
 
 @pytest.fixture
