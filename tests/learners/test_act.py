@@ -418,6 +418,8 @@ def test_compiled_held_out_costs_equal_run_case():
             r=r,
             tune="off",
             post_prune=False,
+            # the inner CV walks trees grown on the indicator columns: one branch per code
+            one_vs_rest=False,
         ).fit(X[:200], y[:200])
         assert model.tree_.n_nodes > 3
         data = encode_data(X, model.categories_)
