@@ -299,7 +299,8 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
 def test_train_form_queues_act_with_optional_params_and_budget(
     client, model_admin, toy_dataset, django_capture_on_commit_callbacks
 ):
-    """The generic train form takes ACT's r, empty w/cf, stop rule and time budget."""
+    """The generic train form takes ACT's r, empty w/cf, stop rule, the one-vs-rest box (a
+    browser sends "on" for the box checked by default) and time budget."""
     from django.urls import reverse
 
     client.force_login(model_admin)
@@ -313,6 +314,7 @@ def test_train_form_queues_act_with_optional_params_and_budget(
                 "act__w": "",
                 "act__cf": "",
                 "act__stop_rule": "prune",
+                "act__one_vs_rest": "on",
                 "act__time_budget_seconds": "30",
                 "name": "Anytime ACT",
             },
@@ -324,5 +326,6 @@ def test_train_form_queues_act_with_optional_params_and_budget(
         "w": None,
         "cf": None,
         "stop_rule": "prune",
+        "one_vs_rest": True,
         "time_budget_seconds": 30.0,
     }

@@ -90,6 +90,13 @@ def test_act_params_and_time_budget_stay_out_of_the_estimator():
     assert cleaned["time_budget_seconds"] == 20.0
 
 
+def test_act_one_vs_rest_box_defaults_on_and_an_unchecked_box_turns_it_off():
+    """Left out (an API call): the estimator's default, True; an unchecked box (False): off."""
+    assert learner_registry.clean_params("act", {})["one_vs_rest"] is True
+    assert learner_registry.clean_params("act", {"one_vs_rest": False})["one_vs_rest"] is False
+    assert _build("act", {"one_vs_rest": "off"}).get_params()["one_vs_rest"] is False
+
+
 def test_bad_learner_params_are_refused_with_their_label():
     """Out-of-range or unknown parameters raise ValidationError naming the parameter."""
     with pytest.raises(ValidationError, match="Sample size r must be at least 0"):
