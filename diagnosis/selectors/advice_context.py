@@ -73,21 +73,24 @@ def decision_costs(estimator, class_labels: Sequence[str]) -> dict:
 
 
 def _edge_words(tree: TreeStructure, node: int, edge: int, test) -> str:
-    """``TT4 ≤ 80.5 nmol/l`` or ``Thal = normal``: the condition of one edge."""
+    """``TT4 ≤ 80.5 nmol/l``, ``Thal = normal`` or ``Chest pain ≠ asymptomatic``: the
+    condition of one edge."""
     label = test.display_label if test is not None else f"test {int(tree.feature[node])}"
-    threshold = float(tree.threshold[node])
-    if not math.isnan(threshold):
-        unit = f" {test.unit}" if test is not None and test.unit else ""
-        first = edge == int(tree.edge_start[node])
-        return f"{label} {'≤' if first else '>'} {threshold:.4g}{unit}"
+    if not math.isnan(float(tree.threshold[node])):
+        return f"{label} {edge_label(tree, node, edge, test)}"
     other, words = _categories(tree, node, edge, test)
     return f"{label} {'≠' if other else '='} {words}"
 
 
-def category_text(tree: TreeStructure, node: int, edge: int, test) -> str:
-    """The category an edge of a nominal split takes, in the test's words ("asymptomatic");
-    for a one-vs-rest split's "other" edge, the categories it does not take ("not
-    asymptomatic")."""
+def edge_label(tree: TreeStructure, node: int, edge: int, test) -> str:
+    """One edge in words without its test: ``≤ 80.5 nmol/l``, the category an edge of a
+    nominal split takes ("asymptomatic"), or for a one-vs-rest split's "other" edge the
+    categories it does not take ("not asymptomatic")."""
+    threshold = float(tree.threshold[node])
+    if not math.isnan(threshold):
+        unit = f" {test.unit}" if test is not None and test.unit else ""
+        first = edge == int(tree.edge_start[node])
+        return f"{'≤' if first else '>'} {threshold:.4g}{unit}"
     other, words = _categories(tree, node, edge, test)
     return f"not {words}" if other else words
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import math
-
 from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
 from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import vocabulary_of
-from .advice_context import category_text
+from .advice_context import edge_label
 from .cases import compute_case_state, estimator_for
 from .models import require_model_access
 
@@ -173,7 +171,7 @@ def tree_nodes(
     for n in range(1, tree.n_nodes):
         parent = parent_of[n]
         _, test = test_of(int(tree.feature[parent]))
-        label = _edge_label(tree, parent, edge_to[n], test)
+        label = edge_label(tree, parent, edge_to[n], test)
         nodes[n]["edge_label"] = label
         nodes[n]["branch"] = _branch_text(nodes[parent]["test_label"], label)
         edges.append(
@@ -266,12 +264,3 @@ def _branch_text(test_label: str | None, edge_label: str) -> str:
     if edge_label[:1] in "≤>":
         return f"{test_label} {edge_label}"
     return f"{test_label}: {edge_label}"
-
-
-def _edge_label(tree: TreeStructure, node: int, edge: int, test) -> str:
-    unit = f" {test.unit}" if test is not None and test.unit else ""
-    threshold = float(tree.threshold[node])
-    if not math.isnan(threshold):
-        first = edge == int(tree.edge_start[node])
-        return f"{'≤' if first else '>'} {threshold:.4g}{unit}"
-    return category_text(tree, node, edge, test)

@@ -177,8 +177,8 @@ class TreeStructure:
         Raises
         ------
         ValueError
-            If a known value of a nominal test matches no branch (a category
-            not seen in training).
+            If a known value of a nominal test matches no branch and the split
+            has no "other" edge (a category not seen in training).
         """
         lists = self._lists()
         feature, edge_start, n_edges, child, branch_weight = (
@@ -471,18 +471,25 @@ class TreeStructure:
         node = _first(nominal & (self.n_edges < 2))
         if node is not None:
             raise ValueError(f"node {node} splits a nominal test into {self.n_edges[node]} edge")
-        for node in np.flatnonzero(nominal).tolist():
-            codes = self.branch_value[self.edges(node)]
-            unnamed = np.isnan(codes[:-1])
-            if unnamed.any():
-                raise ValueError(
-                    f"node {node}: edge {int(self.edge_start[node]) + int(np.argmax(unnamed))} "
-                    "has no category code; only a nominal split's last edge may be its "
-                    "'other' edge"
-                )
-            named = codes[~np.isnan(codes)]
-            if np.unique(named).size != named.size:
-                raise ValueError(f"node {node} has two edges for one category: {codes.tolist()}")
+        parent = np.repeat(np.arange(self.n_nodes), self.n_edges)  # the node each edge leaves
+        on_nominal = nominal[parent]
+        last = np.zeros(parent.shape[0], dtype=bool)
+        last[(self.edge_start + self.n_edges - 1)[self.n_edges > 0]] = True
+        edge = _first(on_nominal & np.isnan(self.branch_value) & ~last)
+        if edge is not None:
+            raise ValueError(
+                f"node {parent[edge]}: edge {edge} has no category code; only a nominal "
+                "split's last edge may be its 'other' edge"
+            )
+        named = np.flatnonzero(on_nominal & ~np.isnan(self.branch_value))
+        order = named[np.lexsort((self.branch_value[named], parent[named]))]
+        same = (parent[order[1:]] == parent[order[:-1]]) & (
+            self.branch_value[order[1:]] == self.branch_value[order[:-1]]
+        )
+        if same.any():
+            node = int(parent[order[1:]][same][0])
+            codes = self.branch_value[self.edges(node)].tolist()
+            raise ValueError(f"node {node} has two edges for one category: {codes}")
 
     def _validate_links(self, n: int) -> None:
         """Children in range, numbered after their parent, one parent each; branch weights."""

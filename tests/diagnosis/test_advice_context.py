@@ -1,7 +1,7 @@
 """The words of a split patient's branches, a one-vs-rest split's "other" edge included."""
 
 from diagnosis.models import DiagnosticTest
-from diagnosis.selectors.advice_context import branch_rows, category_text
+from diagnosis.selectors.advice_context import branch_rows, edge_label
 from learners.tree import TreeStructure
 
 KINDS = ["typical", "atypical", "non-anginal", "asymptomatic"]
@@ -38,7 +38,7 @@ def test_a_patient_split_by_a_one_vs_rest_test_reads_the_answer_and_not_it():
 def test_the_diagram_names_the_other_edge_by_what_it_is_not():
     """The drawn branch labels: "asymptomatic" and "not asymptomatic"."""
     tree, test = _one_vs_rest(), _chest_pain()
-    assert [category_text(tree, 0, e, test) for e in (0, 1)] == [
+    assert [edge_label(tree, 0, e, test) for e in (0, 1)] == [
         "asymptomatic",
         "not asymptomatic",
     ]
