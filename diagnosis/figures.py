@@ -205,6 +205,21 @@ def class_colours(classes: Sequence[str]) -> dict[str, str]:
     return colours
 
 
+_STATUS_WORDS = {
+    # test_status -> (card subtitle, details row)
+    "done": ("done", "none: this patient has had it"),
+    "unavailable": ("unavailable", "none: unavailable for this patient"),
+}
+
+
+def _price_text(node: Mapping[str, Any], *, long: bool = False) -> str:
+    """A test node's price for this patient, or that the patient has had it or cannot."""
+    words = _STATUS_WORDS.get(node.get("test_status") or "")
+    if words:
+        return words[1] if long else words[0]
+    return _money(node.get("price"))
+
+
 def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The rows of a node's details panel (shown on tap, click or keyboard focus).
 
@@ -218,7 +233,7 @@ def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
     else:
         rows.append(("Test", str(node.get("test_label") or node.get("text") or "–")))
         if node.get("price") is not None:
-            rows.append(("Price here", _money(node.get("price"))))
+            rows.append(("Price here", _price_text(node, long=True)))
     if node.get("branch"):
         rows.append(("Reached by", str(node["branch"])))
     patient = node.get("patient")
@@ -361,8 +376,8 @@ def tree_drawing(layout: Mapping[str, Any]) -> dict:
             subtitle = _cases_text(cases)
         else:
             title = str(node.get("test_label") or node.get("text") or "–")
-            price = node.get("price")
-            subtitle = (_money(price) + " · " if price is not None else "") + _cases_text(cases)
+            price = _price_text(node) if node.get("price") is not None else None
+            subtitle = (price + " · " if price else "") + _cases_text(cases)
         patient = node.get("patient") or {}
         share = _share_text(node.get("share"))
         patient_text = _card_patient_text(node) if on_path else ""

@@ -140,6 +140,9 @@ def tree_nodes(
         feature = int(tree.feature[n])
         name, test = (None, None) if is_leaf else test_of(feature)
         price = None if is_leaf else cost_model.marginal_cost(feature, done)
+        # a test this patient has done (or cannot have) is not for sale: "$0.00" there
+        # read as "free" on the drawing
+        status = None if is_leaf else _test_status(feature, known, unavailable)
         test_label = None if is_leaf else (test.display_label if test else name)
         weights = [float(w) for w in tree.class_weight[n]]
         nodes.append(
@@ -149,10 +152,11 @@ def tree_nodes(
                 "edge_label": "",
                 "text": _decision_label(decision, label_of)
                 if is_leaf
-                else f"{test_label} (${price:.2f})",
+                else f"{test_label} ({status or f'${price:.2f}'})",
                 "test_name": name,
                 "test_label": test_label,
                 "price": price,
+                "test_status": status,
                 "cases": float(sum(weights)),
                 "class_counts": {label_of[c]: w for c, w in zip(codes, weights, strict=True)},
                 "proba": {label_of[c]: float(p) for c, p in zip(codes, evidence.proba, strict=True)}
@@ -217,6 +221,15 @@ def tree_catalog(trained: TrainedModel) -> tuple:
     tests = {t.name: t for t in vocabulary.as_trained(list(trained.dataset.tests.all()))}
     names = trained.cost_snapshot.get("names", [])
     return vocabulary.class_labels, names, tests, cost_model_from_snapshot(trained.cost_snapshot)
+
+
+def _test_status(feature: int, known, unavailable) -> str | None:
+    """ "done" or "unavailable" for this patient, None while the test can still be ordered."""
+    if feature in known:
+        return "done"
+    if feature in unavailable:
+        return "unavailable"
+    return None
 
 
 def _shares(tree: TreeStructure, known, unavailable) -> dict[int, float]:

@@ -281,3 +281,31 @@ def test_drawing_details_are_the_layouts_decisions(eg2_skewed, clinician):
         assert rows["Training cases"].startswith(f"{round(cases):,} case")
         if node["id"] != 0:
             assert rows["Reached by"].endswith(node["edge_label"])
+
+
+def test_a_test_the_patient_has_had_or_cannot_have_shows_no_price(eg2_skewed, clinician):
+    """Nodes of the answered test read "done", of the unavailable one "unavailable"; others a
+    price: "$0.00" on a done test read as "free" on the drawing."""
+    from diagnosis import figures
+
+    case, test, _, blocked = split_case(eg2_skewed, clinician)
+    layout = tree_layout(user=clinician, trained_model=eg2_skewed, case=case)
+    drawing = figures.tree_drawing(layout)
+    cards = {n["id"]: n for n in drawing["nodes"]}
+    statuses = {test.name: "done", blocked.name: "unavailable"}
+    seen = set()
+    for node in layout["nodes"]:
+        if node["is_leaf"]:
+            continue
+        status = statuses.get(node["test_name"])
+        assert node["test_status"] == status
+        price_row = {r["label"]: r["value"] for r in drawing["details"][str(node["id"])]}
+        if status is None:
+            assert node["text"].endswith(f"(${node['price']:.2f})")
+            assert price_row["Price here"] == f"${node['price']:,.2f}"
+            continue
+        seen.add(status)
+        assert node["text"] == f"{node['test_label']} ({status})"
+        assert cards[node["id"]]["subtitle"].startswith(f"{status} · ")
+        assert price_row["Price here"].startswith("none: ")
+    assert seen == {"done", "unavailable"}
