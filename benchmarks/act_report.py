@@ -117,6 +117,16 @@ def _target(peer: float, floor: float, mc: float) -> float:
     return peer
 
 
+def accuracy_needed(target: float, standard: float, test_cost: float, mc: float) -> float:
+    """The accuracy (0-1) a policy paying ``test_cost`` per case must reach for its
+    normalized cost to be at most ``target`` % under a uniform error cost ``mc`` (no
+    referrals): errors may cost ``target * standard / 100 - test_cost`` per case, so at
+    most that over ``mc`` of the cases may be wrong.  Above 1 when the tests alone cost
+    more than the target."""
+    allowed = target * standard / 100.0 - test_cost
+    return 1.0 - allowed / mc
+
+
 def _fold_costs(report) -> np.ndarray:
     """Each fold's normalized cost % (the pooled standard cost, so folds compare)."""
     standard = report.overall.standard_cost
@@ -174,6 +184,8 @@ def main(argv=None) -> int:
     table: dict[tuple[str, float], dict[str, float]] = {}
     floors: dict[tuple[str, float], float] = {}
     curves: dict[tuple[str, float], list[tuple[int, float, float, float]]] = {}
+    # (dataset, mc) -> learner -> (accuracy, mean test cost, standard cost)
+    details: dict[tuple[str, float], dict[str, tuple[float, float, float]]] = {}
     for key in keys:
         data = load_dataset(key, args.thyroid)
         folds = make_folds(data.y, n_splits=args.folds, random_state=args.seed)
@@ -207,6 +219,11 @@ def main(argv=None) -> int:
                 report = cross_validate(factory(**kw), data.X, data.y, folds=folds)
                 overall = report.overall
                 table.setdefault((key, mc), {})[name] = overall.normalized_cost
+                details.setdefault((key, mc), {})[name] = (
+                    overall.accuracy,
+                    overall.mean_test_cost,
+                    overall.standard_cost,
+                )
                 fold_costs[name] = (_fold_costs(report), report.mean_fit_seconds)
                 print(
                     f"{mc:>7g} {name:<12} {overall.normalized_cost:>7.2f} "
@@ -251,6 +268,7 @@ def main(argv=None) -> int:
                 + " ".join(cells)
             )
         print("(<< at or below the target, < below the peer, = within 0.05, > above)")
+        _print_needs(table, floors, details, names)
     if "anytime" in parts:
         print(
             "\n# Anytime: ACT normalized cost % at r = 1, 2, 4, 8 [fit s]; p: one-sided "
@@ -264,6 +282,44 @@ def main(argv=None) -> int:
             rise = any(p < 0.05 for _, _, p, _ in curve[1:])
             print(f"{key:<10} {mc:>6g} {cells} {'RISE' if rise else 'no significant rise'}")
     return 0
+
+
+def _print_needs(table, floors, details, names) -> None:
+    """For each cell no learner reaches: the accuracy the target needs at each learner's own
+    test cost, beside the accuracy it has and the best any learner had on the dataset at
+    any mc in this run (an error-dominated cell buys the most accurate trees)."""
+    best: dict[str, tuple[float, str, float]] = {}
+    for (key, mc), row in details.items():
+        for name, (accuracy, _, _) in row.items():
+            if key not in best or accuracy > best[key][0]:
+                best[key] = (accuracy, name, mc)
+    lines = []
+    for (key, mc), row in table.items():
+        peer = PEERS.get(key, {}).get(int(mc), float("nan"))
+        target = _target(peer, floors[(key, mc)], mc)
+        if not np.isfinite(target) or min(row[n] for n in names if n in row) <= target + 1e-9:
+            continue
+        for name in names:
+            if name not in row:
+                continue
+            accuracy, test_cost, standard = details[(key, mc)][name]
+            need = accuracy_needed(target, standard, test_cost, mc)
+            need_text = "more than 100%" if need > 1.0 else f"{100 * need:.2f}%"
+            lines.append(
+                f"{key:<10} {mc:>6g} {target:>6.2f} {name:<12} {test_cost:>7.2f} "
+                f"{need_text:>14} {100 * accuracy:>7.2f}   best {100 * best[key][0]:.2f}% "
+                f"({best[key][1]} at mc {best[key][2]:g})"
+            )
+    if lines:
+        print(
+            "\n# Cells above the target: the accuracy a learner would need at its own test "
+            "cost ($ per case) to reach the target, against the accuracy it has"
+        )
+        print(
+            f"{'data':<10} {'mc':>6} {'target':>6} {'learner':<12} {'test $':>7} "
+            f"{'needs acc':>14} {'acc %':>7}"
+        )
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

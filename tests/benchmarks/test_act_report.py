@@ -1,9 +1,9 @@
-"""benchmarks/act_report: the issue's per-cell target and the anytime rise test."""
+"""benchmarks/act_report: the per-cell target, the accuracy it needs, the anytime rise test."""
 
 import numpy as np
 import pytest
 
-from benchmarks.act_report import _target, rise_p_value
+from benchmarks.act_report import _target, accuracy_needed, rise_p_value
 
 
 def test_target_is_ten_percent_below_the_peer_at_mc_100_and_1000_above_the_floor():
@@ -21,3 +21,13 @@ def test_rise_p_value_is_small_only_when_the_cost_rises_on_most_folds():
     assert rise_p_value(base, base + 1.0) < 0.05
     assert rise_p_value(base, base - 1.0) > 0.9
     assert rise_p_value(base, base.copy()) == 1.0
+
+
+def test_accuracy_needed_leaves_the_target_minus_the_tests_to_errors():
+    """Target 18.36% of a $143.98 standard with $24.50 of tests leaves $1.93 of errors per
+    case: at mc 1000 at most 0.193% of cases wrong; tests above the target need over 100%."""
+    assert accuracy_needed(18.36, 143.98, 24.50, 1000.0) == pytest.approx(
+        1.0 - (0.1836 * 143.98 - 24.50) / 1000.0
+    )
+    assert 0.998 < accuracy_needed(18.36, 143.98, 24.50, 1000.0) < 0.9982
+    assert accuracy_needed(10.0, 100.0, 12.0, 100.0) > 1.0
