@@ -13,6 +13,7 @@ and its mean, and for each peer a two-sided Wilcoxon signed-rank test
     python -m benchmarks.act_seeds --datasets heart,hepatitis --seeds 0,1,2,3,4
     python -m benchmarks.act_seeds --datasets heart --costs 10000 --seeds 0,1 --learners ACT,PEER-sk
     python -m benchmarks.act_seeds --datasets heart --indicators add   # one-vs-rest splits too
+    python -m benchmarks.act_seeds --datasets heart --folds 3 --learners DTMC-d1,OPT-d3
 
 ``--indicators add`` adds a priced 0/1 test per category of each nominal test with three
 or more categories (``benchmarks.nominal_indicators``): every learner may then split a
@@ -39,6 +40,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", default="0,1,2,3,4", help="draws of the ten folds")
     parser.add_argument("--learners", default="ACT,PEER-sk,OPT-d3", help="ACT first")
     parser.add_argument("--r", type=int, default=5)
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=10,
+        help="outer folds per draw (3: each learner trains on two thirds, as in ACT's inner CV)",
+    )
     parser.add_argument("--thyroid", choices=("train", "pooled"), default="pooled")
     parser.add_argument(
         "--indicators",
@@ -51,7 +58,7 @@ def main(argv=None) -> int:
     names = [n.strip() for n in args.learners.split(",") if n.strip()]
     costs = [float(c) for c in args.costs.split(",")]
     print(
-        f"# ten folds, seeds {seeds}, r={args.r}"
+        f"# {args.folds} folds, seeds {seeds}, r={args.r}"
         f"{f', one-vs-rest indicators ({args.indicators})' if args.indicators else ''}; "
         "normalized cost % per seed, then the mean"
     )
@@ -68,7 +75,7 @@ def main(argv=None) -> int:
             overall: dict[str, list[float]] = {n: [] for n in names}
             per_fold: dict[str, list[np.ndarray]] = {n: [] for n in names}
             for seed in seeds:
-                folds = make_folds(data.y, n_splits=10, random_state=seed)
+                folds = make_folds(data.y, n_splits=args.folds, random_state=seed)
                 factories = _learners(args.r, 20, seed)
                 for name in names:
                     report = cross_validate(factories[name](**kw), data.X, data.y, folds=folds)
