@@ -25,6 +25,8 @@ def _queues() -> None:
     from django.conf import settings
     from kombu import Exchange, Queue
 
+    from diagnosis.services import broker
+
     default = settings.CELERY_TASK_DEFAULT_QUEUE
     experiments = settings.EXPERIMENTS_QUEUE
     app.conf.task_queues = tuple(
@@ -32,8 +34,8 @@ def _queues() -> None:
         for name in dict.fromkeys((default, experiments))
     )
     app.conf.task_routes = {
-        "diagnosis.tasks.run_experiment_task": {"queue": experiments},
-        "diagnosis.tasks.dispatch_experiment": {"queue": experiments},
+        broker.RUN_EXPERIMENT_TASK: {"queue": experiments},
+        broker.DISPATCH_EXPERIMENT: {"queue": experiments},
     }
 
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from kombu.exceptions import OperationalError as BrokerError
 
-from .services import experiment_runner, training, training_queue
+from .services import broker, experiment_runner, training, training_queue
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,7 @@ class TrainingRequest(Request):
 
 
 @shared_task(
+    name=broker.TRAIN_MODEL,
     bind=True,
     acks_late=True,
     Request=TrainingRequest,
@@ -84,6 +85,7 @@ def recover_when_a_worker_starts(sender=None, **_kwargs) -> None:
 
 
 @shared_task(
+    name=broker.RUN_EXPERIMENT_TASK,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -100,6 +102,7 @@ def run_experiment_task(self, task_id: int) -> str:
 
 
 @shared_task(
+    name=broker.DISPATCH_EXPERIMENT,
     ignore_result=True,
     acks_late=True,
     reject_on_worker_lost=True,

@@ -68,13 +68,9 @@ def follows_matrix_edits(trained: TrainedModel) -> bool:
     trained cost-sensitively (Cost-Boosting's trees were grown for its matrix).
     """
     try:
-        estimator_class = learner_registry.get_spec(trained.learner).estimator_class()
+        return learner_registry.takes_matrix_at_prediction(trained.learner, trained.params)
     except Exception:  # noqa: BLE001  an unknown learner follows nothing
         return False
-    if not hasattr(estimator_class, "set_cost_matrix"):
-        return False
-    params = {**estimator_class().get_params(), **(trained.params or {})}
-    return not bool(params.get("cost_sensitive", False))
 
 
 def _matrix(rows, k: int) -> np.ndarray | None:

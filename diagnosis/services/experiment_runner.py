@@ -34,10 +34,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import DatasetCase, Experiment, ExperimentTask
-from . import learner_registry
+from . import broker, learner_registry
 from .costs import cost_model_from_snapshot
 from .experiment_results import assemble_results
-from .experiments import shares_fit_across_matrices
 from .training_progress import Heartbeat
 
 __all__ = [
@@ -67,10 +66,8 @@ def dispatch(*, experiment_id: int) -> bool:
     request that created them.  A broker that is down leaves the tasks unsent, and the sweep
     sends them when it is back.
     """
-    from ..tasks import dispatch_experiment
-
     try:
-        dispatch_experiment.apply_async(args=[experiment_id])
+        broker.send(broker.DISPATCH_EXPERIMENT, args=[experiment_id])
     except Exception as exc:  # any broker failure: the sweep sends the tasks later
         log.warning("could not queue experiment %s: %s", experiment_id, exc)
         Experiment.objects.filter(pk=experiment_id).update(status_reason=UNREACHABLE)
@@ -80,8 +77,6 @@ def dispatch(*, experiment_id: int) -> bool:
 
 def send_pending(*, experiment_id: int, only_unsent: bool = False) -> int:
     """Hand the experiment's pending lead tasks to Celery; how many were sent."""
-    from ..tasks import run_experiment_task  # tasks import services: import here
-
     experiment = Experiment.objects.filter(pk=experiment_id).first()
     if experiment is None or experiment.status not in (Experiment.QUEUED, Experiment.RUNNING):
         return 0
@@ -92,7 +87,7 @@ def send_pending(*, experiment_id: int, only_unsent: bool = False) -> int:
     sent: list[int] = []
     try:
         for task_id in ids:
-            run_experiment_task.apply_async(args=[task_id])
+            broker.send(broker.RUN_EXPERIMENT_TASK, args=[task_id])
             sent.append(task_id)
     except Exception as exc:  # any broker failure: the rest stay pending for the sweep
         log.warning("could not queue experiment %s's tasks: %s", experiment_id, exc)
@@ -212,7 +207,9 @@ def run_task(*, task_id: int, worker: str = "") -> str:
     experiment = task.experiment
     targets = [task]
     entry = experiment.learners[task.learner_index]
-    if len(experiment.matrices) > 1 and shares_fit_across_matrices(entry["key"], entry["params"]):
+    if len(experiment.matrices) > 1 and learner_registry.takes_matrix_at_prediction(
+        entry["key"], entry["params"]
+    ):
         targets += list(
             task.followers.filter(status=ExperimentTask.PENDING).order_by("matrix_index")
         )

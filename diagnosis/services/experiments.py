@@ -35,7 +35,6 @@ __all__ = [
     "launch_experiment",
     "rerun_experiment",
     "resume_experiment",
-    "shares_fit_across_matrices",
 ]
 
 MIN_CASES = 10
@@ -397,21 +396,13 @@ def _default_name(dataset, learners, matrices) -> str:
     )[:200]
 
 
-def shares_fit_across_matrices(key: str, params: Mapping[str, Any]) -> bool:
-    """Whether one fitted model of this learner serves every matrix (it decides with a matrix
-    given at prediction time: plain Boosting's ``set_cost_matrix``)."""
-    cls = learner_registry.get_spec(key).estimator_class()
-    if not hasattr(cls, "set_cost_matrix"):
-        return False
-    return not bool(params.get("cost_sensitive", False))
-
-
 def _create_tasks(experiment: Experiment) -> None:
     """One row per (learner, repeat, fold, matrix); a shared fit's rows follow their lead."""
     leads = []
     followers_of: list[tuple[int, int, int]] = []
     for li, entry in enumerate(experiment.learners):
-        shared = len(experiment.matrices) > 1 and shares_fit_across_matrices(
+        # one fitted model serves every matrix (plain Boosting)
+        shared = len(experiment.matrices) > 1 and learner_registry.takes_matrix_at_prediction(
             entry["key"], entry["params"]
         )
         for repeat in range(experiment.repeats):

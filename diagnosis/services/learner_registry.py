@@ -549,6 +549,18 @@ def get_spec(key: str) -> LearnerSpec:
         ) from None
 
 
+def takes_matrix_at_prediction(key: str, params: Mapping[str, Any] | None) -> bool:
+    """Whether a model of learner ``key`` fitted with ``params`` decides with an error matrix
+    given after training (the estimator's ``set_cost_matrix``): plain Boosting, which never
+    looks at the matrix while training, so one fit serves every matrix and an edited matrix
+    needs no retraining.  Cost-Boosting (``cost_sensitive``) grew its trees for one matrix.
+    ValidationError for an unknown learner."""
+    cls = get_spec(key).estimator_class()
+    if not hasattr(cls, "set_cost_matrix"):
+        return False
+    return not bool({**cls().get_params(), **(params or {})}.get("cost_sensitive", False))
+
+
 def clean_params(key: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """Validated parameters for learner ``key`` (defaults filled in; unknown names rejected)."""
     spec = get_spec(key)

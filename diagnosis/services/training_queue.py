@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import TrainedModel
-from . import learner_registry
+from . import broker, learner_registry
 
 __all__ = ["Recovered", "claim", "recover_trainings", "release_lost", "send"]
 
@@ -27,8 +27,6 @@ UNREACHABLE = "The task queue cannot be reached; the training will be sent when 
 
 def send(trained_model_id: int) -> bool:
     """Hand a queued training to Celery; if the broker is down it stays queued for the sweep."""
-    from ..tasks import train_model  # tasks import services: import here, not at module level
-
     task_id = (
         TrainedModel.objects.filter(pk=trained_model_id, status=TrainedModel.QUEUED)
         .values_list("celery_task_id", flat=True)
@@ -37,7 +35,7 @@ def send(trained_model_id: int) -> bool:
     if task_id is None:  # started, finished or cancelled meanwhile
         return False
     try:
-        train_model.apply_async(args=[trained_model_id], task_id=task_id or None)
+        broker.send(broker.TRAIN_MODEL, args=[trained_model_id], task_id=task_id or None)
     except Exception as exc:  # any broker failure: the row stays queued and is sent later
         log.warning("could not queue training %s: %s", trained_model_id, exc)
         TrainedModel.objects.filter(pk=trained_model_id, status=TrainedModel.QUEUED).update(

@@ -246,10 +246,10 @@ def test_retrain_action_queues_a_new_training(
     admin_client, trained_model, django_capture_on_commit_callbacks, monkeypatch
 ):
     """The retrain action calls request_training with the model's learner, params and matrix."""
-    from diagnosis import tasks
+    from diagnosis.services import broker
 
     sent = []
-    monkeypatch.setattr(tasks.train_model, "apply_async", lambda args, task_id: sent.append(args))
+    monkeypatch.setattr(broker, "send", lambda name, args, task_id: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
             reverse("admin:diagnosis_trainedmodel_changelist"),

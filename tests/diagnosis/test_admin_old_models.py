@@ -84,12 +84,12 @@ def test_the_dataset_action_retrains_only_models_on_old_values(
     admin_client, model_admin, trained_model, django_capture_on_commit_callbacks, monkeypatch
 ):
     """'Retrain the models trained on old values' queues one training each, after commit."""
-    from diagnosis import tasks
+    from diagnosis.services import broker
 
     dataset = trained_model.dataset
     changelist = reverse("admin:diagnosis_dataset_changelist")
     sent = []
-    monkeypatch.setattr(tasks.train_model, "apply_async", lambda args, task_id: sent.append(args))
+    monkeypatch.setattr(broker, "send", lambda name, args, task_id: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(
             changelist, {"action": "retrain_old_models", "_selected_action": [dataset.pk]}

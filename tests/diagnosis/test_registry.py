@@ -214,3 +214,16 @@ def test_form_defaults_are_the_estimators_own(key):
     for param in spec.params:
         if param.estimator_param and param.name != spec.anytime_param:
             assert param.default == own[param.name], param.name
+
+
+def test_only_plain_boosting_takes_its_matrix_at_prediction():
+    """Plain Boosting (cost_sensitive off, or left to its default) serves any matrix; Cost-
+    Boosting and every learner without set_cost_matrix were fitted for one matrix."""
+    assert learner_registry.takes_matrix_at_prediction("boosting", {})
+    assert learner_registry.takes_matrix_at_prediction("boosting", {"cost_sensitive": False})
+    assert not learner_registry.takes_matrix_at_prediction("boosting", {"cost_sensitive": True})
+    for key in learner_registry.LEARNERS:
+        if key != "boosting":
+            assert not learner_registry.takes_matrix_at_prediction(key, {}), key
+    with pytest.raises(ValidationError, match="Unknown learner"):
+        learner_registry.takes_matrix_at_prediction("nope", {})

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from diagnosis.models import TrainedModel
-from diagnosis.services import learner_registry, training, training_queue
+from diagnosis.services import broker, learner_registry, training, training_queue
 from learners import model_from_json
 
 
@@ -15,11 +15,12 @@ from learners import model_from_json
 def queued(monkeypatch):
     """Records what request_training sends to Celery instead of sending it."""
     sent = []
-    from diagnosis import tasks
 
-    monkeypatch.setattr(
-        tasks.train_model, "apply_async", lambda args, task_id: sent.append((args, task_id))
-    )
+    def send(name, *, args, task_id=None):
+        assert name == broker.TRAIN_MODEL
+        sent.append((args, task_id))
+
+    monkeypatch.setattr(broker, "send", send)
     return sent
 
 
@@ -58,12 +59,11 @@ def test_broker_failure_leaves_the_training_queued_saying_why(
     toy_dataset, model_admin, monkeypatch, django_capture_on_commit_callbacks
 ):
     """Queue unreachable: the model stays queued (the sweep re-sends it) and says so."""
-    from diagnosis import tasks
 
-    def broken(**kwargs):
+    def broken(name, **kwargs):
         raise ConnectionError("broker down")
 
-    monkeypatch.setattr(tasks.train_model, "apply_async", broken)
+    monkeypatch.setattr(broker, "send", broken)
     with django_capture_on_commit_callbacks(execute=True):
         trained = training.request_training(
             user=model_admin, dataset=toy_dataset, learner="c45", params={}
