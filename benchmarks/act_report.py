@@ -297,7 +297,10 @@ def _print_needs(table, floors, details, names) -> None:
     for (key, mc), row in table.items():
         peer = PEERS.get(key, {}).get(int(mc), float("nan"))
         target = _target(peer, floors[(key, mc)], mc)
-        if not np.isfinite(target) or min(row[n] for n in names if n in row) <= target + 1e-9:
+        best_cost = min(row[n] for n in names if n in row)
+        # as the table's marks: at the target, or within the peer's rounding when it is the peer
+        tied = target == peer and abs(best_cost - peer) < 0.05
+        if not np.isfinite(target) or best_cost <= target + 1e-9 or tied:
             continue
         for name in names:
             if name not in row:

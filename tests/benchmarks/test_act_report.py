@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.act_report import _target, accuracy_needed, rise_p_value
+from benchmarks.act_report import _print_needs, _target, accuracy_needed, rise_p_value
 
 
 def test_target_is_ten_percent_below_the_peer_at_mc_100_and_1000_above_the_floor():
@@ -31,3 +31,17 @@ def test_accuracy_needed_leaves_the_target_minus_the_tests_to_errors():
     )
     assert 0.998 < accuracy_needed(18.36, 143.98, 24.50, 1000.0) < 0.9982
     assert accuracy_needed(10.0, 100.0, 12.0, 100.0) > 1.0
+
+
+def test_needs_lists_only_cells_above_the_target_and_not_ties_within_the_peers_rounding(capsys):
+    """heart mc 10000 (45.81 against 40.3) is listed with the accuracy it needs; mc 1000 at
+    its target and mc 10 within 0.05 of the rounded peer are not."""
+    table = {("heart", 10.0): {"ACT": 1.04}, ("heart", 1000.0): {"ACT": 30.91}}
+    table[("heart", 10000.0)] = {"ACT": 45.81}
+    floors = {("heart", 10.0): 1.40, ("heart", 1000.0): 58.61, ("heart", 10000.0): 93.40}
+    details = {key: {"ACT": (0.7855, 104.80, 2408.0)} for key in table}
+    _print_needs(table, floors, details, ["ACT"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("heart")]
+    need = accuracy_needed(40.3, 2408.0, 104.80, 10000.0)
+    assert len(rows) == 1 and rows[0].split()[:3] == ["heart", "10000", "40.30"]
+    assert f"{100 * need:.2f}%" in rows[0] and "78.55" in rows[0]
