@@ -100,8 +100,12 @@ def test_tree_layout_highlights_the_case_path(trained_model, clinician):
     assert layout["highlight"][0] == 0 and len(layout["highlight"]) >= 2
     assert nodes[layout["highlight"][-1]]["is_leaf"]
     root = nodes[0]
-    assert root["test_name"] == "glucose" and "$0.00" in root["text"]  # glucose already done: free
-    assert tree_layout(user=clinician, trained_model=trained_model)["highlight"] == []
+    # glucose is done for this patient: the node says so, not a price
+    assert root["test_name"] == "glucose" and root["text"].endswith("(done)")
+    assert root["test_status"] == "done" and root["price"] == 0.0
+    plain = tree_layout(user=clinician, trained_model=trained_model)
+    assert plain["highlight"] == [] and plain["nodes"][0]["test_status"] is None
+    assert plain["nodes"][0]["text"].endswith(f"(${plain['nodes'][0]['price']:.2f})")
 
 
 def test_case_state_lists_priced_options_and_recommendation(trained_model, clinician):
