@@ -61,6 +61,8 @@ PEERS = {
     "thyroid": {10: 1.1, 100: 9.6, 1000: 20.4, 10000: 7.8},
 }
 ANYTIME_R = (1, 2, 4, 8)
+#: the peer figures are rounded to 0.1: a cost this close to one ties with it ("=")
+PEER_ROUNDING = 0.05
 
 
 def _learners(r: int, generations: int, seed: int) -> dict:
@@ -259,7 +261,11 @@ def main(argv=None) -> int:
             cells = []
             for n in names:
                 value = row.get(n, float("nan"))
-                mark = "<" if value < peer - 1e-9 else ("=" if abs(value - peer) < 0.05 else ">")
+                mark = (
+                    "<"
+                    if value < peer - 1e-9
+                    else ("=" if abs(value - peer) < PEER_ROUNDING else ">")
+                )
                 if value <= target + 1e-9:
                     mark = "<<"
                 cells.append(f"{value:>9.2f} {mark:<2}")
@@ -267,7 +273,7 @@ def main(argv=None) -> int:
                 f"{key:<10} {mc:>6g} {peer:>6.1f} {floors[(key, mc)]:>7.2f} {target:>6.2f} "
                 + " ".join(cells)
             )
-        print("(<< at or below the target, < below the peer, = within 0.05, > above)")
+        print(f"(<< at or below the target, < below the peer, = within {PEER_ROUNDING}, > above)")
         _print_needs(table, floors, details, names)
     if "anytime" in parts:
         print(
@@ -299,7 +305,7 @@ def _print_needs(table, floors, details, names) -> None:
         target = _target(peer, floors[(key, mc)], mc)
         best_cost = min(row[n] for n in names if n in row)
         # as the table's marks: at the target, or within the peer's rounding when it is the peer
-        tied = target == peer and abs(best_cost - peer) < 0.05
+        tied = target == peer and abs(best_cost - peer) < PEER_ROUNDING
         if not np.isfinite(target) or best_cost <= target + 1e-9 or tied:
             continue
         for name in names:
