@@ -262,23 +262,7 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
             "formula_tolerance": forms.NumberInput(attrs=_narrow(5, step="any")),
         }
         labels = {"discounted_price": "Price in group", "delayed": "Lab (later)"}
-        fields = [
-            "index",
-            "name",
-            "label",
-            "unit",
-            "kind",
-            "min_value",
-            "max_value",
-            "choices",
-            "price",
-            "discounted_price",
-            "group",
-            "delayed",
-            "derived_from",
-            "formula",
-            "formula_tolerance",
-        ]
+        fields = ["index", *DiagnosticTest.EDITABLE_FIELDS]
 
     def row_name(self) -> str:
         data = getattr(self, "cleaned_data", {}) or {}

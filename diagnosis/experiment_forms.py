@@ -19,7 +19,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from .forms import MatrixSelect, param_field_name
+from .forms import MatrixSelect, param_field, param_field_name
 from .models import Dataset, ErrorMatrix, Experiment
 from .selectors.models import default_error_matrices
 from .services import learner_registry
@@ -52,18 +52,8 @@ def _fmt(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
-    """A registry parameter as a field; numbers are text so they may list several values."""
-    common = {
-        "label": spec.label,
-        "help_text": spec.help,
-        "required": False,
-        "initial": spec.default,
-    }
-    if spec.type == "bool":
-        return forms.BooleanField(**common)
-    if spec.type == "choice":
-        return forms.ChoiceField(choices=[(str(v), lbl) for v, lbl in spec.choices], **common)
+def _values_field(spec: learner_registry.ParamSpec, common: dict[str, Any]) -> forms.Field:
+    """Numbers are text so that they may list several values (a sweep)."""
     bounds = []
     if spec.min is not None:
         bounds.append(f"at least {spec.min:g}")
@@ -207,7 +197,7 @@ class ExperimentForm(forms.Form):
             names = []
             for p in spec.params:
                 field_name = param_field_name(key, p.name)
-                self.fields[field_name] = _param_field(p)
+                self.fields[field_name] = param_field(p, _values_field)
                 names.append(field_name)
             self.param_groups.append((key, spec, names))
 

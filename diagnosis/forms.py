@@ -7,6 +7,7 @@ API calls too, so the screens and the API cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -103,7 +104,12 @@ def param_field_name(learner_key: str, param_name: str) -> str:
     return f"{learner_key}__{param_name}"
 
 
-def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
+def param_field(
+    spec: learner_registry.ParamSpec,
+    number_field: Callable[[learner_registry.ParamSpec, dict[str, Any]], forms.Field],
+) -> forms.Field:
+    """A registry parameter as a form field: a checkbox, a choice, or for a number
+    ``number_field(spec, common)``, ``common`` being every field's label, help, initial."""
     common = {
         "label": spec.label,
         "help_text": spec.help,
@@ -114,6 +120,11 @@ def _param_field(spec: learner_registry.ParamSpec) -> forms.Field:
         return forms.BooleanField(**common)
     if spec.type == "choice":
         return forms.ChoiceField(choices=[(str(v), lbl) for v, lbl in spec.choices], **common)
+    return number_field(spec, common)
+
+
+def _number_field(spec: learner_registry.ParamSpec, common: dict[str, Any]) -> forms.Field:
+    """One number, in a number box bounded as the learner declares."""
     attrs = {"step": "1" if spec.type == "int" else "any"}
     if spec.min is not None:
         attrs["min"] = _fmt(spec.min)
@@ -181,7 +192,7 @@ class TrainForm(forms.Form):
             names = []
             for p in spec.params:
                 field_name = param_field_name(key, p.name)
-                self.fields[field_name] = _param_field(p)
+                self.fields[field_name] = param_field(p, _number_field)
                 names.append(field_name)
             self.param_groups.append((key, spec, names))
 

@@ -73,6 +73,24 @@ class DiagnosticTest(models.Model):
     NUMERIC = "numeric"
     NOMINAL = "nominal"
     KIND_CHOICES = [(NUMERIC, "Numeric"), (NOMINAL, "Nominal (coded categories)")]
+    #: What an admin or an import sets of a test, in the admin's column order: the admin's
+    #: test rows and ``services.datasets.create_dataset``'s test specs both take these.
+    EDITABLE_FIELDS = (
+        "name",
+        "label",
+        "unit",
+        "kind",
+        "min_value",
+        "max_value",
+        "choices",
+        "price",
+        "discounted_price",
+        "group",
+        "delayed",
+        "derived_from",
+        "formula",
+        "formula_tolerance",
+    )
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="tests")
     index = models.PositiveIntegerField(help_text="Column position in the dataset's cases.")

@@ -26,22 +26,7 @@ from .validation import (
 
 __all__ = ["create_dataset", "import_csv", "import_uci_folder", "save_error_matrix"]
 
-_TEST_FIELDS = {
-    "name",
-    "label",
-    "unit",
-    "kind",
-    "min_value",
-    "max_value",
-    "choices",
-    "price",
-    "discounted_price",
-    "group",
-    "delayed",
-    "derived_from",
-    "formula",
-    "formula_tolerance",
-}
+_TEST_FIELDS = frozenset(DiagnosticTest.EDITABLE_FIELDS)
 
 
 @transaction.atomic
