@@ -151,6 +151,10 @@ def rise_p_value(base: np.ndarray, other: np.ndarray) -> float:
     return wilcoxon_p(other, base, alternative="greater")
 
 
+#: what the report can print (``--parts``)
+_PARTS = frozenset({"table", "anytime"})
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="heart,hepatitis,thyroid")
@@ -160,7 +164,9 @@ def main(argv=None) -> int:
         default=DEFAULT_LEARNERS,
         help=f"comma list among {','.join(_learners(5, 20, 0))}",
     )
-    parser.add_argument("--parts", default="table,anytime", help="table, anytime or both")
+    parser.add_argument(
+        "--parts", default="table,anytime", help="table, anytime, or table,anytime (both)"
+    )
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument(
         "--use-folds", type=int, default=None, help="run only the first N of the folds (quick)"
@@ -176,7 +182,9 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in factories]
     if unknown:
         parser.error(f"unknown learners {unknown}; choose among {list(factories)}")
-    parts = {p.strip() for p in args.parts.split(",")}
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    if not parts or not parts <= _PARTS:
+        parser.error(f"--parts: a comma list among {sorted(_PARTS)}, got {args.parts!r}")
     costs = [float(c) for c in args.costs.split(",")]
     keys = [d.strip() for d in args.datasets.split(",") if d.strip()]
     print(

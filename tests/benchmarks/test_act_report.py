@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.act_report import _print_needs, _target, accuracy_needed, rise_p_value
+from benchmarks.act_report import _print_needs, _target, accuracy_needed, main, rise_p_value
 
 
 def test_target_is_ten_percent_below_the_peer_at_mc_100_and_1000_above_the_floor():
@@ -45,3 +45,13 @@ def test_needs_lists_only_cells_above_the_target_and_not_ties_within_the_peers_r
     need = accuracy_needed(40.3, 2408.0, 104.80, 10000.0)
     assert len(rows) == 1 and rows[0].split()[:3] == ["heart", "10000", "40.30"]
     assert f"{100 * need:.2f}%" in rows[0] and "78.55" in rows[0]
+
+
+@pytest.mark.parametrize("parts", ["both", "table,anytimes", ","])
+def test_unknown_parts_are_refused_before_any_run(parts, capsys):
+    """A --parts word that is not table or anytime stops with a usage error (exit 2), instead
+    of printing empty headers and no figures."""
+    with pytest.raises(SystemExit) as stop:
+        main(["--parts", parts, "--datasets", "hepatitis", "--learners", "EG2"])
+    assert stop.value.code == 2
+    assert "--parts" in capsys.readouterr().err
