@@ -209,6 +209,7 @@ _STATUS_WORDS = {
     # test_status -> (card subtitle, details row)
     "done": ("done", "none: this patient has had it"),
     "unavailable": ("unavailable", "none: unavailable for this patient"),
+    "asked above": ("asked above", "none: a test above on this path asks it"),
 }
 
 

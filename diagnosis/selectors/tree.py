@@ -120,6 +120,7 @@ def tree_nodes(
     label_of = {c: labels[c] if 0 <= c < len(labels) else str(c) for c in codes}
     share: dict[int, float] = _shares(tree, known, unavailable) if highlight else {}
     done = frozenset(known)
+    cannot_have = frozenset(unavailable)
 
     def test_of(feature: int):
         name = names[feature] if feature < len(names) else str(feature)
@@ -139,10 +140,14 @@ def tree_nodes(
         is_leaf = tree.is_leaf(n)
         feature = int(tree.feature[n])
         name, test = (None, None) if is_leaf else test_of(feature)
-        price = None if is_leaf else cost_model.marginal_cost(feature, done)
-        # a test this patient has done (or cannot have) is not for sale: "$0.00" there
-        # read as "free" on the drawing
-        status = None if is_leaf else _test_status(feature, known, unavailable)
+        # what the walk charges here: the tests above this node are done by the time it
+        # is reached (but those the patient cannot have), so a test asked again is free
+        # and a group-mate of one above gets the group's price
+        above = frozenset() if is_leaf else frozenset(tree.path_tests(n)) - cannot_have
+        price = None if is_leaf else cost_model.marginal_cost(feature, done | above)
+        # a test this patient has done (or cannot have), or asked higher on this path, is not
+        # for sale: "$0.00" there read as "free" on the drawing
+        status = None if is_leaf else _test_status(feature, known, unavailable, above)
         test_label = None if is_leaf else (test.display_label if test else name)
         weights = [float(w) for w in tree.class_weight[n]]
         nodes.append(
@@ -223,12 +228,15 @@ def tree_catalog(trained: TrainedModel) -> tuple:
     return vocabulary.class_labels, names, tests, cost_model_from_snapshot(trained.cost_snapshot)
 
 
-def _test_status(feature: int, known, unavailable) -> str | None:
-    """ "done" or "unavailable" for this patient, None while the test can still be ordered."""
+def _test_status(feature: int, known, unavailable, above: frozenset[int]) -> str | None:
+    """ "done" or "unavailable" for this patient, "asked above" for a test a node above
+    this one on its path asks (its result is known by then), None while it is for sale."""
     if feature in known:
         return "done"
     if feature in unavailable:
         return "unavailable"
+    if feature in above:
+        return "asked above"
     return None
 
 

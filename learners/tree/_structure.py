@@ -224,6 +224,12 @@ class TreeStructure:
             node = parents[edge]
         return steps[::-1]
 
+    def path_tests(self, node: int) -> list[int]:
+        """Tests asked on the way from the root to ``node`` (its ancestors' tests), root
+        first: a walk that reaches ``node`` has their results, so ``node``'s own test
+        is priced as ``CostModel.marginal_cost(test, done)`` with these among ``done``."""
+        return [int(self.feature[ancestor]) for ancestor, _ in self.path_to(node)]
+
     def subtree_tests(self, node: int) -> list[int]:
         """Tests of the subtree under ``node`` (itself included), in preorder, once each."""
         lists = self._lists()

@@ -293,11 +293,14 @@ def test_a_test_the_patient_has_had_or_cannot_have_shows_no_price(eg2_skewed, cl
     drawing = figures.tree_drawing(layout)
     cards = {n["id"]: n for n in drawing["nodes"]}
     statuses = {test.name: "done", blocked.name: "unavailable"}
+    tree = estimator_for(eg2_skewed).tree_
     seen = set()
     for node in layout["nodes"]:
         if node["is_leaf"]:
             continue
-        status = statuses.get(node["test_name"])
+        above = set(tree.path_tests(node["id"])) - {blocked.index}
+        asked_above = "asked above" if int(tree.feature[node["id"]]) in above else None
+        status = statuses.get(node["test_name"]) or asked_above
         assert node["test_status"] == status
         price_row = {r["label"]: r["value"] for r in drawing["details"][str(node["id"])]}
         if status is None:
@@ -308,4 +311,54 @@ def test_a_test_the_patient_has_had_or_cannot_have_shows_no_price(eg2_skewed, cl
         assert node["text"] == f"{node['test_label']} ({status})"
         assert cards[node["id"]]["subtitle"].startswith(f"{status} · ")
         assert price_row["Price here"].startswith("none: ")
-    assert seen == {"done", "unavailable"}
+    assert {"done", "unavailable"} <= seen
+
+
+@pytest.fixture
+def grouped_labs_dataset(db):
+    """THYROID_TESTS with the four labs in one blood draw: $2.00 each once one is drawn."""
+    rows, labels = thyroid_like_rows(n=240, seed=3)
+    labs = {"TSH", "T3", "TT4", "T4U"}
+    tests = [
+        {**t, "group": "blood", "discounted_price": 2.0} if t["name"] in labs else t
+        for t in THYROID_TESTS
+    ]
+    return create_dataset(
+        name="Thyroid-like, one blood draw",
+        class_labels=CLASSES,
+        tests=tests,
+        rows=rows,
+        labels=labels,
+        error_matrices=[{"name": "Skewed", "matrix": SKEWED, "reject_cost": REFER}],
+    )
+
+
+def test_drawn_prices_on_a_path_add_up_to_what_the_walk_charges(
+    grouped_labs_dataset, model_admin, clinician
+):
+    """On every root-to-leaf path the drawn prices sum to the model's CostModel.path_cost of
+    the path's tests: a test asked again reads "asked above" (free), a lab after another one
+    of its blood draw the group's $2.00, not today's full price."""
+    trained = train(
+        grouped_labs_dataset,
+        model_admin,
+        "eg2",
+        {"w": 0.0},
+        error_matrix=grouped_labs_dataset.error_matrices.get(),
+    )
+    layout = tree_layout(user=clinician, trained_model=trained)
+    tree = estimator_for(trained).tree_
+    cost_model = estimator_for(trained).cost_model_
+    drawn = {n["id"]: n for n in layout["nodes"]}
+    statuses, discounted = set(), 0
+    for node_id, node in drawn.items():
+        if not node["is_leaf"]:
+            continue
+        path = [ancestor for ancestor, _ in tree.path_to(node_id)]
+        charged = cost_model.path_cost([int(tree.feature[a]) for a in path])
+        assert sum(drawn[a]["price"] for a in path) == pytest.approx(charged), node_id
+        for a in path:
+            statuses.add(drawn[a]["test_status"])
+            discounted += drawn[a]["price"] == pytest.approx(2.0)
+    assert "asked above" in statuses, "the tree asks some test twice on a path"
+    assert discounted > 0, "some lab follows another of its blood draw"

@@ -160,3 +160,27 @@ def test_export_text_shows_splits_counts_and_decisions(model):
     assert "SICK: " in text and "WELL: " in text
     with pytest.raises(ValueError, match="feature_names"):
         export_text(model, feature_names=["only one"])
+
+
+def test_path_tests_price_a_leaf_as_the_walk_charges_the_patient_who_ends_there(noisy_table):
+    """For every complete row, CostModel.path_cost of the ending leaf's path_tests (what the
+    tree diagram prices) equals path_cost of the tests the policy walk asked, in its order:
+    repeats on a path are free and group discounts follow the path, in one rule."""
+    X, y = noisy_table
+    costs = CostModel(
+        [5.0, 8.0, 8.0, 3.0, 1.0],
+        discounted=[5.0, 2.0, 2.0, 3.0, 1.0],
+        groups=[None, "blood", "blood", None, None],
+    )
+    model = EG2Classifier(test_costs=costs, categorical_features=[4], w=0.0, pruning="none")
+    model.fit(X, y)
+    tree = model.tree_
+    complete = X[~np.isnan(X).any(axis=1)]
+    repeats = 0
+    for row in complete:
+        known, _ = _walk(model, row)
+        (leaf,) = tree.reach(known).ends
+        on_path = tree.path_tests(leaf)
+        repeats += len(on_path) - len(set(on_path))
+        assert costs.path_cost(on_path) == pytest.approx(costs.path_cost(list(known)))
+    assert repeats > 0, "some walk meets a test twice, so the free repeat is exercised"
