@@ -42,6 +42,7 @@ points of ALGORITHMS.md §4:
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 
 import numpy as np
@@ -195,7 +196,8 @@ def main(argv=None) -> int:
     floors: dict[tuple[str, float], float] = {}
     curves: dict[tuple[str, float], list[tuple[int, float, float, float]]] = {}
     # (dataset, mc) -> learner -> (accuracy, mean test cost, standard cost)
-    details: dict[tuple[str, float], dict[str, tuple[float, float, float]]] = {}
+    # (accuracy, mean test $, standard $, cases) per learner and cell
+    details: dict[tuple[str, float], dict[str, tuple[float, float, float, int]]] = {}
     for key in keys:
         data = load_dataset(key, args.thyroid)
         folds = make_folds(data.y, n_splits=args.folds, random_state=args.seed)
@@ -233,6 +235,7 @@ def main(argv=None) -> int:
                     overall.accuracy,
                     overall.mean_test_cost,
                     overall.standard_cost,
+                    data.X.shape[0],
                 )
                 fold_costs[name] = (_fold_costs(report), report.mean_fit_seconds)
                 print(
@@ -304,7 +307,7 @@ def _print_needs(table, floors, details, names) -> None:
     any mc in this run (an error-dominated cell buys the most accurate trees)."""
     best: dict[str, tuple[float, str, float]] = {}
     for (key, mc), row in details.items():
-        for name, (accuracy, _, _) in row.items():
+        for name, (accuracy, *_) in row.items():
             if key not in best or accuracy > best[key][0]:
                 best[key] = (accuracy, name, mc)
     lines = []
@@ -319,22 +322,27 @@ def _print_needs(table, floors, details, names) -> None:
         for name in names:
             if name not in row:
                 continue
-            accuracy, test_cost, standard = details[(key, mc)][name]
+            accuracy, test_cost, standard, n_cases = details[(key, mc)][name]
             need = accuracy_needed(target, standard, test_cost, mc)
             need_text = "more than 100%" if need > 1.0 else f"{100 * need:.2f}%"
+            # the same in patients: wrong ones the target allows (none if the tests alone
+            # are over it), against the wrong ones the learner had
+            allowed = max(0, math.floor((1.0 - need) * n_cases + 1e-9))
+            made = round((1.0 - accuracy) * n_cases)
             lines.append(
                 f"{key:<10} {mc:>6g} {target:>6.2f} {name:<12} {test_cost:>7.2f} "
-                f"{need_text:>14} {100 * accuracy:>7.2f}   best {100 * best[key][0]:.2f}% "
-                f"({best[key][1]} at mc {best[key][2]:g})"
+                f"{need_text:>14} {100 * accuracy:>7.2f} {allowed:>5d} /{made:>5d} of {n_cases}"
+                f"   best {100 * best[key][0]:.2f}% ({best[key][1]} at mc {best[key][2]:g})"
             )
     if lines:
         print(
             "\n# Cells above the target: the accuracy a learner would need at its own test "
-            "cost ($ per case) to reach the target, against the accuracy it has"
+            "cost ($ per case) to reach the target, against the accuracy it has; in patients,"
+            " the wrong diagnoses the target allows / the learner made"
         )
         print(
             f"{'data':<10} {'mc':>6} {'target':>6} {'learner':<12} {'test $':>7} "
-            f"{'needs acc':>14} {'acc %':>7}"
+            f"{'needs acc':>14} {'acc %':>7} {'wrong allowed / made':>20}"
         )
         print("\n".join(lines))
 

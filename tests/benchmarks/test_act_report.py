@@ -39,12 +39,14 @@ def test_needs_lists_only_cells_above_the_target_and_not_ties_within_the_peers_r
     table = {("heart", 10.0): {"ACT": 1.04}, ("heart", 1000.0): {"ACT": 30.91}}
     table[("heart", 10000.0)] = {"ACT": 45.81}
     floors = {("heart", 10.0): 1.40, ("heart", 1000.0): 58.61, ("heart", 10000.0): 93.40}
-    details = {key: {"ACT": (0.7855, 104.80, 2408.0)} for key in table}
+    details = {key: {"ACT": (0.7855, 104.80, 2408.0, 303)} for key in table}
     _print_needs(table, floors, details, ["ACT"])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("heart")]
     need = accuracy_needed(40.3, 2408.0, 104.80, 10000.0)
     assert len(rows) == 1 and rows[0].split()[:3] == ["heart", "10000", "40.30"]
     assert f"{100 * need:.2f}%" in rows[0] and "78.55" in rows[0]
+    # in patients: 8.66% of 303 may be wrong (26 whole ones), 21.45% were (65)
+    assert "26 /   65 of 303" in rows[0]
 
 
 @pytest.mark.parametrize("parts", ["both", "table,anytimes", ","])
