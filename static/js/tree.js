@@ -120,8 +120,22 @@
     this.x = w / 2 - this.k * (x0 + x1) / 2;
     // A path taller than the box shows its end: where the patient is now.
     this.y = (y1 - y0) * this.k < h - 40 ? h / 2 - this.k * (y0 + y1) / 2 : h - 20 - this.k * y1;
-    var here = this.nodeBox(this.start);
-    if ((x1 - x0) * this.k > w - 40 && here) { this.x = w / 2 - this.k * (here.x + here.w / 2); }
+    var root = this.nodeBox("0");
+    if ((x1 - x0) * this.k > w - 40 && root) {
+      // A path wider than the box runs from the root down to one side: the box holds
+      // that side's end (where the patient is now) and the path from there back toward
+      // the root, its top at the top of the box (below its edge label).
+      var rootRight = root.x + root.w / 2 > (x0 + x1) / 2;
+      this.x = rootRight ? 20 - this.k * x0 : w - 20 - this.k * x1;
+      var v0 = Infinity, v1 = -Infinity;
+      ids.forEach(function (id) {
+        var b = self.nodeBox(id);
+        if (!b) { return; }
+        var left = self.x + self.k * b.x;
+        if (left + self.k * b.w > 0 && left < w) { v0 = Math.min(v0, b.y); v1 = Math.max(v1, b.y + b.h); }
+      });
+      this.y = (v1 - v0) * this.k < h - 56 ? 36 - this.k * v0 : h - 20 - this.k * v1;
+    }
     this.clamp();
     this.apply();
   };
