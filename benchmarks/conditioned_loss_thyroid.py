@@ -14,11 +14,12 @@ the same tree learner on all 21 features, i.e. the model's full-state tree),
 the test cost of both and the reduction, with Turney's prices both at full
 price (the paper) and with the group-A discount.  Then the sweeps of Figure 1
 (PENALTY with REWARD = 100, REWARD with PENALTY = 10000, full prices), saved
-as Plotly figure JSON under ``--out``.
+as Plotly figure JSON for the research page (``--figures-dir``, the committed
+fixtures/research_figures by default) and their numbers under ``--out``.
 
     python -m benchmarks.conditioned_loss_thyroid                 # full run (~35 min)
     python -m benchmarks.conditioned_loss_thyroid --no-sweep      # seeds and Tables 2, 3 (~7 min)
-    python -m benchmarks.conditioned_loss_thyroid --out /tmp/cl   # figures elsewhere
+    python -m benchmarks.conditioned_loss_thyroid --figures-dir /tmp/cl   # figures elsewhere
     python -m benchmarks.conditioned_loss_thyroid --no-sweep --validation-folds none \
         --seeds 0                                                  # the single 25% hold-out
     python -m benchmarks.conditioned_loss_thyroid --no-sweep --leaf-smoothing 10 \
@@ -40,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._figures import add_figures_argument, write_figure
 from learners.conditioned_loss import DEFAULT_WINDOW_WIDTHS, ConditionedLossClassifier
 from learners.conditioned_loss._trees import tree_proba
 from learners.costs import CostModel
@@ -148,7 +150,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "benchmarks" / "out",
+        help="folder for the sweeps' numbers (JSON)",
+    )
+    add_figures_argument(parser)
     parser.add_argument(
         "--seeds",
         default="0,1,2,3,4",
@@ -348,15 +356,16 @@ def main(argv=None) -> int:
                 + "/".join(f"{a:.3f}" for a in r["per_class_accuracy"]),
                 flush=True,
             )
-    written = save_figures(sweeps, args.out)
+    written = save_figures(sweeps, args.figures_dir, args.out)
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
 
 
-def save_figures(sweeps: dict, out: Path) -> list[Path]:
-    """Figure 1 (a)-(d) as two Plotly figures.
+def save_figures(sweeps: dict, figures: Path, out: Path) -> list[Path]:
+    """Figure 1 (a)-(d) as two Plotly figures in ``figures`` (the research page's folder),
+    the sweeps' numbers in ``out``.
 
-    One shows the accuracy per class, the other the cost reduction, errors and rejects.
+    Each figure shows the accuracy per class beside the cost reduction, errors and rejects.
     """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -417,8 +426,9 @@ def save_figures(sweeps: dict, out: Path) -> list[Path]:
         figure.update_yaxes(title_text="reduction %", row=1, col=2, secondary_y=False)
         figure.update_yaxes(title_text="cases", row=1, col=2, secondary_y=True)
         figure.update_layout(title=f"Conditioned loss on ann-thyroid: sweep of {kind.upper()}")
-        path = out / f"conditioned_loss_thyroid_{kind}.json"
-        path.write_text(figure.to_json())
+        path = figures / f"paper003_conditioned_loss_{kind}.json"
+        note = "Trained on ann-train, tested on ann-test; every point refits the model."
+        write_figure(path, json.loads(figure.to_json()), note)
         written.append(path)
     summary = out / "conditioned_loss_thyroid_sweeps.json"
     summary.write_text(json.dumps(sweeps, indent=1))

@@ -20,13 +20,13 @@ MAX_FIGURE_BYTES = 5_000_000
 #: Which script writes a figure, by its file name's start, and the paper it reproduces.
 #: A figure may say it itself in ``layout.meta`` (``script``, ``command``, ``note``).
 SCRIPTS = (
+    (
+        "paper000_",
+        "benchmarks/act_report.py",
+        "Paper 000: ACT, anytime cost-sensitive trees, against the best existing systems",
+    ),
     ("paper001_", "benchmarks/pruning.py", "Paper 001: pruning with misclassification costs"),
     ("paper002_", "benchmarks/budget_rf.py", "Paper 002: feature-budgeted random forests"),
-    (
-        "conditioned_loss_",
-        "benchmarks/conditioned_loss_thyroid.py",
-        "Paper 003: the conditioned-loss model",
-    ),
     (
         "paper003_",
         "benchmarks/conditioned_loss_thyroid.py",

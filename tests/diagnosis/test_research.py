@@ -21,11 +21,11 @@ def test_saved_plotly_figure_is_drawn_with_its_title(figures_dir, clinician, cli
         "data": [{"type": "scatter", "x": [500, 10000], "y": [82.3, 49.3]}],
         "layout": {"title": {"text": "Test-cost reduction against PENALTY"}},
     }
-    (figures_dir / "conditioned_loss_thyroid_penalty.json").write_text(json.dumps(figure))
+    (figures_dir / "paper003_conditioned_loss_penalty.json").write_text(json.dumps(figure))
     client.force_login(clinician)
     page = client.get(reverse("research")).content.decode()
     assert "Test-cost reduction against PENALTY" in page
-    assert 'data-figure="conditioned_loss_thyroid_penalty.json"' in page
+    assert 'data-figure="paper003_conditioned_loss_penalty.json"' in page
     assert "82.3" in page and static("vendor/plotly.min.js") in page
 
 

@@ -64,14 +64,20 @@ def test_figures_are_grouped_by_paper_with_their_provenance(tmp_path, settings, 
     meta = {"command": "python -m benchmarks.budget_rf --folds 2", "note": "A quick run."}
     (tmp_path / "paper002_budget_rf_table1.json").write_text(_figure("Table 1", meta=meta))
     (tmp_path / "notes.json").write_text(_figure("Something else"))
+    (tmp_path / "paper003_conditioned_loss_reward.json").write_text(_figure("REWARD sweep"))
+    (tmp_path / "paper000_act_anytime.json").write_text(_figure("ACT anytime"))
     groups = figure_groups(user=clinician)
     assert [g.title.split(":")[0] for g in groups] == [
+        "Paper 000",
         "Paper 001",
         "Paper 002",
+        "Paper 003",
         "Paper 004",
         "Other figures",
     ]
-    pruning, forest, boosting, other = (g.figures[0] for g in groups)
+    act, pruning, forest, conditioned, boosting, other = (g.figures[0] for g in groups)
+    assert act.command == "python -m benchmarks.act_report"
+    assert conditioned.command == "python -m benchmarks.conditioned_loss_thyroid"
     assert (pruning.script, pruning.command) == (
         "benchmarks/pruning.py",
         "python -m benchmarks.pruning",

@@ -1,0 +1,130 @@
+"""Paper 000's figures for the research page, from `act_report`'s measured table and curves.
+
+Plain Plotly JSON (``data`` + ``layout``), saved by ``benchmarks._figures.write_figure``:
+- ``vs_peers_figure``: each learner's normalized cost as a multiple of the best existing
+  system's (the issue's fixed peer figure), per dataset and error cost, with the target;
+- ``anytime_figure``: ACT's normalized cost against its sample size r, one line per error
+  cost, one panel per dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+def _cell(key: str, mc: float) -> str:
+    return f"{key} mc {mc:g}"
+
+
+def vs_peers_figure(
+    table: Mapping[tuple[str, float], Mapping[str, float]],
+    peers: Mapping[str, Mapping[int, float]],
+    targets: Mapping[tuple[str, float], float],
+    names: Sequence[str],
+) -> dict:
+    """Bars of ``cost / peer`` per cell for each learner of ``names``; the target as a
+    marker; 1 (the peer) as a line.  Hover texts carry the normalized costs themselves."""
+    cells = [cell for cell in table if cell[0] in peers and int(cell[1]) in peers[cell[0]]]
+    labels = [_cell(key, mc) for key, mc in cells]
+    data: list[dict] = []
+    for name in names:
+        ratios, texts = [], []
+        for key, mc in cells:
+            value = table[(key, mc)].get(name)
+            peer = peers[key][int(mc)]
+            ratios.append(None if value is None else round(value / peer, 4))
+            texts.append(
+                "" if value is None else f"{name}: {value:.2f}% against the peer's {peer:.1f}%"
+            )
+        data.append({"type": "bar", "name": name, "x": labels, "y": ratios, "hovertext": texts})
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "target (10% below the peer at mc 100 and 1000)",
+            "x": labels,
+            "y": [round(targets[cell] / peers[cell[0]][int(cell[1])], 4) for cell in cells],
+            "marker": {"symbol": "line-ew-open", "size": 18, "line": {"width": 3}},
+        }
+    )
+    return {
+        "data": data,
+        "layout": {
+            "title": "Paper 000 (issue 12): normalized cost as a multiple of the best "
+            "existing system's, 10-fold CV",
+            "barmode": "group",
+            "yaxis": {"title": {"text": "cost / best existing system"}, "rangemode": "tozero"},
+            "xaxis": {"title": {"text": "dataset and uniform error cost"}},
+            "shapes": [
+                {
+                    "type": "line",
+                    "xref": "paper",
+                    "x0": 0,
+                    "x1": 1,
+                    "y0": 1,
+                    "y1": 1,
+                    "line": {"dash": "dot", "width": 1},
+                }
+            ],
+            "legend": {"orientation": "h", "y": -0.3},
+        },
+    }
+
+
+def anytime_figure(
+    curves: Mapping[tuple[str, float], Sequence[tuple[int, float, float, float]]],
+) -> dict:
+    """ACT's normalized cost at each r (``curves[(dataset, mc)]`` = ``(r, cost, p, fit s)``
+    rows, as `act_report` measures them): one panel per dataset, one line per mc, log y."""
+    datasets = list(dict.fromkeys(key for key, _ in curves))
+    width = 1.0 / max(len(datasets), 1)
+    layout: dict = {
+        "title": "Paper 000 (issue 12): ACT's normalized cost as its sample size r grows",
+        "legend": {"orientation": "h", "y": -0.25},
+        "annotations": [],
+    }
+    data = []
+    for i, key in enumerate(datasets):
+        suffix = "" if i == 0 else str(i + 1)
+        layout[f"xaxis{suffix}"] = {
+            "domain": [i * width + 0.04, (i + 1) * width - 0.04],
+            "title": {"text": "r"},
+            "type": "log",
+            "tickvals": sorted({r for cell, rows in curves.items() for r, *_ in rows}),
+            "anchor": f"y{suffix}",
+        }
+        layout[f"yaxis{suffix}"] = {
+            "type": "log",
+            "anchor": f"x{suffix}",
+            **({"title": {"text": "normalized cost %"}} if i == 0 else {}),
+        }
+        layout["annotations"].append(
+            {
+                "text": key,
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": (i + 0.5) * width,
+                "y": 1.04,
+            }
+        )
+        for (cell_key, mc), rows in curves.items():
+            if cell_key != key:
+                continue
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": _cell(key, mc),
+                    "x": [r for r, *_ in rows],
+                    "y": [round(cost, 4) for _, cost, *_ in rows],
+                    "hovertext": [
+                        f"r={r}: {cost:.2f}% ({seconds:.2f} s a fit)"
+                        + ("" if r == rows[0][0] else f", p={p:.2f} against r={rows[0][0]}")
+                        for r, cost, p, seconds in rows
+                    ],
+                    "xaxis": f"x{suffix}",
+                    "yaxis": f"y{suffix}",
+                }
+            )
+    return {"data": data, "layout": layout}
