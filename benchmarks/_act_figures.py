@@ -11,6 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+#: log-axis ticks a reader can name (Plotly's own log ticks label every digit)
+_RATIO_TICKS = [0.5, 0.75, 0.9, 1, 1.25, 1.5, 2, 5, 10, 20, 50]
+_COST_TICKS = [1, 2, 5, 10, 20, 50, 100]
+#: one colour per error cost, the same in every panel
+_MC_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+
 
 def _cell(key: str, mc: float) -> str:
     return f"{key} mc {mc:g}"
@@ -53,7 +59,11 @@ def vs_peers_figure(
             "title": "Paper 000 (issue 12): normalized cost as a multiple of the best "
             "existing system's, 10-fold CV",
             "barmode": "group",
-            "yaxis": {"title": {"text": "cost / best existing system"}, "rangemode": "tozero"},
+            "yaxis": {
+                "title": {"text": "cost / best existing system (log)"},
+                "type": "log",
+                "tickvals": _RATIO_TICKS,
+            },
             "xaxis": {"title": {"text": "dataset and uniform error cost"}},
             "shapes": [
                 {
@@ -75,8 +85,10 @@ def anytime_figure(
     curves: Mapping[tuple[str, float], Sequence[tuple[int, float, float, float]]],
 ) -> dict:
     """ACT's normalized cost at each r (``curves[(dataset, mc)]`` = ``(r, cost, p, fit s)``
-    rows, as `act_report` measures them): one panel per dataset, one line per mc, log y."""
+    rows, as `act_report` measures them): one panel per dataset, one line per mc (the same
+    colour and one legend entry per mc across panels), log y."""
     datasets = list(dict.fromkeys(key for key, _ in curves))
+    costs = sorted({mc for _, mc in curves})
     width = 1.0 / max(len(datasets), 1)
     layout: dict = {
         "title": "Paper 000 (issue 12): ACT's normalized cost as its sample size r grows",
@@ -95,6 +107,7 @@ def anytime_figure(
         }
         layout[f"yaxis{suffix}"] = {
             "type": "log",
+            "tickvals": _COST_TICKS,
             "anchor": f"x{suffix}",
             **({"title": {"text": "normalized cost %"}} if i == 0 else {}),
         }
@@ -111,15 +124,20 @@ def anytime_figure(
         for (cell_key, mc), rows in curves.items():
             if cell_key != key:
                 continue
+            colour = _MC_COLOURS[costs.index(mc) % len(_MC_COLOURS)]
             data.append(
                 {
                     "type": "scatter",
                     "mode": "lines+markers",
-                    "name": _cell(key, mc),
+                    "name": f"mc {mc:g}",
+                    "legendgroup": f"mc {mc:g}",
+                    "showlegend": i == 0,
+                    "line": {"color": colour},
+                    "marker": {"color": colour},
                     "x": [r for r, *_ in rows],
                     "y": [round(cost, 4) for _, cost, *_ in rows],
                     "hovertext": [
-                        f"r={r}: {cost:.2f}% ({seconds:.2f} s a fit)"
+                        f"{_cell(key, mc)}, r={r}: {cost:.2f}% ({seconds:.2f} s a fit)"
                         + ("" if r == rows[0][0] else f", p={p:.2f} against r={rows[0][0]}")
                         for r, cost, p, seconds in rows
                     ],

@@ -36,6 +36,9 @@ def test_anytime_has_a_panel_per_dataset_and_a_line_per_error_cost():
     assert (heart["xaxis"], hepatitis["xaxis"]) == ("x", "x2")
     assert "p=0.40" in heart["hovertext"][2]
     assert [a["text"] for a in figure["layout"]["annotations"]] == ["heart", "hepatitis"]
+    # one legend entry and one colour per error cost across the panels
+    assert heart["line"] == hepatitis["line"] and heart["name"] == hepatitis["name"] == "mc 100"
+    assert (heart["showlegend"], hepatitis["showlegend"]) == (True, False)
     json.dumps(figure)
 
 
