@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 #: log-axis ticks a reader can name (Plotly's own log ticks label every digit)
-_RATIO_TICKS = [0.5, 0.75, 0.9, 1, 1.25, 1.5, 2, 5, 10, 20, 50]
+_RATIO_TICKS = [0.5, 0.75, 1, 1.5, 2, 5, 10, 20, 50]
 _COST_TICKS = [1, 2, 5, 10, 20, 50, 100]
 #: one colour per error cost, the same in every panel
 _MC_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
