@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from benchmarks._figures import line_at_one
+
 #: log-axis ticks a reader can name (Plotly's own log ticks label every digit)
 _RATIO_TICKS = [0.5, 0.75, 1, 1.5, 2, 5, 10, 20, 50]
 _COST_TICKS = [1, 2, 5, 10, 20, 50, 100]
@@ -65,17 +67,7 @@ def vs_peers_figure(
                 "tickvals": _RATIO_TICKS,
             },
             "xaxis": {"title": {"text": "dataset and uniform error cost"}},
-            "shapes": [
-                {
-                    "type": "line",
-                    "xref": "paper",
-                    "x0": 0,
-                    "x1": 1,
-                    "y0": 1,
-                    "y1": 1,
-                    "line": {"dash": "dot", "width": 1},
-                }
-            ],
+            "shapes": [line_at_one(width=1)],
             "legend": {"orientation": "h", "y": -0.3},
         },
     }

@@ -46,3 +46,17 @@ def write_figure(path: Path, figure: dict, note: str = "") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(figure), encoding="utf-8")
     print(f"(figure written to {path})")
+
+
+def line_at_one(**line) -> dict:
+    """A dotted horizontal line at y = 1 across the plot (a ratio's "the same as"), as a
+    Plotly layout shape; ``line`` adds to its style (e.g. ``width=1``)."""
+    return {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": 1,
+        "y1": 1,
+        "line": {"dash": "dot", **line},
+    }

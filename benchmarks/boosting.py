@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._figures import add_figures_argument, write_figure
+from benchmarks._figures import add_figures_argument, line_at_one, write_figure
 from datasets import UCIDataset, load_known
 from learners import BoostingClassifier, C45Classifier, Extract
 from learners.evaluation import make_folds
@@ -328,17 +328,7 @@ def save_figures(results: dict, folder: Path, n_folds: int, n_matrices: int, tri
                 },
                 "barmode": "group",
                 "yaxis": {"title": {"text": "ratio"}},
-                "shapes": [
-                    {
-                        "type": "line",
-                        "xref": "paper",
-                        "x0": 0,
-                        "x1": 1,
-                        "y0": 1,
-                        "y1": 1,
-                        "line": {"dash": "dot"},
-                    }
-                ],
+                "shapes": [line_at_one()],
             },
         }
         write_figure(folder / f"paper004_boosting_{file}_ratios.json", figure)

@@ -39,17 +39,22 @@ TREE_LEARNERS = [
 ]
 
 
-@pytest.fixture
-def skewed_dataset(db):
+def thyroid_like_dataset(name: str, tests: list[dict]):
+    """240 thyroid-like patients with ``tests`` and the skewed matrix with referral."""
     rows, labels = thyroid_like_rows(n=240, seed=3)
     return create_dataset(
-        name="Thyroid-like, skewed",
+        name=name,
         class_labels=CLASSES,
-        tests=THYROID_TESTS,
+        tests=tests,
         rows=rows,
         labels=labels,
         error_matrices=[{"name": "Skewed", "matrix": SKEWED, "reject_cost": REFER}],
     )
+
+
+@pytest.fixture
+def skewed_dataset(db):
+    return thyroid_like_dataset("Thyroid-like, skewed", THYROID_TESTS)
 
 
 def patient_at(tree, node: int, categories) -> dict[int, float] | None:
@@ -317,20 +322,12 @@ def test_a_test_the_patient_has_had_or_cannot_have_shows_no_price(eg2_skewed, cl
 @pytest.fixture
 def grouped_labs_dataset(db):
     """THYROID_TESTS with the four labs in one blood draw: $2.00 each once one is drawn."""
-    rows, labels = thyroid_like_rows(n=240, seed=3)
     labs = {"TSH", "T3", "TT4", "T4U"}
     tests = [
         {**t, "group": "blood", "discounted_price": 2.0} if t["name"] in labs else t
         for t in THYROID_TESTS
     ]
-    return create_dataset(
-        name="Thyroid-like, one blood draw",
-        class_labels=CLASSES,
-        tests=tests,
-        rows=rows,
-        labels=labels,
-        error_matrices=[{"name": "Skewed", "matrix": SKEWED, "reject_cost": REFER}],
-    )
+    return thyroid_like_dataset("Thyroid-like, one blood draw", tests)
 
 
 def test_drawn_prices_on_a_path_add_up_to_what_the_walk_charges(
