@@ -362,78 +362,89 @@ def main(argv=None) -> int:
 
 
 def save_figures(sweeps: dict, figures: Path, out: Path) -> list[Path]:
-    """Figure 1 (a)-(d) as two Plotly figures in ``figures`` (the research page's folder),
-    the sweeps' numbers in ``out``.
-
-    Each figure shows the accuracy per class beside the cost reduction, errors and rejects.
-    """
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
+    """Figure 1 (a)-(d) as two Plotly figures in ``figures`` (the research page's folder,
+    see :func:`sweep_figure`), the sweeps' numbers in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for kind, axis in (
-        ("penalty", "PENALTY (REWARD = 100)"),
-        ("reward", "REWARD (PENALTY = 10000)"),
-    ):
-        points = sweeps[kind]
-        x = [p[kind] for p in points]
-        figure = make_subplots(
-            rows=1,
-            cols=2,
-            subplot_titles=(
-                "test-set accuracy per class",
-                "test-cost reduction, errors and rejects",
-            ),
-            specs=[[{}, {"secondary_y": True}]],
-        )
-        for c, name in enumerate(CLASS_NAMES):
-            figure.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=[p["per_class_accuracy"][c] for p in points],
-                    mode="lines+markers",
-                    name=name,
-                ),
-                row=1,
-                col=1,
-            )
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=[p["reduction"] for p in points],
-                mode="lines+markers",
-                name="cost reduction %",
-            ),
-            row=1,
-            col=2,
-        )
-        for key in ("errors", "rejects"):
-            figure.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=[p[key] for p in points],
-                    mode="lines+markers",
-                    name=key,
-                    line={"dash": "dot"},
-                ),
-                row=1,
-                col=2,
-                secondary_y=True,
-            )
-        figure.update_xaxes(type="log", title_text=axis)
-        figure.update_yaxes(title_text="accuracy", row=1, col=1)
-        figure.update_yaxes(title_text="reduction %", row=1, col=2, secondary_y=False)
-        figure.update_yaxes(title_text="cases", row=1, col=2, secondary_y=True)
-        figure.update_layout(title=f"Conditioned loss on ann-thyroid: sweep of {kind.upper()}")
+    for kind in ("penalty", "reward"):
         path = figures / f"paper003_conditioned_loss_{kind}.json"
         note = "Trained on ann-train, tested on ann-test; every point refits the model."
-        write_figure(path, json.loads(figure.to_json()), note)
+        write_figure(path, sweep_figure(kind, sweeps[kind]), note)
         written.append(path)
     summary = out / "conditioned_loss_thyroid_sweeps.json"
     summary.write_text(json.dumps(sweeps, indent=1))
     written.append(summary)
     return written
+
+
+_SWEEP_AXES = {"penalty": "PENALTY (REWARD = 100)", "reward": "REWARD (PENALTY = 10000)"}
+
+
+def _short(value: float) -> str:
+    return f"{value / 1000:g}k" if value >= 1000 else f"{value:g}"
+
+
+def sweep_figure(kind: str, points: list[dict]) -> dict:
+    """One sweep (``kind`` "penalty" or "reward") as plain Plotly JSON: the accuracy per
+    class beside the cost reduction (left axis) and the errors and rejects (right axis, in
+    cases), each point ticked on a log x axis, the legend below the panels."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    x = [p[kind] for p in points]
+    figure = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=("test-set accuracy per class", "test-cost reduction, errors and rejects"),
+        specs=[[{}, {"secondary_y": True}]],
+        horizontal_spacing=0.14,
+    )
+    for c, name in enumerate(CLASS_NAMES):
+        accuracy = [p["per_class_accuracy"][c] for p in points]
+        figure.add_trace(go.Scatter(x=x, y=accuracy, mode="lines+markers", name=name), row=1, col=1)
+    reduction = [p["reduction"] for p in points]
+    figure.add_trace(
+        go.Scatter(x=x, y=reduction, mode="lines+markers", name="cost reduction %"),
+        row=1,
+        col=2,
+    )
+    for key in ("errors", "rejects"):
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=[p[key] for p in points],
+                mode="lines+markers",
+                name=f"{key} (cases)",
+                line={"dash": "dot"},
+            ),
+            row=1,
+            col=2,
+            secondary_y=True,
+        )
+    figure.update_xaxes(
+        type="log", title_text=_SWEEP_AXES[kind], tickvals=x, ticktext=[_short(v) for v in x]
+    )
+    figure.update_yaxes(title_text="accuracy", range=[0, 1.02], row=1, col=1)
+    figure.update_yaxes(title_text="reduction %", row=1, col=2, secondary_y=False)
+    most = max(max(p["errors"], p["rejects"]) for p in points)
+    figure.update_yaxes(
+        title_text="cases",
+        range=[0, 1.1 * most],
+        tickmode="auto",
+        tickformat="d",
+        showgrid=False,
+        row=1,
+        col=2,
+        secondary_y=True,
+    )
+    figure.update_layout(
+        title=f"Conditioned loss on ann-thyroid: sweep of {kind.upper()}",
+        legend={"orientation": "h", "y": -0.3},
+    )
+    plain = json.loads(figure.to_json())
+    # plotly.js's own look, as the other paper figures (plotly.py's template is a grey theme)
+    plain["layout"].pop("template", None)
+    return plain
 
 
 if __name__ == "__main__":
