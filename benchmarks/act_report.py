@@ -314,7 +314,7 @@ def _save_figures(args, keys, costs, names, table, floors, curves) -> None:
     of the issue's whole table only, so that a quick or partial run never replaces them."""
     whole = (
         set(keys) == set(PEERS)
-        and {int(c) for c in costs} == {10, 100, 1000, 10000}
+        and all({int(c) for c in costs} == set(row) for row in PEERS.values())
         and all(getattr(args, k) == v for k, v in _FULL_RUN.items())
     )
     if not whole:

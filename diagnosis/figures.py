@@ -453,15 +453,7 @@ def tree_drawing(layout: Mapping[str, Any]) -> dict:
     legend = [{"label": label, "colour": colour_of[label]} for label in classes]
     if "Refer" in decisions:
         legend.append({"label": "Refer", "colour": REFER_COLOUR})
-    # Where the details panel starts: the last node the whole patient reached (the split
-    # node, the awaited test, or the leaf), else the root.
-    start = next((n["id"] for n in nodes if n.get("parent") is None), nodes[0]["id"])
-    for node_id in layout.get("highlight") or []:
-        node = by_id.get(node_id) or {}
-        if node.get("share") is None or node["share"] >= 0.9995:
-            start = node_id
     return {
-        "start": start,
         "width": round(width, 2),
         "height": round(height, 2),
         "nodes": drawn_nodes,

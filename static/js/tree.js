@@ -26,7 +26,6 @@
     this.fitTexts();
     this.bind();
     this.fit();
-    this.start = box.getAttribute("data-start") || "0";
   }
 
   // A line a little wider than its card (or its branch's room) is narrowed to fit, so
