@@ -313,8 +313,7 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         costs (simplest candidate first) and the candidates: (grow settings,
         pruning), or a ``_Greedy``.  Only the training cases are used.
         """
-        grid = _grow_grid(dataclasses.replace(settings, n_jobs=1))
-        strengths = _pruning_grid(float(self.cf_)) if self._post_prune() else [None]
+        grid, strengths = self._lookahead_axes(dataclasses.replace(settings, n_jobs=1))
         n_classes = len(self.classes_)
         jobs = [(fold, g) for fold in range(len(folds)) for g in range(len(grid))]
         encoded = [encode_data(X[train], self.categories_) for train, _ in folds]
@@ -386,14 +385,10 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 per_case[g, s, held] += seen[key]
         repeats = len(folds) / max(int(self.tune_folds), 1)
         per_case /= repeats
-        # candidates, simplest first: by pruning strength, then grow setting; greedy ones last
-        candidates = [(g, s) for s in range(len(strengths)) for g in range(len(grid))]
-        costs = [per_case[g, s] for g, s in candidates]
-        choices: list = [
-            (dataclasses.replace(grid[g], n_jobs=settings.n_jobs), strengths[s])
-            for g, s in candidates
-        ]
-        for candidate in _greedy_grid(float(self.w_)):
+        # in the order of _candidates: by pruning strength, then grow setting; greedy ones last
+        costs = [per_case[g, s] for s in range(len(strengths)) for g in range(len(grid))]
+        choices = self._candidates(settings)
+        for candidate in choices[len(costs) :]:
             greedy = np.zeros(y_codes.shape[0])
             # validated on all the training cases, grown on each inner part: its classes and
             # categories are all of theirs, so every held-out code has its branch
@@ -403,8 +398,22 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 tree, _ = learner._grow_and_prune(X[train], y_codes[train])
                 greedy[held] += held_out_costs(tree, held)
             costs.append(greedy / repeats)
-            choices.append(candidate)
         return costs, choices
+
+    def _lookahead_axes(self, settings: GrowthSettings) -> tuple[list, list]:
+        """The lookahead candidates' two axes: grow settings (:func:`_grow_grid`) and
+        final pruning strengths (:func:`_pruning_grid`, or none without post-pruning)."""
+        strengths = _pruning_grid(float(self.cf_)) if self._post_prune() else [None]
+        return _grow_grid(settings), strengths
+
+    def _candidates(self, settings: GrowthSettings) -> list:
+        """Every candidate the inner cross-validation compares, simplest first: each
+        lookahead growth of :func:`_grow_grid` at each final pruning strength of
+        :func:`_pruning_grid` (ordered by strength, then growth), as (grow settings,
+        pruning); then the greedy trees of :func:`_greedy_grid`, as ``_Greedy``."""
+        grid, strengths = self._lookahead_axes(settings)
+        lookahead: list = [(grow, pruning) for pruning in strengths for grow in grid]
+        return lookahead + list(_greedy_grid(float(self.w_)))
 
     def _tune(self, X, y, y_codes, folds, settings, prices, seed):
         """The candidate of :meth:`_tune_costs` that :func:`_one_se_choice` keeps: the
