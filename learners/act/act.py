@@ -133,6 +133,12 @@ def _pruning_grid(cf: float) -> list:
     return [("leaf", 0.0), ("cf", cf / 16.0), ("cf", cf / 4.0), ("cf", cf), None]
 
 
+def _lookahead_order(n_grow: int, n_strengths: int) -> list[tuple[int, int]]:
+    """The lookahead candidates' order, simplest first, as (grow setting, pruning strength)
+    indices: by pruning strength (the no-test leaf first), then grow setting."""
+    return [(g, s) for s in range(n_strengths) for g in range(n_grow)]
+
+
 def _pruned(grown: GrowingTree, node_price, cost_matrix, settings, pruning):
     """The grown tree after the final pruning ``pruning`` (see :func:`_pruning_grid`)."""
     if pruning is not None:
@@ -385,8 +391,8 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
                 per_case[g, s, held] += seen[key]
         repeats = len(folds) / max(int(self.tune_folds), 1)
         per_case /= repeats
-        # in the order of _candidates: by pruning strength, then grow setting; greedy ones last
-        costs = [per_case[g, s] for s in range(len(strengths)) for g in range(len(grid))]
+        # in the order of _candidates; the greedy ones follow the lookahead ones
+        costs = [per_case[g, s] for g, s in _lookahead_order(len(grid), len(strengths))]
         choices = self._candidates(settings)
         for candidate in choices[len(costs) :]:
             greedy = np.zeros(y_codes.shape[0])
@@ -412,7 +418,8 @@ class _LookaheadTreeClassifier(TreePolicyMixin, SerializableMixin, CostSensitive
         :func:`_pruning_grid` (ordered by strength, then growth), as (grow settings,
         pruning); then the greedy trees of :func:`_greedy_grid`, as ``_Greedy``."""
         grid, strengths = self._lookahead_axes(settings)
-        lookahead: list = [(grow, pruning) for pruning in strengths for grow in grid]
+        order = _lookahead_order(len(grid), len(strengths))
+        lookahead: list = [(grid[g], strengths[s]) for g, s in order]
         return lookahead + list(_greedy_grid(float(self.w_)))
 
     def _tune(self, X, y, y_codes, folds, settings, prices, seed):
