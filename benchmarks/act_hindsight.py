@@ -12,7 +12,9 @@ draw of ten folds, and prints per cell:
 - ``best per fold``: on each fold the candidate of least cost on that fold's test
   cases, a bound no rule choosing among these candidates can beat, honest or not;
 - ACT as it is (the inner cross-validation's choice on every fold), and the issue's
-  peer and target.
+  peer and target;
+- which candidate ACT kept on each fold: the first whose tree on that fold is ACT's tree
+  (several candidates can grow the same tree).
 
 When ``best per fold`` is above the target, no way of choosing among ACT's candidates wins
 the cell on this draw; when only ``best fixed`` is below it, a single candidate would,
@@ -24,6 +26,7 @@ but picking it needs the test folds.
 from __future__ import annotations
 
 import argparse
+import json
 
 import numpy as np
 
@@ -65,6 +68,11 @@ def describe(candidate) -> str:
     return f"r={grow.r} {look} look, {prune}"
 
 
+def _tree_key(model) -> str:
+    """A fitted model's tree, as comparable text."""
+    return json.dumps(model.tree_.to_dict(), sort_keys=True)
+
+
 def _fold_totals(report) -> np.ndarray:
     """Each fold's total cost (all its test cases)."""
     return np.array([fold.mean_total_cost * fold.n_cases for fold in report.folds])
@@ -94,22 +102,26 @@ def main(argv=None) -> int:
                 r=args.r,
                 random_state=args.seed,
             )
-            act = cross_validate(ACTClassifier(**kw), data.X, data.y, folds=folds)
+            act = cross_validate(ACTClassifier(**kw), data.X, data.y, folds=folds, keep_models=True)
             standard = act.overall.standard_cost
             n = act.overall.n_cases
             plain = dict(test_costs=data.costs, cost_matrix=kw["cost_matrix"])
             floor = cross_validate(
                 OrderNothing(**plain), data.X, data.y, folds=folds
             ).overall.normalized_cost
-            probe = ACTClassifier(**kw).fit(data.X[folds[0][0]], data.y[folds[0][0]])
-            candidates = probe._candidates(probe._settings(len(folds[0][0])))
+            first = act.models[0]  # the list is the same on every fold
+            candidates = first._candidates(first._settings(len(folds[0][0])))
             totals = []
+            trees = []  # per candidate, its tree on each fold
             peer = PEERS.get(key, {}).get(int(mc), float("nan"))
             target = _target(peer, floor, mc)
             print(f"\n{key} mc {mc:g}: peer {peer:.1f}, target {target:.2f}, no-test {floor:.2f}")
             for i, candidate in enumerate(candidates):
-                report = cross_validate(forced_candidate(i)(**kw), data.X, data.y, folds=folds)
+                report = cross_validate(
+                    forced_candidate(i)(**kw), data.X, data.y, folds=folds, keep_models=True
+                )
                 totals.append(_fold_totals(report))
+                trees.append([_tree_key(model) for model in report.models])
                 print(f"  {i:2d} {describe(candidate):<30} {report.overall.normalized_cost:7.2f}")
             totals_arr = np.array(totals)
             fixed = totals_arr.sum(axis=1)
@@ -117,7 +129,12 @@ def main(argv=None) -> int:
             per_fold = totals_arr.min(axis=0).sum()
             print(f"  best fixed:    {100 * fixed[best] / n / standard:7.2f}  ({best})")
             print(f"  best per fold: {100 * per_fold / n / standard:7.2f}")
-            print(f"  ACT:           {act.overall.normalized_cost:7.2f}", flush=True)
+            print(f"  ACT:           {act.overall.normalized_cost:7.2f}")
+            kept = [
+                next((i for i, grown in enumerate(trees) if grown[f] == _tree_key(model)), None)
+                for f, model in enumerate(act.models)
+            ]
+            print(f"  ACT kept, fold by fold: {kept}", flush=True)
     return 0
 
 

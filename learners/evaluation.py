@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -241,11 +241,15 @@ class CrossValidationReport:
         One report per fold.
     fit_seconds : tuple of float
         Wall-clock fit time per fold.
+    models : tuple
+        Each fold's fitted model, with ``keep_models=True``; else empty.  Not in
+        :meth:`to_dict`.
     """
 
     overall: EvaluationReport
     folds: tuple[EvaluationReport, ...]
     fit_seconds: tuple[float, ...]
+    models: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def mean_fit_seconds(self) -> float:
@@ -274,6 +278,7 @@ def cross_validate(
     reject_cost=None,
     delayed: str = "path",
     folds=None,
+    keep_models: bool = False,
 ) -> CrossValidationReport:
     """Stratified k-fold evaluation: clone, fit on k-1 folds, :func:`evaluate` on the rest.
 
@@ -291,6 +296,9 @@ def cross_validate(
     folds : sequence of (train_indices, test_indices), optional
         Precomputed folds, so that several learners see the same ones; see
         :func:`make_folds`.
+    keep_models : bool, default False
+        Keep each fold's fitted model in the report's ``models`` (scikit-learn's
+        ``return_estimator``).
 
     Returns
     -------
@@ -307,6 +315,7 @@ def cross_validate(
         folds = make_folds(y, n_splits=n_splits, random_state=random_state)
     reports: list[EvaluationReport] = []
     fit_seconds: list[float] = []
+    models: list = []
     first = None
     for train, test in folds:
         train, test = np.asarray(train), np.asarray(test)
@@ -314,6 +323,7 @@ def cross_validate(
         start = time.perf_counter()
         model.fit(X[train], y[train])
         fit_seconds.append(time.perf_counter() - start)
+        models.append(model)
         if first is None:
             first = model
         elif list(model.classes_) != list(first.classes_):
@@ -348,7 +358,10 @@ def cross_validate(
         class_frequencies=np.bincount(_label_indices(y, classes, len(y)), minlength=len(classes)),
     )
     return CrossValidationReport(
-        overall=overall, folds=tuple(reports), fit_seconds=tuple(fit_seconds)
+        overall=overall,
+        folds=tuple(reports),
+        fit_seconds=tuple(fit_seconds),
+        models=tuple(models) if keep_models else (),
     )
 
 

@@ -339,3 +339,20 @@ def test_cross_validate_real_tree_with_shared_folds():
     assert eg2.overall.n_cases == c45.overall.n_cases == 20
     for a, b in zip(eg2.folds, c45.folds, strict=True):
         assert [c.true_label for c in a.cases] == [c.true_label for c in b.cases]
+
+
+def test_cross_validate_keeps_each_folds_fitted_model_only_when_asked():
+    """keep_models=True: one fitted model per fold, the one that fold's report evaluated (it
+    costs the same on that fold's cases); by default none are kept and to_dict has none."""
+    from learners.tree import EG2Classifier
+
+    X, y = _and_table(repeats=5)
+    folds = make_folds(y, n_splits=5, random_state=1)
+    kept = cross_validate(EG2Classifier(test_costs=AND_PRICES), X, y, folds=folds, keep_models=True)
+    assert len(kept.models) == len(folds)
+    for model, fold, (_, test) in zip(kept.models, kept.folds, folds, strict=True):
+        again = evaluate(model, X[test], y[test])
+        assert again.mean_total_cost == pytest.approx(fold.mean_total_cost)
+        assert [c.tests for c in again.cases] == [c.tests for c in fold.cases]
+    plain = cross_validate(EG2Classifier(test_costs=AND_PRICES), X, y, folds=folds)
+    assert plain.models == () and "models" not in plain.to_dict()
