@@ -246,10 +246,15 @@ API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "600/m")
 # counts only calls whose token was accepted).
 API_BAD_TOKEN_LIMIT = os.environ.get("API_BAD_TOKEN_LIMIT", "20/m")
 # Shared by every web process when Redis is there (so a rate limit is one count, not one per
-# process); in-memory otherwise.
+# process); in-memory otherwise. A Redis that hangs is given up on after a second (the rate
+# limits then count per process, diagnosis/throttling.py) rather than holding the call.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

@@ -8,21 +8,100 @@ any ``period`` seconds, the window sliding with each call) in a Redis sorted set
 one Lua script: trim, count, add, in one atomic step.  With a cache that is not Redis (a
 development server without it) it falls back to django-ninja's own counting, which is then
 per process anyway.
+
+When Redis does not answer (stopped, restarting, unreachable), the same rule is counted in
+this process's memory instead, so the API keeps serving: each web process then allows the
+limit on its own (a looser limit, never an error).  The process logs one warning when the
+outage starts and one when Redis answers again, not one per call, and asks Redis again only
+every :data:`REDIS_RETRY_SECONDS` so a dead server does not cost each call a connection
+attempt.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
+from collections import deque
 
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
 from ninja.throttling import SimpleRateThrottle
+from redis.exceptions import RedisError
 
-__all__ = ["SlidingWindowThrottle"]
+__all__ = ["REDIS_RETRY_SECONDS", "SlidingWindowThrottle"]
+
+logger = logging.getLogger(__name__)
+
+# While Redis is out, it is tried again at most this often (per process).
+REDIS_RETRY_SECONDS = 5.0
+
+
+class _RedisOutage:
+    """Whether this process found Redis out, shared by every throttle so one outage is
+    logged once, and when to try Redis again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.started: float | None = None  # time.monotonic() of the first failure
+        self.retry_at = 0.0
+
+    def skip_redis(self) -> bool:
+        return self.started is not None and time.monotonic() < self.retry_at
+
+    def failed(self, exc: Exception) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self.retry_at = now + REDIS_RETRY_SECONDS
+            if self.started is not None:
+                return
+            self.started = now
+        logger.warning(
+            "Redis is not answering (%s); /api/v1 rate limits are counted per web process "
+            "until it is back.",
+            exc,
+        )
+
+    def answered(self) -> None:
+        if self.started is None:
+            return
+        with self._lock:
+            started, self.started = self.started, None
+        if started is not None:
+            logger.warning(
+                "Redis answers again after %.0f s; rate limits are shared again.",
+                time.monotonic() - started,
+            )
+
+
+_outage = _RedisOutage()
+
+
+class _LocalWindow:
+    """The sliding window counted in this process (while Redis is out): the call times of
+    each key, oldest first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: dict[str, deque[float]] = {}
+
+    def allow(self, key: str, limit: int, window: float) -> tuple[bool, float]:
+        """(allowed, seconds until a call is allowed); an allowed call is counted."""
+        now = time.monotonic()
+        with self._lock:
+            calls = self._calls.setdefault(key, deque())
+            while calls and calls[0] <= now - window:
+                calls.popleft()
+            if len(calls) >= limit:
+                return False, max(0.001, calls[0] + window - now)
+            calls.append(now)
+            if len(self._calls) > 10_000:  # forget the keys whose calls all left the window
+                self._calls = {k: c for k, c in self._calls.items() if c and c[-1] > now - window}
+            return True, 0.0
+
 
 # KEYS[1]: the caller's calls in the window, scored by the time of each (ms).
 # ARGV: now (ms), the window (ms), the limit, a unique name for this call.
@@ -59,6 +138,7 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         self._script = None
         self._waits = threading.local()  # one throttle object serves every thread
         self._clients: dict[int, tuple[object, object]] = {}  # id(pool) -> (pool, client)
+        self._local = _LocalWindow()  # the count while Redis is out
 
     def allow_request(self, request: HttpRequest) -> bool:
         """Count this call and allow it if the window has room; else refuse it, uncounted."""
@@ -73,15 +153,28 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         if key is None:
             return True
         redis_key = backend.make_and_validate_key(key)
+        if _outage.skip_redis():
+            return self._allow_locally(redis_key)
         client = self._client(backend, redis_key)
         if self._script is None:
             self._script = client.register_script(_CHECK_AND_COUNT)
         now = int(time.time() * 1000)
         args = [now, int(self.duration * 1000), self.num_requests, uuid.uuid4().hex]
-        allowed, wait_ms = self._script(keys=[redis_key], args=args, client=client)
+        try:
+            allowed, wait_ms = self._script(keys=[redis_key], args=args, client=client)
+        except RedisError as exc:  # connection refused, timed out, server loading...
+            _outage.failed(exc)
+            return self._allow_locally(redis_key)
+        _outage.answered()
         if not allowed:
             self._waits.seconds = int(wait_ms) / 1000
         return bool(allowed)
+
+    def _allow_locally(self, key: str) -> bool:
+        allowed, wait = self._local.allow(key, self.num_requests, self.duration)
+        if not allowed:
+            self._waits.seconds = wait
+        return allowed
 
     def _setting_rate(self) -> str | None:
         return None if self.rate_setting is None else getattr(settings, self.rate_setting)
