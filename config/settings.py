@@ -85,6 +85,8 @@ MIDDLEWARE = [
     # Who made each catalog change, for django-simple-history's records.
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A request whose database connection was lost runs once more when that repeats nothing.
+    "diagnosis.middleware.DatabaseRetryMiddleware",
     # Patient pages and JSON are never cached; browsers are denied sensors they never need.
     "diagnosis.middleware.PrivateResponseMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 answer.

@@ -8,3 +8,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
 ]
+
+# JSON under /api/, pages elsewhere; 503 with Retry-After when the database is out.
+handler400 = "diagnosis.views.errors.bad_request"
+handler403 = "diagnosis.views.errors.permission_denied"
+handler404 = "diagnosis.views.errors.not_found"
+handler500 = "diagnosis.views.errors.server_error"

@@ -62,7 +62,7 @@ from .selectors import case_audit
 from .selectors.matrices import case_matrix
 from .services import case_actions, case_batch
 from .services import cases as case_services
-from .services.validation import clean_step_body, parse_json_object
+from .services.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "state_to_dict"]
 
@@ -195,6 +195,8 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         return _error(str(exc), 403)
     except (case_services.CaseClosed, case_actions.StaleCase) as exc:
         return _error(" ".join(exc.messages), 409)
+    except BodyTooLarge as exc:
+        return _error(" ".join(exc.messages), 413)
     except ValidationError as exc:
         if hasattr(exc, "error_dict"):  # several results: each test's messages by its name
             return JsonResponse(

@@ -11,7 +11,8 @@ Every answer is JSON. Errors are ``{"error": "...", "details": [...]?}`` with 40
 naming the field), 401 (no or bad token), 403 (role), 404 (no such case *or* not yours, word
 for word the same), 409 (closed case, or ``seen`` older than the case) and 429 (too many
 calls, or too many refused tokens from one address; ``Retry-After`` says when to try
-again).
+again), 413 (a body over the size limit) and 503 (the database is not answering; a read, or a
+step that committed nothing, was already run once more; ``Retry-After``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from functools import wraps
 from typing import Any, Literal
 
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver
 from ninja import Field, NinjaAPI, Schema, Status
@@ -38,7 +39,7 @@ from .models import CaseAccess
 from .permissions import CaseNotFound
 from .services import api_tokens, case_actions
 from .services import cases as case_services
-from .services.validation import parse_json_object
+from .services.validation import BodyTooLarge, parse_json_object, too_large_message
 from .services.vocabulary import vocabulary_of
 from .throttling import SlidingWindowThrottle
 
@@ -200,8 +201,10 @@ def _bad_shape(request, exc: SchemaError):
 def _http_error(request, exc: HttpError):
     # A body our strict reader refused comes wrapped ("Cannot parse request body"): say why.
     cause = exc.__cause__
+    if isinstance(cause, RequestDataTooBig):  # over Django's DATA_UPLOAD_MAX_MEMORY_SIZE
+        return _error(request, too_large_message(), 413)
     message = " ".join(cause.messages) if isinstance(cause, ValidationError) else str(exc)
-    return _error(request, message, exc.status_code)
+    return _error(request, message, 413 if isinstance(cause, BodyTooLarge) else exc.status_code)
 
 
 @api.exception_handler(AuthenticationError)
@@ -240,7 +243,7 @@ class ErrorOut(Schema):
 
 
 # Every operation may answer these, each with an ErrorOut body.
-ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 429: ErrorOut}
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 429: ErrorOut, 503: ErrorOut}
 CASE_ERRORS = {**ERRORS, 404: ErrorOut, 409: ErrorOut}
 
 

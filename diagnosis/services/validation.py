@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from learners import ModelDocumentError
@@ -15,6 +16,7 @@ from learners.derived import DEFAULT_TOLERANCE, DerivedFormula
 from learners.serialization import parse_document
 
 __all__ = [
+    "BodyTooLarge",
     "clean_choices",
     "clean_formula",
     "clean_matrix",
@@ -23,6 +25,7 @@ __all__ = [
     "clean_reject_cost",
     "clean_step_body",
     "parse_json_object",
+    "too_large_message",
 ]
 
 
@@ -194,11 +197,27 @@ _STEP_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 
 
+def too_large_message() -> str:
+    """What a body over Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is told (413)."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return (
+        f"The request body is larger than {limit / 1_000_000:g} MB, the most this server "
+        "reads; send less at once."
+    )
+
+
+class BodyTooLarge(ValidationError):
+    """A request body over :data:`MAX_BODY_BYTES` (answered 413)."""
+
+
 def parse_json_object(raw: bytes, *, what: str = "The body") -> dict[str, Any]:
     """A request body as a JSON object, parsed strictly (no NaN or Infinity, no 1e999, no
     5,000-digit numbers, no deep nesting) by the same parser that reads model files."""
     if len(raw) > MAX_BODY_BYTES:
-        raise ValidationError(f"{what} is larger than {MAX_BODY_BYTES // 1024} KB.")
+        raise BodyTooLarge(
+            f"{what} is larger than {MAX_BODY_BYTES // 1024} KB ({len(raw) // 1024} KB sent); "
+            "a step or a case needs far less."
+        )
     try:
         body = parse_document(bytes(raw) or b"null", what=what)
     except ModelDocumentError as exc:

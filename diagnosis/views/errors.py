@@ -1,0 +1,82 @@
+"""What an error answers, whatever raised it: JSON ``{"error": ...}`` under ``/api/``, where
+programs read JSON, and a page for people elsewhere.  A lost database is a 503 with
+``Retry-After`` (try again shortly), not a 500; a body over Django's size limit is a 413.
+
+These are the URLconf's ``handler400/403/404/500`` (``config/urls.py``), so they also answer
+for exceptions raised in middleware, before any view runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
+from django.views import defaults
+
+from ..middleware import connection_lost
+from ..services.validation import too_large_message
+
+__all__ = ["bad_request", "not_found", "permission_denied", "server_error"]
+
+# Seconds a client is asked to wait after a 503 (a database restart or fail-over).
+RETRY_AFTER_SECONDS = 5
+
+
+def _for_a_program(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def _json(message: str, status: int) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if isinstance(exception, RequestDataTooBig):
+        if _for_a_program(request):
+            return _json(too_large_message(), 413)
+        response = defaults.bad_request(request, exception)
+        response.status_code = 413
+        return response
+    if _for_a_program(request):
+        return _json(f"Bad request: {exception}" if str(exception) else "Bad request.", 400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _for_a_program(request):
+        return _json(str(exception) or "You may not do this.", 403)
+    return defaults.permission_denied(request, exception)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _for_a_program(request):
+        return _json(f"There is no API endpoint at {request.path}.", 404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500, or 503 with Retry-After when the database is out (the error being handled is the
+    one Django caught: this runs inside its ``except``)."""
+    exception = sys.exc_info()[1]
+    if (
+        exception is not None
+        and isinstance(exception, DatabaseError)
+        and (connection_lost(exception))
+    ):
+        if _for_a_program(request):
+            response = _json(
+                "The database is not answering; nothing was saved by this request unless "
+                "the case shows it. Try again in a few seconds.",
+                503,
+            )
+        else:
+            # rendered without the request: its context (the signed-in user) needs the database
+            response = HttpResponse(loader.render_to_string("503.html"), status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    if _for_a_program(request):
+        return _json("The server failed to answer this request; it has been logged.", 500)
+    return HttpResponse(loader.render_to_string("500.html"), status=500)
