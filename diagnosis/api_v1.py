@@ -31,7 +31,8 @@ from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as SchemaError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
-from pydantic import ConfigDict
+from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from . import selectors
 from .api import state_to_dict
@@ -39,7 +40,12 @@ from .models import CaseAccess
 from .permissions import CaseNotFound
 from .services import api_tokens, case_actions
 from .services import cases as case_services
-from .services.validation import BodyTooLarge, parse_json_object, too_large_message
+from .services.validation import (
+    BodyTooLarge,
+    clean_request_field,
+    parse_json_object,
+    too_large_message,
+)
 from .services.vocabulary import vocabulary_of
 from .throttling import SlidingWindowThrottle
 
@@ -193,7 +199,13 @@ def _bad_shape(request, exc: SchemaError):
         }
         for e in exc.errors
     ]
-    words = "; ".join(f"{d['field'] or 'body'}: {d['message']}" for d in details)
+    # the shared field reader's messages name their field already
+    words = "; ".join(
+        d["message"]
+        if e.get("type") == _FIELD_REFUSED
+        else f"{d['field'] or 'body'}: {d['message']}"
+        for d, e in zip(details, exc.errors, strict=True)
+    )
     return _error(request, f"The request does not fit the schema: {words}.", 400, details=details)
 
 
@@ -257,9 +269,26 @@ class ModelOut(Schema):
     class_labels: list[str]
 
 
-class CaseIn(Schema):
+_FIELD_REFUSED = "field_refused"
+
+
+class StrictIn(Schema):
+    """A request body read field by field by the session step API's own reader
+    (``clean_request_field``): the same types, lengths and NUL check on both APIs, before
+    pydantic's lax coercion could turn ``true`` into 1 or ``"1"`` into an id."""
+
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _shared_reader(cls, value: Any, info: ValidationInfo) -> Any:
+        try:
+            return clean_request_field(info.field_name, value)
+        except ValidationError as exc:
+            raise PydanticCustomError(_FIELD_REFUSED, " ".join(exc.messages)) from None
+
+
+class CaseIn(StrictIn):
     model: int = Field(..., ge=1, description="The id of a ready model (GET /models).")
     patient_reference: str = Field("", max_length=200)
 
@@ -300,10 +329,8 @@ class CaseStateOut(Schema):
     )
 
 
-class StepIn(Schema):
+class StepIn(StrictIn):
     """One step, as in the screen: see the action list in the description."""
-
-    model_config = ConfigDict(extra="forbid")
 
     action: Literal["result", "unavailable", "classify", "refer", "correct", "undo"]
     test: str | None = Field(None, max_length=100)

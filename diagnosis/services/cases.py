@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -654,7 +655,7 @@ def _class_index(label: int | str, labels: list[str]) -> int:
     """A class given by its index (``1``, ``"1"``) or its name (``"disease"``)."""
     if isinstance(label, str) and label in labels:
         return labels.index(label)
-    if isinstance(label, str) and label.strip().lstrip("-").isdigit():
+    if isinstance(label, str) and re.fullmatch(r"-?[0-9]+", label):  # exact: not " 1"
         label = int(label)
     if isinstance(label, float) and label.is_integer():
         label = int(label)

@@ -23,6 +23,7 @@ __all__ = [
     "clean_price_pair",
     "clean_range",
     "clean_reject_cost",
+    "clean_request_field",
     "clean_step_body",
     "parse_json_object",
     "too_large_message",
@@ -182,19 +183,51 @@ def clean_formula(
 
 # ------------------------------------------------------------- JSON request bodies
 MAX_BODY_BYTES = 64 * 1024
-MAX_TEXT = 1_000  # characters in a reason, a name or a typed value
+MAX_TEXT = 1_000  # characters in a reason or a typed value
 
-# What each field of a step request may be: (allowed types, what to tell the sender).
-_STEP_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
-    "action": ((str,), "a string"),
-    "test": ((str,), "a test's name (a string)"),
-    "value": ((int, float, str), "a number, or a choice's label or code"),
-    "label": ((int, str), "a class's index or name"),
-    "position": ((int,), "a step's position (an integer)"),
-    "seen": ((int,), "the case version you last read (an integer)"),
-    "reason": ((str,), "text"),
-    "results": ((dict,), 'an object of test names and values, e.g. {"age": 54, "goitre": null}'),
+# The one reader of request fields, shared by both JSON APIs (the session step API and
+# /api/v1's schemas), so a value one refuses the other refuses too: the JSON types each field
+# may have (true/false is never a number, "1" is never an id), what to tell the sender, and
+# for text the most characters (as the database column holds, or MAX_TEXT).
+REQUEST_FIELDS: dict[str, tuple[tuple[type, ...], str, int | None]] = {
+    "action": ((str,), "a string", 20),
+    "test": ((str,), "a test's name (a string)", 100),
+    "value": ((int, float, str), "a number, or a choice's label or code", MAX_TEXT),
+    "label": ((int, str), "a class's index (a whole number) or its name", 200),
+    "position": ((int,), "a step's position (a whole number)", None),
+    "seen": ((int,), "the case version you last read (a whole number)", None),
+    "reason": ((str,), "text", MAX_TEXT),
+    "results": (
+        (dict,),
+        'an object of test names and values, e.g. {"age": 54, "goitre": null}',
+        None,
+    ),
+    "model": ((int,), "a ready model's id (a whole number, not text)", None),
+    "patient_reference": ((str,), "text (a record number or initials)", 200),
 }
+STEP_FIELDS = (
+    "action", "test", "value", "label", "position", "seen", "reason", "results",
+)  # fmt: skip
+
+
+def clean_request_field(name: str, value: Any) -> Any:
+    """``value`` of request field ``name`` as sent (None when absent), after the checks of
+    :data:`REQUEST_FIELDS`; a ValidationError naming the field otherwise."""
+    if value is None:
+        return None
+    types, description, most = REQUEST_FIELDS[name]
+    if isinstance(value, bool) or not isinstance(value, types):
+        raise ValidationError(f'"{name}" must be {description}, not {_json_kind(value)}.')
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValidationError(
+                f'"{name}" contains a NUL character (\\u0000); remove it and send again.'
+            )
+        if most is not None and len(value) > most:
+            raise ValidationError(
+                f'"{name}" is {len(value):,} characters long; at most {most:,} are kept.'
+            )
+    return value
 
 
 def too_large_message() -> str:
@@ -224,27 +257,44 @@ def parse_json_object(raw: bytes, *, what: str = "The body") -> dict[str, Any]:
         raise ValidationError(f"{exc}.") from None
     if not isinstance(body, dict):
         raise ValidationError(f'{what} must be a JSON object like {{"action": "refer"}}.')
+    where = _holding_nul(body)
+    if where is not None:  # PostgreSQL text cannot hold one: refused here, wherever it is
+        raise ValidationError(
+            f'"{where}" contains a NUL character (\\u0000); remove it and send again.'
+        )
     return body
 
 
+def _holding_nul(value: Any, path: str = "") -> str | None:
+    """The path (``results.age``) of the first text in ``value`` with a NUL, or None."""
+    if isinstance(value, str):
+        return (path or "body") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else key
+            if "\x00" in key:
+                return here.replace("\x00", "\\u0000")
+            found = _holding_nul(item, here)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for n, item in enumerate(value):
+            found = _holding_nul(item, f"{path}[{n}]")
+            if found is not None:
+                return found
+    return None
+
+
 def clean_step_body(body: dict[str, Any]) -> dict[str, Any]:
-    """The step fields of a parsed body, each of the JSON type it must have (or None)."""
-    unknown = sorted(set(body) - set(_STEP_FIELDS))
+    """The step fields of a parsed body, each read by :func:`clean_request_field`."""
+    unknown = sorted(set(body) - set(STEP_FIELDS))
     if unknown:
         raise ValidationError(
             f"Unknown field(s) {', '.join(map(repr, unknown))}; the fields are "
-            + ", ".join(_STEP_FIELDS)
+            + ", ".join(STEP_FIELDS)
             + "."
         )
-    cleaned: dict[str, Any] = {}
-    for name, (types, description) in _STEP_FIELDS.items():
-        value = body.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            raise ValidationError(f'"{name}" must be {description}, not {_json_kind(value)}.')
-        if isinstance(value, str) and len(value) > MAX_TEXT:
-            raise ValidationError(f'"{name}" is longer than {MAX_TEXT:,} characters.')
-        cleaned[name] = value
-    return cleaned
+    return {name: clean_request_field(name, body.get(name)) for name in STEP_FIELDS}
 
 
 def _json_kind(value: Any) -> str:
