@@ -7,6 +7,7 @@ Templates for the two extra admin pages are inline strings (the project's
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect
 from django.template import engines
@@ -170,6 +171,22 @@ class ModelAdminsOnly(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return is_model_admin(request.user) and super().has_delete_permission(request, obj)
+
+    def response_action(self, request, queryset):
+        """An action on rows whose posted ids are not ids (a hand-made or damaged form) is
+        refused with a message, instead of failing as the rows are read."""
+        for selected in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME):
+            try:
+                self.model._meta.pk.to_python(selected)
+            except ValidationError:
+                self.message_user(
+                    request,
+                    f"The chosen rows could not be read ({selected[:40]!r} is not a row's id); "
+                    "tick them again and repeat the action.",
+                    messages.ERROR,
+                )
+                return None  # the list is shown again with the message
+        return super().response_action(request, queryset)
 
 
 def _retrain(modeladmin, request, trained_models) -> None:

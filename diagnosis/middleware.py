@@ -93,33 +93,42 @@ class _WriteWatch:
     """Watches a request's statements (a ``connection.execute_wrapper``) for what would make
     running the request again unsafe: a write that may have been committed.
 
-    A write outside a transaction commits at once; a write inside one commits with it, seen
-    here by an ``on_commit`` hook.  A failure inside a statement of an open transaction rolls
-    that transaction back (the server aborts it with the connection), so its writes never
-    committed; a failure at COMMIT itself is not a statement and leaves ``failed_in_statement``
-    false: the commit may have happened, and the request is not run again.
+    A write outside a transaction commits at once.  A write inside one is pending until that
+    transaction ends; once a later statement runs outside it, or starts another transaction,
+    it is taken as committed (it may have been).  A failure inside a statement of the
+    transaction still holding the writes rolls them back (the server aborts a transaction
+    with its connection), so they never committed; a failure at COMMIT itself is not a
+    statement and leaves ``failed_in_statement`` false: the commit may have happened, and the
+    request is not run again.
     """
 
     def __init__(self) -> None:
         self.committed = False
+        self.pending = False
         self.failed_in_statement = False
-
-    def _mark_committed(self) -> None:
-        self.committed = True
 
     def __call__(self, execute, sql, params, many, context):
         db = context["connection"]
+        if self.pending and (not db.in_atomic_block or _starts_a_transaction(db)):
+            self.committed, self.pending = True, False
         if not str(sql).lstrip().upper().startswith(_READS):
-            if not db.in_atomic_block:
+            if db.in_atomic_block:
+                self.pending = True
+            else:
                 self.committed = True  # autocommit: it may be in before the answer is lost
-            elif not any(hook[1] == self._mark_committed for hook in db.run_on_commit):
-                db.on_commit(self._mark_committed)  # once per transaction
         self.failed_in_statement = False
         try:
             return execute(sql, params, many, context)
         except Exception:
             self.failed_in_statement = True
             raise
+
+
+def _starts_a_transaction(db) -> bool:
+    """The next statement on ``db`` begins a new transaction (the server holds none open);
+    True when the driver cannot say (psycopg 3 can), which is the safe answer."""
+    status = getattr(getattr(db.connection, "info", None), "transaction_status", None)
+    return status is None or status.name == "IDLE"
 
 
 class DatabaseRetryMiddleware:

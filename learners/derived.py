@@ -21,7 +21,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_TOLERANCE", "MAX_FORMULA_LENGTH", "DerivedFormula"]
+__all__ = ["DEFAULT_TOLERANCE", "MAX_FORMULA_LENGTH", "DerivedFormula", "check_tolerance"]
 
 #: The longest formula text accepted (keeps parsing and evaluation shallow and fast).
 MAX_FORMULA_LENGTH = 200
@@ -106,7 +106,7 @@ class DerivedFormula:
                 )
         if not names:
             raise ValueError("the formula uses no test: it must be computed from its inputs")
-        return cls(stripped, tuple(names), _check_tolerance(tolerance), tree)
+        return cls(stripped, tuple(names), check_tolerance(tolerance), tree)
 
     # ---------------------------------------------------------------- values
     def evaluate(self, values: Mapping[str, float]) -> float:
@@ -158,7 +158,8 @@ class DerivedFormula:
         return self.text
 
 
-def _check_tolerance(tolerance: object) -> float:
+def check_tolerance(tolerance: object) -> float:
+    """A formula's relative tolerance as a float in [0, 1]; ValueError otherwise."""
     if isinstance(tolerance, bool):
         raise ValueError("the tolerance must be a number between 0 and 1")
     try:

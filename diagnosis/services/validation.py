@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 
 from learners import ModelDocumentError
 from learners._validation import check_cost_matrix
-from learners.derived import DEFAULT_TOLERANCE, DerivedFormula
+from learners.derived import DEFAULT_TOLERANCE, DerivedFormula, check_tolerance
 from learners.serialization import parse_document
 
 __all__ = [
@@ -159,6 +159,11 @@ def clean_formula(
     """
     text = "" if formula is None else str(formula).strip()
     if not text:
+        if tolerance not in (None, ""):  # kept for a formula to come: still in [0, 1]
+            try:
+                check_tolerance(tolerance)
+            except ValueError as exc:
+                raise ValidationError(f"Formula tolerance of {name}: {exc}.") from None
         return None
     if not derived_from:
         raise ValidationError(
