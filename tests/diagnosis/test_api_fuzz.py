@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnosis.models import DiagnosisCase
+from diagnosis.services.api_tokens import issue_api_token
+from diagnosis.services.validation import MAX_BODY_BYTES
 
 FUZZ = settings(
     max_examples=300,
@@ -18,12 +20,21 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
+# Text a sloppy or hostile client sends where an id, a label or a name is due: NULs, padded
+# numbers and names, numbers as text, over-long strings.
+AWKWARD_TEXT = st.one_of(
+    st.text(max_size=12).map(lambda t: t + "\x00"),
+    st.sampled_from(["0", "1", " 1", "1 ", "01", "-1", "1.0", "healthy", " disease", "disease "]),
+    st.integers(min_value=0, max_value=3).map(str),
+    st.integers(min_value=101, max_value=2_000).map(lambda n: "x" * n),
+)
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
+    AWKWARD_TEXT,
     st.sampled_from(["chol", "thal", "sex", "1e999", "Infinity", "NaN", "-0", "9" * 5000]),
 )
 JSON_VALUES = st.recursive(
@@ -82,6 +93,66 @@ def test_any_raw_body_is_answered_with_state_or_a_json_error(case_client, raw):
     _answered_without_a_crash(client.post(url, data=raw, content_type="application/json"))
 
 
+# Steps aimed at the toy model's own tests and classes, so the services' checks are reached.
+TOY_STEP_BODIES = st.fixed_dictionaries(
+    {"action": st.sampled_from(["result", "unavailable", "classify", "refer", "correct", "undo"])},
+    optional={
+        "test": st.sampled_from(["glucose", "insulin", "sex", " glucose", "glucose\x00"])
+        | AWKWARD_TEXT,
+        "value": SCALARS,
+        "label": SCALARS,
+        "position": SCALARS,
+        "seen": SCALARS,
+        "reason": st.sampled_from(["", "family history"]) | AWKWARD_TEXT,
+    },
+)
+
+
+@pytest.fixture
+def both_doors(clinician):
+    """A signed-in client (session step API) and a token's client (/api/v1) of ``clinician``."""
+    session = Client()
+    session.force_login(clinician)
+    _, plain = issue_api_token(issuer=clinician, owner=clinician, name="EHR")
+    return session, Client(HTTP_AUTHORIZATION=f"Bearer {plain}")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=FUZZ.suppress_health_check)
+@given(body=TOY_STEP_BODIES)
+def test_both_apis_refuse_exactly_the_same_steps(clinician, trained_model, both_doors, body):
+    """The same step body on a fresh case of each door (the session step API and /api/v1):
+    both take it or both refuse it, never a 500, each refusal a JSON message."""
+    session, token = both_doors
+    text = json.dumps(body)
+    answers = {}
+    for name, client, url in (
+        ("session", session, lambda pk: reverse("api-case-step", args=[pk])),
+        ("v1", token, lambda pk: f"/api/v1/cases/{pk}/steps"),
+    ):
+        case = DiagnosisCase.objects.create(trained_model=trained_model, clinician=clinician)
+        answer = client.post(url(case.pk), data=text, content_type="application/json")
+        _answered_without_a_crash(answer)
+        answers[name] = answer.status_code
+    assert (answers["session"] < 300) == (answers["v1"] < 300), (answers, body)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=FUZZ.suppress_health_check)
+@given(extra=st.integers(min_value=-64, max_value=64))
+def test_bodies_around_the_size_limit_get_a_413_past_it(case_client, extra):
+    """A body of the size limit give or take 64 bytes: past it a 413 saying so, within it the
+    usual answer; never a 500."""
+    client, url = case_client
+    head, tail = b'{"action": "refer", "reason": "', b'"}'
+    size = MAX_BODY_BYTES + extra
+    body = head + b"x" * (size - len(head) - len(tail)) + tail
+    answer = client.post(url, data=body, content_type="application/json")
+    _answered_without_a_crash(answer)
+    if size > MAX_BODY_BYTES:
+        assert answer.status_code == 413 and "larger than" in answer.json()["error"]
+    else:
+        assert answer.status_code == 400  # the reason is too long: read, and refused by length
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -91,7 +162,7 @@ def test_any_raw_body_is_answered_with_state_or_a_json_error(case_client, raw):
         '{"action": "result", "test": "sex", "value": "1e999"}',
         '{"action": "result", "test": "chol", "value": ' + "9" * 5000 + "}",
         '{"action": "result", "test": "chol", "value": 1e999}',
-        "[" * 100_000 + "]" * 100_000,
+        "[" * 30_000 + "]" * 30_000,  # deep, within the 64 KB a body may have
         '{"action": "classify", "label": [0]}',
         '{"action": "refer", "reason": {"why": 1}}',
         '{"action": "correct", "position": "first", "value": 1, "reason": "x"}',
