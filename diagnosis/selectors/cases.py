@@ -185,6 +185,8 @@ def action_to_dict(
                 if 0 <= code < len(labels)
                 else str(code),
             }
+    # How many results the advice rests on (0: a fresh case, nothing answered yet).
+    result["known_count"] = len(known or {})
     blocked = sorted(int(i) for i in unavailable)
     if blocked:
         names = {t.index: t.display_label for t in every if t.index in blocked}

@@ -1,8 +1,9 @@
 """``{% matrix_flag model %}`` and ``{% diagram_link model %}`` for a model's card.
 
 ``matrix_flag``: the "trained with a different matrix" note (``selectors.matrices``), linking
-to the model page's retrain.  ``diagram_link``: "view its trees" for a forest or an ensemble
-(``selectors.ensemble``), "view the tree" otherwise.  No logic here.
+to the model page's retrain.  ``diagram_link``: "view its trees" for a forest or an ensemble,
+"view how it decides" for the conditioned-loss model, "view the tree" otherwise
+(``selectors.decision.diagram_kind``).  No logic here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..selectors.ensemble import learner_is_ensemble
+from ..selectors.decision import diagram_kind
 from ..selectors.matrices import matrix_status
 
 register = template.Library()
@@ -40,8 +41,11 @@ def diagram_link(trained_model) -> str:
     """The link to the model's diagram: its member trees, or its tree."""
     if trained_model is None or not trained_model.is_ready:
         return ""
-    if learner_is_ensemble(trained_model):
+    kind = diagram_kind(trained_model)
+    if kind == "ensemble":
         url, text = reverse("model-ensemble", args=[trained_model.pk]), "view its trees"
+    elif kind == "decision":
+        url, text = reverse("model-decision", args=[trained_model.pk]), "view how it decides"
     else:
         url, text = reverse("model-tree", args=[trained_model.pk]), "view the tree"
     return format_html('<a class="small" href="{}">{}</a>', url, text)

@@ -20,7 +20,7 @@ from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep, TrainedModel
 from ..permissions import CaseNotFound, require_clinician
-from ..selectors import case_audit, ensemble, stale
+from ..selectors import case_audit, decision, ensemble, stale
 from ..services import case_actions
 from ..services import cases as case_services
 from . import result_blocks
@@ -162,6 +162,9 @@ def _case_context(
         "ensemble_url": reverse("model-ensemble", args=[case.trained_model_id])
         + f"?case={case.pk}",
         "is_ensemble": ensemble.model_is_ensemble(case.trained_model),
+        "diagram_kind": decision.diagram_kind(case.trained_model),
+        "decision_url": reverse("model-decision", args=[case.trained_model_id])
+        + f"?case={case.pk}",
     }
 
 
