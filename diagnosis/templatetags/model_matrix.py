@@ -12,6 +12,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ..permissions import is_model_admin
 from ..selectors.decision import diagram_kind
 from ..selectors.matrices import matrix_status
 
@@ -28,11 +29,17 @@ def matrix_flag(context, trained_model) -> str:
     if not status.trained_with_different:
         return ""
     url = reverse("model-detail", args=[trained_model.pk]) + "#matrix-in-force"
+    # Only someone who may retrain is offered to; a clinician is told who can.
+    action = (
+        format_html('<a href="{}">Retrain</a>', url)
+        if is_model_admin(request.user)
+        else format_html('<a href="{}">Details</a>; a model administrator can retrain it', url)
+    )
     return format_html(
         '<div class="model-warning model-warning-compact matrix-flag" role="note">'
-        '<strong>Trained with a different matrix</strong>: {}. <a href="{}">Retrain</a></div>',
+        "<strong>Trained with a different matrix</strong>: {}. {}</div>",
         "; ".join(status.reasons),
-        url,
+        action,
     )
 
 
