@@ -264,13 +264,23 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
         labels = {"discounted_price": "Price in group", "delayed": "Lab (later)"}
         fields = ["index", *DiagnosticTest.EDITABLE_FIELDS]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The narrow inline column cuts "Nominal (coded categories)" to "Nominal (coc": the
+        # select says one word and its title the rest.
+        kind = self.fields["kind"]
+        kind.choices = [(value, label.split(" (")[0]) for value, label in kind.choices]
+        kind.widget.attrs["title"] = "Nominal: coded categories, with their choices"
+
     def row_name(self) -> str:
         data = getattr(self, "cleaned_data", {}) or {}
-        return f"Test {data.get('name') or self.instance.name or 'new'}"
+        shown = data.get("label") or data.get("name") or self.instance.display_label
+        return f"Test {shown or 'new'}"
 
     def clean(self):
         data = super().clean()
-        name = data.get("name") or "this test"
+        # the clinician's name for the test (its label), the column code only without one
+        name = data.get("label") or data.get("name") or "this test"
         if data.get("price") is not None and data.get("discounted_price") is not None:
             try:
                 clean_price_pair(data["price"], data["discounted_price"], name=name)

@@ -689,19 +689,21 @@ def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
             + ("  ▶ off scale" if o else ""),
             font=dict(color=RISK_ADVISED_COLOUR if lowest else "#1d2733"),
         )
-    title = "Risk in $: expected loss, lower is better"
+    # Short enough for the chart's width on a tablet (820 px: about 300 px of plot).
+    title = "Risk in $ (lower is better)"
     if limit is not None:
-        title += " (axis cut short: the longest bar runs off it)"
+        title = "Risk in $ (lower is better; axis cut short)"
     fig.update_layout(
         font=FONT,
         # The value column: "−$9,999.99  ◀ advised" or "... ⫽ off scale" at the chart's font.
-        margin=dict(l=10, r=215 if any(off) else 185, t=10, b=60),
-        height=100 + 36 * len(rows),
+        margin=dict(l=10, r=215 if any(off) else 185, t=10, b=70),
+        height=110 + 36 * len(rows),
         plot_bgcolor="#ffffff",
         paper_bgcolor="#ffffff",
         showlegend=False,
         xaxis=dict(
-            title=title,
+            title=dict(text=title, standoff=12),
+            automargin=True,  # the tick labels and the title below them both stay in view
             gridcolor="#e3e8ef",
             zeroline=True,
             zerolinecolor="#5b6675",

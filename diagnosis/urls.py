@@ -15,6 +15,7 @@ urlpatterns = [
     path("models/<int:pk>/", views.model_detail, name="model-detail"),
     path("models/<int:pk>/tree/", views.model_tree, name="model-tree"),
     path("models/<int:pk>/trees/", views.model_ensemble, name="model-ensemble"),
+    path("models/<int:pk>/decision/", views.model_decision, name="model-decision"),
     path("models/<int:pk>/progress.json", views.model_progress, name="model-progress"),
     path("research/", views.research, name="research"),
     # The bench (issue 14): experiments comparing learners over folds and error costs.

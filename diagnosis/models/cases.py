@@ -83,9 +83,17 @@ class DiagnosisStep(models.Model):
     # towards what is known about the patient (its price stays paid).
     CORRECTED = "corrected"
     UNDONE = "undone"
-    CORRECTION_CHOICES = [(CORRECTED, "Value corrected"), (UNDONE, "Undone")]
+    # A corrected value whose correction was undone: it counts again, and keeps the
+    # correction's record (who, when, why, the replacement, itself marked undone).
+    RESTORED = "restored"
+    CORRECTION_CHOICES = [
+        (CORRECTED, "Value corrected"),
+        (UNDONE, "Undone"),
+        (RESTORED, "Correction undone"),
+    ]
     correction = models.CharField(max_length=12, choices=CORRECTION_CHOICES, blank=True, default="")
-    #: The step that replaces this one (a corrected value); empty for an undone step.
+    #: The step that replaces this one (a corrected value, or one restored since: that step
+    #: is then undone); empty for an undone step.
     superseded_by = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
     )
@@ -111,7 +119,7 @@ class DiagnosisStep(models.Model):
                         correction="undone", corrected_at__isnull=False, superseded_by__isnull=True
                     )
                     | models.Q(
-                        correction="corrected",
+                        correction__in=["corrected", "restored"],
                         corrected_at__isnull=False,
                         superseded_by__isnull=False,
                     )
@@ -125,5 +133,5 @@ class DiagnosisStep(models.Model):
 
     @property
     def is_active(self) -> bool:
-        """Whether the step still counts (not corrected, not undone)."""
-        return not self.correction
+        """Whether the step still counts (not corrected, not undone; a restored value counts)."""
+        return self.correction in ("", self.RESTORED)

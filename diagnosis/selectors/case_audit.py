@@ -118,7 +118,10 @@ def case_events(
         if step.correction:
             events.append(
                 CaseEvent(
-                    step.correction,
+                    # a restored value was corrected first; the undo is its replacement's event
+                    DiagnosisStep.CORRECTED
+                    if step.correction == DiagnosisStep.RESTORED
+                    else step.correction,
                     step,
                     step.corrected_by,
                     step.corrected_at,
@@ -193,6 +196,12 @@ def describe_event(event: CaseEvent, *, viewer=None) -> str:
         )
     else:
         what = f"step {number} ({_step_text(event.step, labels)}) was undone"
+        restored = getattr(event.step, "supersedes", None) if event.step.pk else None
+        if restored is not None and restored.correction == DiagnosisStep.RESTORED:
+            what += (
+                f", undoing the correction of step {restored.position + 1}: "
+                f"{step_value_text(restored)} counts again"
+            )
     reason = f" (reason: {event.step.correction_reason})" if event.kind != "recorded" else ""
     return f"{what} by {who} at {when}{reason}"
 
@@ -272,11 +281,52 @@ def step_audit(steps: list[DiagnosisStep], *, viewer=None) -> dict[int, dict]:
             new = by_pk.get(step.superseded_by_id)
             to = f" to {step_value_text(new)} (step {new.position + 1})" if new else ""
             note["mark"] = f"Corrected{to} by {who}, {when}"
+        elif step.correction == DiagnosisStep.RESTORED:
+            new = by_pk.get(step.superseded_by_id)
+            if new is not None:
+                undone_by = _who(new.corrected_by, viewer) if new.corrected_by_id else ""
+                undone_at = f"{new.corrected_at:%Y-%m-%d %H:%M} UTC" if new.corrected_at else ""
+                note["mark"] = (
+                    f"Restored: {step_value_text(step)} counts again, the correction to "
+                    f"{step_value_text(new)} (step {new.position + 1}) was undone by {undone_by}, "
+                    f"{undone_at}. Corrected by {who}, {when}"
+                )
+            else:
+                note["mark"] = f"Restored (a correction by {who}, {when}, was undone)"
         elif step.correction == DiagnosisStep.UNDONE:
-            note["mark"] = f"Undone by {who}, {when}"
+            restored = replaced.get(step.pk)
+            if restored is not None and restored.correction == DiagnosisStep.RESTORED:
+                note["mark"] = (
+                    f"Undone by {who}, {when}: step {restored.position + 1}'s "
+                    f"{step_value_text(restored)} counts again"
+                )
+            else:
+                note["mark"] = f"Undone by {who}, {when}"
         if step.pk in replaced:
             note["replaces"] = replaced[step.pk].position + 1
         if step.created_by_id != step.case.clinician_id:
             note["by_other"] = step.created_by.get_username()
         notes[step.position] = note
     return notes
+
+
+def adherence(steps: list[DiagnosisStep]) -> dict[str, int]:
+    """How the steps went with the advice, each kind counted on its own.
+
+    ``followed`` of ``advised``: steps that chose an action where the model advised
+    one (a test, a conclusion, a referral).  A corrected value (``corrections``)
+    fixes what was typed and a test marked not available (``unavailable``) says
+    what could not be done: neither is a choice against the advice, so neither is
+    counted in ``advised``.
+    """
+    replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
+    counts = {"followed": 0, "advised": 0, "corrections": 0, "unavailable": 0}
+    for step in steps:
+        if step.pk in replacements:
+            counts["corrections"] += 1
+        elif step.kind == DiagnosisStep.UNAVAILABLE:
+            counts["unavailable"] += 1
+        elif step.advice:
+            counts["advised"] += 1
+            counts["followed"] += bool(step.followed_advice)
+    return counts

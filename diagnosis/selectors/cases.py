@@ -95,6 +95,9 @@ class CaseState:
     explanation: Explanation | None = None
     #: step position -> display label of the done test whose group discounted it
     step_discounts: dict[int, str] = field(default_factory=dict)
+    #: the advised test was done and paid for before, then undone: that step (the screen
+    #: says so before asking to pay for it again); None otherwise
+    advised_paid_before: DiagnosisStep | None = None
     #: what the model's codes mean, as when it was trained (class names, choices)
     vocabulary: Vocabulary | None = None
     #: the viewer reads the case (a team lead) but may take no step on it
@@ -185,6 +188,8 @@ def action_to_dict(
                 if 0 <= code < len(labels)
                 else str(code),
             }
+    # How many results the advice rests on (0: a fresh case, nothing answered yet).
+    result["known_count"] = len(known or {})
     blocked = sorted(int(i) for i in unavailable)
     if blocked:
         names = {t.index: t.display_label for t in every if t.index in blocked}
@@ -334,14 +339,25 @@ def compute_case_state(
                 if source is not None:
                     step_discounts[step.position] = label_of(source)
                 done_before.append(step.test.index)
-            if step.correction == DiagnosisStep.UNDONE and step.test.index in done_before:
+            undone = step.correction == DiagnosisStep.UNDONE and step.pk not in replacements
+            if undone and step.test.index in done_before:
                 # only the last step can be undone: every later step was taken without it
                 done_before.remove(step.test.index)
+    paid_before = [
+        step
+        for step in steps
+        if step.kind == DiagnosisStep.RESULT
+        and step.correction == DiagnosisStep.UNDONE
+        and step.price > 0
+        and step.test is not None
+        and step.test.index == recommended
+    ]
     return dataclasses.replace(
         decided,
         test_options=options,
         explanation=explain(advice),
         step_discounts=step_discounts,
+        advised_paid_before=paid_before[-1] if paid_before else None,
     )
 
 

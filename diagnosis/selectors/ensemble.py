@@ -81,7 +81,14 @@ class EnsembleView:
 
 
 def _members(estimator) -> tuple[str, list[TreeStructure], list[float]] | None:
-    """The member trees and their votes, or None for a model that is not an ensemble."""
+    """The member trees and their votes, or None for a model that is not an ensemble.
+
+    Only a model whose members vote (it walks them with ``member_reach``) is one: the
+    conditioned-loss model also keeps a list of trees, one per set of bought tests, but
+    decides by risks (``selectors.decision``).
+    """
+    if not hasattr(estimator, "member_reach"):
+        return None
     trees = getattr(estimator, "trees_", None)
     if isinstance(trees, list) and trees and all(isinstance(t, TreeStructure) for t in trees):
         return "forest", trees, [1.0] * len(trees)

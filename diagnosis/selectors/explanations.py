@@ -31,6 +31,7 @@ from typing import Any
 __all__ = [
     "Explanation",
     "advice_headline",
+    "cents",
     "explain",
     "money",
     "patients",
@@ -57,15 +58,22 @@ def signed_money(value: float | None) -> str:
 def patients(support: float) -> str:
     """How many past patients stand behind an estimate, in whole numbers.
 
-    C4.5's missing-value handling and a patient split over branches give
-    fractional counts; they are rounded and said to be approximate.
+    C4.5's missing-value handling gives fractional counts; they are rounded and said
+    to be approximate.  A whole count summed in floating point (3741.0000000002) is
+    exact, and says so.
     """
     support = float(support)
     if support < 0.5:
         return "less than one past patient"
     n = round(support)
     words = f"{n:,} past patient{'' if n == 1 else 's'}"
-    return words if abs(support - n) < 1e-9 else f"about {words}"
+    return words if abs(support - n) < 1e-6 * max(1.0, support) else f"about {words}"
+
+
+def cents(value: float) -> float:
+    """A dollar amount as the screen shows it (to the cent): differences the screen states are
+    taken between these, so that the arithmetic a reader does on the page checks."""
+    return round(float(value), 2)
 
 
 def percent(p: float) -> str:
@@ -252,7 +260,7 @@ def _branches(advice: Mapping[str, Any]) -> tuple[str, list[str]]:
     if rest:
         parts.append(
             f"{len(rest)} smaller branches: {percent(sum(r['share'] for r in rest))} "
-            "of this patient together"
+            f"of this patient together ({patients(sum(r['support'] for r in rest))})"
         )
     tests = " and ".join(split) if split else "A test"
     verb = "were" if len(split) > 1 else "was"
@@ -337,9 +345,9 @@ def _explain_expected_cost(
         else:
             stop = f"Concluding now would cost {money(now)} in expected errors"
         if now is not None and after is not None:
-            saving = float(now) - float(after)
-            price = float(cost or 0.0)
-            if saving > 0.005:
+            saving = cents(cents(now) - cents(after))
+            price = cents(cost or 0.0)
+            if saving > 0:
                 tail = (
                     "at no charge"
                     if price == 0
@@ -388,7 +396,12 @@ def _explain_expected_cost(
                 "in expectation."
             )
         headline = "Refer to a specialist"
-    if proba:
+    branches = advice.get("branches") or []
+    if proba and len(branches) > 1:
+        # A split patient rests on every branch it reached: their patients add up.
+        total = sum(float(row["support"]) for row in branches)
+        why.append(_how_sure(proba, total, names, "on the branches below together"))
+    elif proba:
         why.append(_how_sure(proba, evidence.get("support"), names, "who reached the same point"))
     why += _ensemble_words(advice, evidence, names)
     return headline, why
@@ -442,7 +455,7 @@ def _explain_risk(
         chosen = by_key.get(f"extract:{advice.get('test_index')}")
         why.append(f"Order {test}: {_price_words(advice.get('cost'))}.")
         if chosen is not None:
-            saving = conclude["risk"] - chosen["risk"]
+            saving = cents(cents(conclude["risk"]) - cents(chosen["risk"]))
             why.append(
                 f"Its risk, {chosen['money']} with the price included, is the lowest: "
                 f"{conclude_words} risks {conclude['money']}, so ordering {test} is expected "
@@ -482,12 +495,47 @@ def _explain_risk(
             f"{money(costs['penalty'])} for each expected wrong decision, minus "
             f"{money(costs['reward'])} for each expected right one; the lowest is advised."
         )
+        if any(cents(row["risk"]) < 0 for row in rows):
+            why.append(
+                "A risk below zero is an expected gain: the reward for a likely right decision "
+                "outweighs the penalty for a possible wrong one, with nothing left to pay."
+            )
+        why += _refer_against_its_charge(refer, costs)
     proba = list(evidence.get("proba") or [])
     if proba:
         why.append(
             _how_sure(proba, evidence.get("support"), names, "like this one in its training data")
         )
     return headline, why
+
+
+def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: Mapping) -> list[str]:
+    """Why the risk of referring is not the referral's charge in the error-cost grid.
+
+    The conditioned-loss model weighs a referral by its own loss (PENALTY when the tree
+    now, or one a test away, would have named the class; minus REWARD otherwise), never by
+    the charge a referral is billed.  The share of wrong referrals is the one that gives
+    the model's risk: ``risk = w PENALTY - (1 - w) REWARD``.
+    """
+    charge = costs.get("reject_cost")
+    if refer is None or charge is None:
+        return []
+    penalty, reward = float(costs["penalty"]), float(costs["reward"])
+    charges = sorted({cents(c) for c in (charge if isinstance(charge, list) else [charge])})
+    billed = (
+        money(charges[0])
+        if len(charges) == 1
+        else f"{money(charges[0])} to {money(charges[-1])} by class"
+    )
+    wrong = (float(refer["risk"]) + reward) / (penalty + reward) if penalty + reward > 0 else 0.0
+    return [
+        f"Refer's risk, {refer['money']}, is not what a referral is charged ({billed} in the "
+        "error costs below, which the bill uses and the model does not weigh): the model counts "
+        "a referral as a wrong decision whenever the tree now or a tree one test away would "
+        f"have named the patient's class, here {percent(wrong)} of the time, so its risk is "
+        f"{percent(wrong)} of {money(penalty)} less {percent(1.0 - wrong)} of {money(reward)}, "
+        f"about {refer['money']}."
+    ]
 
 
 def _explain_free(advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names):
@@ -498,11 +546,19 @@ def _explain_free(advice: Mapping[str, Any], evidence: Mapping[str, Any], names:
         "weighs the risk of each priced test once they are in."
     ]
     proba = list(evidence.get("proba") or [])
-    if proba:
+    if proba and advice.get("known_count") == 0:
+        # Nothing answered: the tree weighs every branch, so no group of patients is "like"
+        # this one yet; the mix is the model's starting estimate.
+        ranked = sorted(range(len(proba)), key=lambda i: -float(proba[i]))
+        mix = ", ".join(
+            f"{names.cls(i)} {percent(proba[i])}" for i in ranked if float(proba[i]) >= 0.0005
+        )
+        why.append(f"Before any answer, the model's starting estimate: {mix}.")
+    elif proba:
         why.append(
             _how_sure(proba, evidence.get("support"), names, "like this one in its training data")
         )
-    return f"Order {test}", why
+    return f"Ask {test}", why
 
 
 def explain(advice: Mapping[str, Any] | None) -> Explanation | None:

@@ -20,6 +20,10 @@ Money: a test that was drawn has been paid.  An undone result keeps its price
 in the running cost (no refund), and ordering that test again charges it again;
 a corrected value is a typing fix and costs nothing extra (its replacement step
 is priced 0).  Undoing a free step (a test marked unavailable) changes no cost.
+
+Undoing a correction (the last step is a corrected value's replacement) restores
+the value it replaced: the replacement is marked undone and the original is marked
+``restored``, which counts again and keeps the correction's record.
 """
 
 from __future__ import annotations
@@ -211,7 +215,9 @@ def correct_result(
     return replacement
 
 
-def _recompute_derived(case: DiagnosisCase, user, corrected: DiagnosisStep) -> None:
+def _recompute_derived(
+    case: DiagnosisCase, user, corrected: DiagnosisStep, *, how: str = "corrected"
+) -> None:
     """A test computed from the corrected one (FTI from TT4) is computed again from the new value.
 
     Its old step stays in the record, marked undone with the reason; the new one
@@ -228,14 +234,16 @@ def _recompute_derived(case: DiagnosisCase, user, corrected: DiagnosisStep) -> N
     if not dependents:
         return
     stale = case.steps.select_for_update(of=("self",)).filter(
-        correction="", kind=DiagnosisStep.RESULT, test__index__in=dependents
+        correction__in=["", DiagnosisStep.RESTORED],
+        kind=DiagnosisStep.RESULT,
+        test__index__in=dependents,
     )
     now = timezone.now()
     for step in stale:
         step.correction = DiagnosisStep.UNDONE
         step.corrected_at = now
         step.corrected_by = user
-        step.correction_reason = f"computed again from the corrected {corrected.test.display_label}"
+        step.correction_reason = f"computed again from the {how} {corrected.test.display_label}"
         step.save(update_fields=["correction", "corrected_at", "corrected_by", "correction_reason"])
     case_steps._record_computed(case, user, cost_model)
 
@@ -247,25 +255,46 @@ def undo_last_step(
     """Mark the last step that still counts as undone (kept in the record); returns it.
 
     An undone result's price stays paid (the test was drawn); the test can be
-    ordered again, at its price then.  A closed case cannot be undone.
+    ordered again, at its price then.  A closed case cannot be undone.  When the
+    last step is a corrected value, the value it replaced counts again (marked
+    ``restored``; a test computed from it is computed again).
     """
     locked = case_steps._lock_open_case(user, case)
     check_seen(user=user, case=locked, seen=seen)
     last = (
         locked.steps.select_for_update(of=("self",))
         .select_related("test")
-        .filter(correction="")
+        .filter(correction__in=["", DiagnosisStep.RESTORED])
         .order_by("-position")
         .first()
     )
     if last is None:
         raise ValidationError("There is no step to undo on this case.")
     why = _reason(reason, what="step is undone", required=True)
+    replaced = (
+        locked.steps.select_for_update(of=("self",))
+        .select_related("test")
+        .filter(superseded_by=last, correction=DiagnosisStep.CORRECTED)
+        .first()
+    )
     last.correction = DiagnosisStep.UNDONE
+    last.superseded_by = None  # a restored value undone: now simply undone
     last.corrected_at = timezone.now()
     last.corrected_by = user
     last.correction_reason = why
-    last.save(update_fields=["correction", "corrected_at", "corrected_by", "correction_reason"])
+    last.save(
+        update_fields=[
+            "correction",
+            "superseded_by",
+            "corrected_at",
+            "corrected_by",
+            "correction_reason",
+        ]
+    )
+    if replaced is not None:  # the correction is undone: the value it replaced counts again
+        replaced.correction = DiagnosisStep.RESTORED
+        replaced.save(update_fields=["correction"])
+        _recompute_derived(locked, user, replaced, how="restored")
     _touch(locked)
     case_steps.refresh_case(case)
     return last

@@ -113,13 +113,14 @@ def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: 
         raise ValidationError(
             f"Test {test_name!r}: kind must be 'numeric' or 'nominal', got {kind!r}."
         )
+    shown = str(spec.get("label") or "").strip() or test_name  # errors name it as clinicians do
     price, discounted = clean_price_pair(
-        spec.get("price", 1.0), spec.get("discounted_price", spec.get("price", 1.0)), name=test_name
+        spec.get("price", 1.0), spec.get("discounted_price", spec.get("price", 1.0)), name=shown
     )
-    low, high = clean_range(spec.get("min_value"), spec.get("max_value"), name=test_name)
+    low, high = clean_range(spec.get("min_value"), spec.get("max_value"), name=shown)
     choices = []
     if kind == DiagnosticTest.NOMINAL:
-        choices = clean_choices(spec.get("choices"), name=test_name)
+        choices = clean_choices(spec.get("choices"), name=shown)
         low = high = None
     group = None
     group_name = spec.get("group")

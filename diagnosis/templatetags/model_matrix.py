@@ -1,8 +1,9 @@
 """``{% matrix_flag model %}`` and ``{% diagram_link model %}`` for a model's card.
 
 ``matrix_flag``: the "trained with a different matrix" note (``selectors.matrices``), linking
-to the model page's retrain.  ``diagram_link``: "view its trees" for a forest or an ensemble
-(``selectors.ensemble``), "view the tree" otherwise.  No logic here.
+to the model page's retrain.  ``diagram_link``: "view its trees" for a forest or an ensemble,
+"view how it decides" for the conditioned-loss model, "view the tree" otherwise
+(``selectors.decision.diagram_kind``).  No logic here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..selectors.ensemble import learner_is_ensemble
+from ..permissions import is_model_admin
+from ..selectors.decision import diagram_kind
 from ..selectors.matrices import matrix_status
 
 register = template.Library()
@@ -27,11 +29,17 @@ def matrix_flag(context, trained_model) -> str:
     if not status.trained_with_different:
         return ""
     url = reverse("model-detail", args=[trained_model.pk]) + "#matrix-in-force"
+    # Only someone who may retrain is offered to; a clinician is told who can.
+    action = (
+        format_html('<a href="{}">Retrain</a>', url)
+        if is_model_admin(request.user)
+        else format_html('<a href="{}">Details</a>; a model administrator can retrain it', url)
+    )
     return format_html(
         '<div class="model-warning model-warning-compact matrix-flag" role="note">'
-        '<strong>Trained with a different matrix</strong>: {}. <a href="{}">Retrain</a></div>',
+        "<strong>Trained with a different matrix</strong>: {}. {}</div>",
         "; ".join(status.reasons),
-        url,
+        action,
     )
 
 
@@ -40,8 +48,11 @@ def diagram_link(trained_model) -> str:
     """The link to the model's diagram: its member trees, or its tree."""
     if trained_model is None or not trained_model.is_ready:
         return ""
-    if learner_is_ensemble(trained_model):
+    kind = diagram_kind(trained_model)
+    if kind == "ensemble":
         url, text = reverse("model-ensemble", args=[trained_model.pk]), "view its trees"
+    elif kind == "decision":
+        url, text = reverse("model-decision", args=[trained_model.pk]), "view how it decides"
     else:
         url, text = reverse("model-tree", args=[trained_model.pk]), "view the tree"
     return format_html('<a class="small" href="{}">{}</a>', url, text)

@@ -3,7 +3,14 @@
 from .cases import case_detail, case_new, case_summary
 from .home import home
 from .research import research
-from .trained_models import model_detail, model_ensemble, model_progress, model_tree, train
+from .trained_models import (
+    model_decision,
+    model_detail,
+    model_ensemble,
+    model_progress,
+    model_tree,
+    train,
+)
 
 __all__ = [
     "case_detail",
@@ -11,6 +18,7 @@ __all__ = [
     "case_summary",
     "home",
     "model_detail",
+    "model_decision",
     "model_ensemble",
     "model_progress",
     "model_tree",

@@ -20,7 +20,7 @@ from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep, TrainedModel
 from ..permissions import CaseNotFound, require_clinician
-from ..selectors import case_audit, ensemble, stale
+from ..selectors import case_audit, decision, ensemble, stale
 from ..services import case_actions
 from ..services import cases as case_services
 from . import result_blocks
@@ -75,6 +75,7 @@ def step_rows(state) -> list[dict[str, Any]]:
     rows = []
     audit = case_audit.step_audit(state.steps)
     computed = result_blocks.computed_formulas(state)
+    replacements = {s.superseded_by_id for s in state.steps if s.superseded_by_id}
     for step in state.steps:
         rows.append(
             {
@@ -96,6 +97,7 @@ def step_rows(state) -> list[dict[str, Any]]:
                     and (step.advice or {}).get("test_index") != step.test.index
                 ),
                 "computed": computed.get(step.test.index) if step.test_id else None,
+                "is_correction": step.pk in replacements,
             }
         )
     return rows
@@ -162,6 +164,9 @@ def _case_context(
         "ensemble_url": reverse("model-ensemble", args=[case.trained_model_id])
         + f"?case={case.pk}",
         "is_ensemble": ensemble.model_is_ensemble(case.trained_model),
+        "diagram_kind": decision.diagram_kind(case.trained_model),
+        "decision_url": reverse("model-decision", args=[case.trained_model_id])
+        + f"?case={case.pk}",
     }
 
 
@@ -399,6 +404,9 @@ def _audit_context(
         "correct_form": correct_form,
         "correction": correction,
         "undo_step": undo_step,
+        "undo_restores": next(
+            (s for s in state.steps if undo_step and s.superseded_by_id == undo_step.pk), None
+        ),
         "undo_errors": correction.get("errors", []) if correction.get("action") == "undo" else [],
         "others": [
             case_audit.describe_event(e, viewer=request.user)
@@ -427,7 +435,6 @@ def _summary_page(request: HttpRequest, case: DiagnosisCase, state) -> HttpRespo
         ),
         None,
     )
-    followed = [r for r in rows if r["step"].advice]
     return page(
         request,
         "diagnosis/case_summary.html",
@@ -437,8 +444,7 @@ def _summary_page(request: HttpRequest, case: DiagnosisCase, state) -> HttpRespo
             "trained": case.trained_model,
             "steps": rows,
             "decision": decision,
-            "n_followed": sum(1 for r in followed if r["step"].followed_advice),
-            "n_advised": len(followed),
+            "adherence": case_audit.adherence(state.steps),
             "read_only": state.read_only,
             "advice_now": selectors.advice_headline(state.advice) if state.advice else "",
         },

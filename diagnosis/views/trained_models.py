@@ -13,6 +13,7 @@ from .. import figures, selectors
 from ..forms import TrainForm
 from ..models import CaseAccess, TrainedModel
 from ..permissions import CaseNotFound, require_model_admin
+from ..selectors import decision as decision_selectors
 from ..selectors import ensemble as ensemble_selectors
 from ..selectors import matrices as matrix_selectors
 from ..services import learner_registry, training
@@ -132,6 +133,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "elapsed": _elapsed_seconds(trained),
         "has_tree": selectors.model_has_tree(trained),
         "is_ensemble": ensemble_selectors.model_is_ensemble(trained),
+        "diagram_kind": decision_selectors.diagram_kind(trained),
         "matrix_status": matrix_status,
         "matrix_in_force_rows": _rows(
             class_labels, matrix_status.in_force if matrix_status else []
@@ -194,6 +196,49 @@ def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
             "drawing": drawing,
             "tree_svg": figures.tree_svg(drawing) if drawing else None,
             "case": case,
+            "diagram_kind": decision_selectors.diagram_kind(trained),
+        },
+    )
+
+
+@require_GET
+def model_decision(request: HttpRequest, pk: int) -> HttpResponse:
+    """How the conditioned-loss model decides: its trees, one per set of bought tests;
+    ``?case=<id>`` adds that patient's risks and marks the trees it consults; ``?tree=<k>``
+    draws tree k."""
+    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    case = _case_of_model(request, trained)
+    if isinstance(case, HttpResponse):
+        return case
+    tree_arg = request.GET.get("tree")
+    if tree_arg is not None and not tree_arg.isdigit():
+        return JsonResponse({"error": "tree must be a tree number."}, status=400)
+    try:
+        view = decision_selectors.decision_view(
+            user=request.user,
+            trained_model=trained,
+            case=case,
+            tree_number=int(tree_arg) if tree_arg else None,
+        )
+    except ValueError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    chosen = view.chosen if view else None
+    drawing = figures.tree_drawing(chosen.layout) if chosen and chosen.layout else None
+    risks = view.risks if view else []
+    return page(
+        request,
+        "diagnosis/model_decision.html",
+        {
+            "trained": trained,
+            "view": view,
+            "case": case,
+            "chosen": chosen,
+            "drawing": drawing,
+            "tree_svg": figures.tree_svg(drawing) if drawing else None,
+            "risks": risks,
+            "risks_figure": figures.risks_figure(risks) if risks else None,
+            "query": f"case={case.pk}&" if case else "",
+            "diagram_kind": decision_selectors.diagram_kind(trained),
         },
     )
 
@@ -239,5 +284,6 @@ def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
             "drawing": drawing,
             "tree_svg": figures.tree_svg(drawing) if drawing else None,
             "query": query,
+            "diagram_kind": decision_selectors.diagram_kind(trained),
         },
     )

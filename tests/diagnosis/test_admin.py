@@ -141,14 +141,14 @@ def test_negative_reject_cost_is_refused(admin_client, toy_dataset):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("discounted_price", "20", "Discounted price of glucose (20) is above its full price (10)"),
-        ("price", "-3", "Prices of glucose must be ≥ 0"),
-        ("min_value", "600", "Minimum of glucose (600) is above its maximum (500)"),
+        ("discounted_price", "20", "Discounted price of Glucose (20) is above its full price (10)"),
+        ("price", "-3", "Prices of Glucose must be ≥ 0"),
+        ("min_value", "600", "Minimum of Glucose (600) is above its maximum (500)"),
         ("name", "insulin", "Test names must be unique; repeated: insulin"),
         ("index", "7", "Test indices must be 0..2"),
         ("derived_from", "nothing", "derived from 'nothing', which is not another test"),
         ("choices", "0: x", "Only nominal tests have choices"),
-        ("price", "abc", "Test glucose, price: Enter a number."),
+        ("price", "abc", "Test Glucose, price: Enter a number."),
     ],
 )
 def test_invalid_test_fields_are_refused(admin_client, toy_dataset, field, value, message):
@@ -165,11 +165,11 @@ def test_invalid_test_fields_are_refused(admin_client, toy_dataset, field, value
 @pytest.mark.parametrize(
     ("choices", "message"),
     [
-        ("0: f\n0: m", "Choices of sex: code 0 appears twice"),
-        ("0.5: f", "Choice 1 of sex: code 0.5 must be a whole number"),
-        ("0: f\nmale", "Choice 2 of sex: code 'male' must be a whole number"),
-        ("0:", "Choice 1 of sex: the label is empty"),
-        ("", "sex is nominal: give its choices, one code: label per line"),
+        ("0: f\n0: m", "Choices of Sex: code 0 appears twice"),
+        ("0.5: f", "Choice 1 of Sex: code 0.5 must be a whole number"),
+        ("0: f\nmale", "Choice 2 of Sex: code 'male' must be a whole number"),
+        ("0:", "Choice 1 of Sex: the label is empty"),
+        ("", "Sex is nominal: give its choices, one code: label per line"),
     ],
 )
 def test_malformed_nominal_choices_are_refused(admin_client, toy_dataset, choices, message):
@@ -334,7 +334,7 @@ def test_an_error_under_more_opens_it(admin_client, toy_dataset):
     data["tests-0-min_value"] = "600"
     _, text = _post(admin_client, toy_dataset, data)
     assert '<details class="more-fields" open>' in text
-    assert "Minimum of glucose (600) is above its maximum (500)" in text
+    assert "Minimum of Glucose (600) is above its maximum (500)" in text
 
 
 def test_import_page_shows_its_heading_and_each_error_once(admin_client):

@@ -48,7 +48,8 @@ def check_screen(page: str, state) -> None:
     allowed |= {cents(o.price_now) for o in options} | {cents(o.full_price) for o in options}
     if advice["kind"] == "extract":
         allowed.add(cents(advice["cost"]))
-        allowed.add(cents(conclude - by_key[f"extract:{advice['test_index']}"]))
+        # the saving is the difference of the two risks as shown (to the cent), so it checks
+        allowed.add(cents(cents(conclude) - cents(by_key[f"extract:{advice['test_index']}"])))
 
     # The advice card: each amount is a risk, a price, PENALTY/REWARD or a risk's difference.
     card = section(page, "advice")

