@@ -42,6 +42,8 @@ __all__ = [
     "DEMO_MATRIX",
     "DemoFixtureError",
     "build_demo_fixture",
+    "build_model_fixture",
+    "load_model_fixture",
     "create_demo_model",
     "demo_fixture_document",
     "demo_model_name",
@@ -242,13 +244,36 @@ def build_demo_fixture(
 ) -> dict:
     """Train a demo model afresh (as set-up would without its fixture) and return its fixture
     document; the scratch row is deleted, so a demo model already in use stays as it is."""
-    trained = create_training(
+    return build_model_fixture(
         user=user,
         dataset=dataset,
         learner=learner,
         params=params,
         error_matrix=demo_error_matrix(dataset),
         name=demo_model_name(label=label, dataset_name=dataset.name),
+        say=say,
+    )
+
+
+def build_model_fixture(
+    *,
+    user,
+    dataset: Dataset,
+    learner: str,
+    params: dict,
+    error_matrix,
+    name: str,
+    say: Callable[[str], None],
+) -> dict:
+    """Any model's fixture (the browser tests' models too): trained afresh by the training
+    service, exported, and its scratch row deleted."""
+    trained = create_training(
+        user=user,
+        dataset=dataset,
+        learner=learner,
+        params=params,
+        error_matrix=error_matrix,
+        name=name,
     )
     try:
         result = _train_here(trained, say=say)
@@ -257,6 +282,12 @@ def build_demo_fixture(
         return demo_fixture_document(result)
     finally:
         TrainedModel.objects.filter(pk=trained.pk).delete()
+
+
+def load_model_fixture(*, trained: TrainedModel, path: Path) -> TrainedModel:
+    """The queued training ``trained`` completed from the fixture at ``path`` (validated as
+    ``read_fixture`` says; DemoFixtureError when it does not fit)."""
+    return _store_fixture(trained, read_fixture(path, trained=trained))
 
 
 # ---------------------------------------------------------------- the fixture document

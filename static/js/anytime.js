@@ -75,7 +75,7 @@
         drawFacts(d);
         var points = d.checkpoints || [];
         if (points.length !== shown) { shown = points.length; draw(points); }
-        if (!d.finished) { setTimeout(tick, 2000); }
+        if (!d.finished) { setTimeout(tick, 1000); }
       })
       .catch(function () { setTimeout(tick, 4000); });
   }

@@ -83,13 +83,18 @@ def test_the_act_page_tells_one_story_while_it_runs(chromium, live_server):
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     for size, (width, height) in SIZES.items():
         TrainedModel.objects.filter(pk=trained.pk).update(
-            status=TrainedModel.QUEUED, started_at=None, progress=0.0, metrics={}
+            status=TrainedModel.QUEUED,
+            started_at=None,
+            progress=0.0,
+            metrics={},
+            anytime_round="",
+            model_json="",
         )
         trained.checkpoints.all().delete()
         context, page = new_page(chromium, live_server, width=width, height=height)
         try:
             log_in(page, *ADMIN)
-            page.goto(f"/models/{trained.pk}/")
+            page.goto(f"/models/{trained.pk}/", wait_until="domcontentloaded")
             facts = page.locator("#anytime-facts")
             assert "none yet" in facts.inner_text() and "not started" in facts.inner_text()
             # The worker claims it and finishes round r=1 while the page is open.
@@ -111,7 +116,7 @@ def test_the_act_page_tells_one_story_while_it_runs(chromium, live_server):
             assert "ready after 43.0 s" in page.locator("[data-anytime-time]").inner_text()
             page.locator("#anytime-live .main-svg").first.wait_for()
             # The live chart's cost axis starts at $0: 12 cents are no cliff.
-            ticks = page.locator("#anytime-live .ytick text").all_inner_texts()
+            ticks = page.locator("#anytime-live .ytick text").all_text_contents()
             assert ticks[0] == "$0", ticks
             page.screenshot(path=str(SCREENSHOT_DIR / f"act-running-{size}.png"), full_page=True)
         finally:
@@ -144,15 +149,15 @@ def test_the_anytime_chart_of_a_finished_act_model_reads_at_both_widths(chromium
         context, page = new_page(chromium, live_server, width=width, height=height)
         try:
             log_in(page, *ADMIN)
-            page.goto(f"/models/{model.pk}/")
+            page.goto(f"/models/{model.pk}/", wait_until="domcontentloaded", timeout=60000)
             chart = page.locator('[data-figure="fig-checkpoints"]')
             chart.locator(".main-svg").first.wait_for()
-            ticks = chart.locator(".ytick text").all_inner_texts()
+            ticks = chart.locator(".ytick text").all_text_contents()
             assert ticks[0] == "$0" and all(t.startswith("$") for t in ticks), ticks
             title = chart.locator(".ytitle").bounding_box()
             for tick in chart.locator(".ytick text").all():
                 box = tick.bounding_box()
-                assert box["x"] >= title["x"] + title["width"], (size, tick.inner_text())
+                assert box["x"] >= title["x"] + title["width"], (size, tick.text_content())
             chart.scroll_into_view_if_needed()
             page.screenshot(path=str(SCREENSHOT_DIR / f"act-model-{size}.png"), full_page=True)
         finally:
