@@ -5,7 +5,8 @@
                   under ``var/celery/`` so a fresh install needs nothing running.
 ``CELERY_BROKER_URL`` overrides both.
 ``DJANGO_DEBUG``     debug pages and settings: off unless ``true`` (never on by accident).
-``DJANGO_SECRET_KEY`` required when debug is off (``bin/run`` keeps one in ``var/secret_key``).
+``DJANGO_SECRET_KEY`` required when debug is off; unset, the key ``bin/run`` keeps in
+                   ``var/secret_key`` is read.
 ``ALLOWED_HOSTS``  comma-separated; default ``127.0.0.1,localhost,testserver``.
 ``DJANGO_STATIC_ROOT`` where collectstatic puts the hashed, compressed assets (default
                    ``staticfiles/``).
@@ -45,6 +46,11 @@ def _flag(name: str, default: bool) -> bool:
 # Off by default: the debug page shows settings and tracebacks to whoever triggers an error.
 DEBUG = _flag("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+_SECRET_FILE = VAR_DIR / "secret_key"
+if not SECRET_KEY and _SECRET_FILE.is_file():
+    # The key bin/run generated: ``python manage.py ...`` then works in the same folder without
+    # exporting it (the README's commands, as written).
+    SECRET_KEY = _SECRET_FILE.read_text(encoding="utf-8").strip()
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(

@@ -5,7 +5,8 @@ acts as that token's user, with exactly that user's rights: a clinician lists th
 models, starts cases and steps only their own cases; a lead clinician also reads their
 team's cases (a step on one is a 403).  Case reads and steps are written to the access log.
 The OpenAPI document is at ``/api/v1/openapi.json`` and its reader at ``/api/v1/docs``
-(served from this server).
+(served from this server): a browser is sent to the sign-in page first, a program without a
+token gets 401.
 
 Every answer is JSON. Errors are ``{"error": "...", "details": [...]?}`` with 400 (bad input,
 naming the field), 401 (no or bad token), 403 (role), 404 (no such case *or* not yours, word
@@ -23,6 +24,7 @@ from functools import wraps
 from typing import Any, Literal
 
 from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver
@@ -162,6 +164,9 @@ def _signed_in(view):
                 return view(request, *args, **kwargs)
         except Throttled as refused:
             return _throttled(request, refused)
+        if not header and "text/html" in request.headers.get("Accept", ""):
+            # A person in a browser: the sign-in page, then back to the reader.
+            return redirect_to_login(request.get_full_path())
         return JsonResponse(
             {"error": "Send 'Authorization: Bearer <token>' or sign in."}, status=401
         )

@@ -93,3 +93,34 @@ def test_a_dead_workers_task_goes_back_to_redis_after_the_longest_training(tmp_p
     )
     result = _settings_in_clean_env(env, statement)
     assert result.stdout.split() == ["True", "True", "1800"], result.stderr
+
+
+def test_the_key_bin_run_generated_is_read_when_none_is_exported(tmp_path):
+    """Without DJANGO_SECRET_KEY, var/secret_key (bin/run's) is the key: `python manage.py ...`
+    works in the same folder without exporting it."""
+    (tmp_path / "secret_key").write_text("generated-by-bin-run-" + "x" * 40 + "\n")
+    result = _settings_in_clean_env(
+        {"DIAGNOSIS_VAR_DIR": str(tmp_path)}, "print(settings.SECRET_KEY)"
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, "generated-by-bin-run-" + "x" * 40)
+
+
+def test_manage_py_under_a_python_without_django_runs_in_the_project_venv(tmp_path):
+    """`python manage.py` with a Python that lacks Django (the README's command, typed in a
+    plain shell) re-runs under .venv, where Django is, and answers."""
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    lacks = subprocess.run(
+        [base_python, "-c", "import django"], env={"PATH": "/usr/bin:/bin"}, capture_output=True
+    )
+    assert lacks.returncode != 0, f"{base_python} has Django: nothing to test"
+    (tmp_path / "secret_key").write_text("k" * 50)
+    result = subprocess.run(
+        [base_python, str(REPO / "manage.py"), "help", "api_token"],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "DIAGNOSIS_VAR_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Issue an API token" in result.stdout

@@ -1,14 +1,17 @@
 """Headless Chromium (Debian's, not Playwright's download) against pytest-django's live server.
 
-Data: ``load_demo_data --no-train`` plus a heart model trained synchronously
-here, so no Celery worker is needed.  Sync Playwright runs an event loop in the
-test thread, so Django's async-safety guard must be relaxed for these tests.
+Data: ``load_demo_data --no-train`` plus a model loaded from tests/browser/models/ (trained
+synchronously here when its fixture no longer fits), so no Celery worker is needed.  Sync
+Playwright runs an event loop in the test thread, so Django's async-safety guard must be
+relaxed for these tests.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import warnings
+from pathlib import Path
 
 import pytest
 
@@ -40,11 +43,19 @@ def chromium():
         browser.close()
 
 
+#: The browser tests' models as validated fixtures (the conditioned-loss one took 6 minutes to
+#: train in every session); rebuilt by ``manage.py export_demo_models --model ...``.
+MODEL_FIXTURES = Path(__file__).resolve().parent / "models"
+
+
 def _demo_model(dataset_name: str, learner: str, name: str):
-    """Demo users and one demo dataset without training, plus ``learner`` trained in-process."""
+    """Demo users and one demo dataset without training, plus ``learner`` under "Uniform 100":
+    from its fixture in tests/browser/models/, else trained in-process."""
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.management.demo_data import FIXTURE_FILES
+    from diagnosis.management.demo_models import DemoFixtureError, load_model_fixture
     from diagnosis.models import Dataset, TrainedModel
     from diagnosis.services.training import create_training, run_training
 
@@ -60,6 +71,11 @@ def _demo_model(dataset_name: str, learner: str, name: str):
         error_matrix=dataset.error_matrices.filter(name="Uniform 100").first(),
         name=name,
     )
+    fixture = MODEL_FIXTURES / f"{Path(FIXTURE_FILES[dataset_name]).stem}-{learner}.json"
+    try:  # the model trained once and exported (export_demo_models --model ..., see README)
+        return load_model_fixture(trained=trained, path=fixture)
+    except DemoFixtureError as error:
+        warnings.warn(f"{error}: training {name!r} here instead (minutes)", stacklevel=2)
     key = (dataset_name, learner)
     if key in _FITTED:  # same demo data, prices and matrix: reuse this session's first fit
         TrainedModel.objects.filter(pk=trained.pk).update(**_FITTED[key])

@@ -233,3 +233,16 @@ def test_a_derived_test_names_its_inputs_so_a_program_can_order_it(clinician, th
     inputs = {t["name"]: t["derived_from"] for t in state["tests"]}
     assert inputs.pop("FTI") == ["TT4", "T4U"]
     assert inputs and all(v == [] for v in inputs.values())
+
+
+@pytest.mark.django_db
+def test_a_browser_is_sent_to_sign_in_for_the_docs_and_a_signed_in_user_reads_them(clinician):
+    """/api/v1/docs: a browser without a session goes to the sign-in page and back; a program
+    without a token still gets the 401 JSON; a signed-in clinician gets the reader."""
+    browser = Client(HTTP_ACCEPT="text/html,application/xhtml+xml")
+    sent = browser.get("/api/v1/docs")
+    assert sent.status_code == 302 and sent["Location"] == "/accounts/login/?next=/api/v1/docs"
+    program = Client().get("/api/v1/docs")
+    assert program.status_code == 401 and "Bearer" in program.json()["error"]
+    browser.force_login(clinician)
+    assert browser.get("/api/v1/docs").status_code == 200

@@ -15,24 +15,25 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from diagnosis.management import demo_data
-from diagnosis.models import Dataset, Experiment, Team, TrainedModel
+from diagnosis.management.demo_models import (
+    DEMO_LEAF,
+    DEMO_LEARNERS,
+    DEMO_LEARNERS_DEFAULT,
+    DEMO_MATRICES,
+    DEMO_MATRIX,
+    create_demo_model,
+    demo_models_of,
+)
+from diagnosis.models import Dataset, Experiment, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
-from diagnosis.selectors.models import default_error_matrix
 from diagnosis.services import experiment_runner
 from diagnosis.services.datasets import create_dataset
 from diagnosis.services.experiments import create_experiment
-from diagnosis.services.training import create_training, run_training
-from diagnosis.services.training_data import THIN_SUPPORT
 
-# The error costs each demo model is trained with (fixtures/demo: each dataset's first, default
-# matrix): a missed disease costs five false alarms, a referral one and a half.  Pima's errors
-# are priced at the scale of its lab: under "Uniform 100" no test pays for itself (buying all
-# eight and concluding with C4.5 lifts held-out accuracy from 65% to 77%, $11.70 of errors saved
-# per patient, less than the $17.61 glucose test alone), and even at 500/100 a missed diabetes
-# is worth 28 glucose tests, so the greedy learners hardly order it (2% of patients).
-DEMO_MATRIX = "Missed disease costs 500 (refer at 150)"
-DEMO_MATRICES = {demo_data.PIMA: "Missed diabetes costs 2500, false alarm 500"}
+# Re-exported: the demo models' choices live in demo_models, beside their fixtures.
+__all__ = ["DEMO_LEARNERS", "DEMO_LEARNERS_DEFAULT", "DEMO_MATRICES", "DEMO_MATRIX", "Command"]
+
 # Username, the environment variable that may set its first password, and the default.
 DEMO_USERS = (
     ("clinician", "DEMO_CLINICIAN_PASSWORD", "clinician-demo"),
@@ -41,33 +42,16 @@ DEMO_USERS = (
 )
 # The lead clinician reads (only reads) the cases of this team's members: the demo clinician.
 DEMO_TEAM = "Demo ward"
-# A demo tree's leaf holds at least THIN_SUPPORT (10) training patients, so no advice rests on
-# fewer (the model page warns about such models; heart's DTMC had 16 of 92 held-out
-# conclusions on 2 to 9 patients with the learners' default of 2).
-_LEAF = {"min_samples_leaf": THIN_SUPPORT}
-DEMO_LEARNERS_DEFAULT = (("eg2", "EG2", _LEAF),)
-# Heart and Pima get DTMC, which picks each test by the test and error costs it saves: EG2
-# weighs a test's information against its price only, and under a matrix where a missed
-# disease costs five false alarms its trees cost more than calling every patient ill.
-# Heart also gets ACT (paper 000, issue 12), the learner the benchmarks measure against the
-# best existing systems, so that a clinician can try it on the demo's cases.
-# Thyroid also gets paper 003's model: its history questions are free, so only the
-# four blood tests are priced and the 2^4 state classifiers stay small.
 # The demo experiment (the bench, issue 14): two learners on heart at three uniform error costs,
 # 3-fold, so that /experiments/ and the research page show a finished one from the start.
 DEMO_EXPERIMENT = {
     "name": "Demo: EG2 against DTMC on heart, three error costs",
-    "learners": [{"key": "eg2", "params": _LEAF}, {"key": "dtmc", "params": _LEAF}],
+    "learners": [{"key": "eg2", "params": DEMO_LEAF}, {"key": "dtmc", "params": DEMO_LEAF}],
     "matrix_kind": "uniform",
     "costs": [10.0, 100.0, 1000.0],
     "k": 3,
     "repeats": 1,
     "seed": 0,
-}
-DEMO_LEARNERS = {
-    demo_data.HEART: (("dtmc", "DTMC", _LEAF), ("act", "ACT", {})),
-    demo_data.PIMA: (("dtmc", "DTMC", _LEAF),),
-    demo_data.THYROID: (("eg2", "EG2", _LEAF), ("conditioned_loss", "Conditioned loss", {})),
 }
 
 
@@ -75,11 +59,21 @@ class Command(BaseCommand):
     help = "Create demo users, datasets (heart, thyroid, Pima) and their trained demo models."
 
     def add_arguments(self, parser):
-        parser.add_argument("--no-train", action="store_true", help="Do not train the demo models.")
+        parser.add_argument("--no-train", action="store_true", help="Create no demo models.")
+        parser.add_argument(
+            "--train",
+            action="store_true",
+            help="Train the demo models here (minutes) instead of loading fixtures/demo_models.",
+        )
         parser.add_argument(
             "--no-experiment",
             action="store_true",
             help="Do not compute the demo experiment (the research page's example).",
+        )
+        parser.add_argument(
+            "--queue-experiment",
+            action="store_true",
+            help="Queue the demo experiment for the Celery worker instead of computing it here.",
         )
         parser.add_argument(
             "--only", action="append", choices=sorted(demo_data.BUILDERS), help="Only this dataset."
@@ -99,18 +93,40 @@ class Command(BaseCommand):
             else:
                 self.stdout.write(f"Dataset {name} already exists ({dataset.cases.count()} cases)")
             if not options["no_train"]:
-                for learner, label, params in DEMO_LEARNERS.get(name, DEMO_LEARNERS_DEFAULT):
-                    self._train(admin, dataset, learner=learner, label=label, params=params)
+                for learner, label, params in demo_models_of(name):
+                    create_demo_model(
+                        user=admin,
+                        dataset=dataset,
+                        learner=learner,
+                        label=label,
+                        params=params,
+                        train=options["train"],
+                        say=self._say,
+                    )
         if demo_data.HEART in names and not options["no_experiment"]:
-            self._experiment(admin, Dataset.objects.get(name=demo_data.HEART))
+            self._experiment(
+                admin, Dataset.objects.get(name=demo_data.HEART), queue=options["queue_experiment"]
+            )
 
-    def _experiment(self, admin: User, dataset: Dataset) -> None:
+    def _experiment(self, admin: User, dataset: Dataset, *, queue: bool) -> None:
         """One small finished experiment, so the experiments and research pages are never
-        empty: computed for real by the workers' code path (run_task), in this process."""
-        if Experiment.objects.filter(name=DEMO_EXPERIMENT["name"], status=Experiment.DONE):
+        empty: computed for real by the workers' code path (run_task), in this process, or
+        with ``queue`` by the Celery worker once it runs (bin/run: the first page waits for
+        no compiler)."""
+        existing = Experiment.objects.filter(name=DEMO_EXPERIMENT["name"])
+        if existing.filter(status=Experiment.DONE).exists():
             self.stdout.write(f"  experiment {DEMO_EXPERIMENT['name']!r} already computed")
             return
-        experiment = create_experiment(user=admin, dataset=dataset, launch=False, **DEMO_EXPERIMENT)
+        if queue and existing.filter(status__in=[Experiment.QUEUED, Experiment.RUNNING]).exists():
+            self.stdout.write(f"  experiment {DEMO_EXPERIMENT['name']!r} already queued")
+            return
+        experiment = create_experiment(user=admin, dataset=dataset, launch=queue, **DEMO_EXPERIMENT)
+        if queue:
+            self.stdout.write(
+                f"  experiment {experiment.name!r} queued: the worker computes its "
+                f"{experiment.n_tasks} tasks in the background"
+            )
+            return
         for pk in experiment.tasks.filter(lead__isnull=True).values_list("pk", flat=True):
             experiment_runner.run_task(task_id=pk, worker="load_demo_data")
         experiment.refresh_from_db()
@@ -156,41 +172,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Created user {username}")
         return user, True
 
-    def _train(
-        self, admin: User, dataset: Dataset, *, learner: str, label: str, params: dict
-    ) -> None:
-        name = f"{label} demo: {dataset.name}"
-        existing = TrainedModel.objects.filter(
-            dataset=dataset, name=name, status=TrainedModel.SUCCEEDED
-        )
-        if existing.exists():
-            self.stdout.write(f"  model {name!r} already trained")
-            return
-        trained = create_training(
-            user=admin,
-            dataset=dataset,
-            learner=learner,
-            params=params,
-            error_matrix=dataset.error_matrices.filter(
-                name=DEMO_MATRICES.get(dataset.name, DEMO_MATRIX)
-            ).first()
-            or default_error_matrix(dataset=dataset),
-            name=name,
-        )
-        result = run_training(trained_model_id=trained.pk)
-        if result.status != TrainedModel.SUCCEEDED:
-            self.stderr.write(f"  training {name!r} failed: {result.error}")
-            return
-        m = result.metrics
-        self.stdout.write(
-            f"  trained {name!r} in {result.fit_seconds:.2f}s: "
-            f"held-out accuracy {m['accuracy']:.3f}, "
-            f"mean test cost {m['mean_test_cost']:.2f}, "
-            f"normalized cost {m['normalized_cost'] or 0:.3f}, "
-            f"total cost {m['mean_total_cost']:.2f} per patient against "
-            f"{m['baselines']['order_nothing']['mean_total_cost']:.2f} ordering nothing "
-            f"({m['n_test_cases']} cases)"
-        )
+    def _say(self, line: str) -> None:
+        self.stdout.write(line)
+        self.stdout.flush()
 
 
 def _first_password(username: str) -> str:

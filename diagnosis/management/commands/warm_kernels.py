@@ -1,4 +1,8 @@
-"""Compile (and cache on disk) every learner's numba kernels: part of bin/run's set-up."""
+"""Compile (and cache on disk) every learner's numba kernels: for a worker machine (README).
+
+bin/run does not wait for it: its Celery worker warms the kernels in the background as it
+starts (config/celery.py).
+"""
 
 from __future__ import annotations
 
