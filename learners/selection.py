@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.base import _fit_context
+from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -86,7 +86,9 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("c45", "C4.5 (least-cost leaves), leaves of at least 2 patients", "C45Classifier"),
     Candidate("eg2", "EG2, leaves of at least 2 patients", "EG2Classifier"),
     Candidate(
-        "eg2-leaf10", "EG2, leaves of at least 10 patients", "EG2Classifier",
+        "eg2-leaf10",
+        "EG2, leaves of at least 10 patients",
+        "EG2Classifier",
         {"min_samples_leaf": 10},
     ),  # fmt: skip
     Candidate("idx", "IDX, leaves of at least 2 patients", "IDXClassifier"),
@@ -99,11 +101,15 @@ CANDIDATES: tuple[Candidate, ...] = (
         "optimal-depth3", "Least-cost tree of depth 3", "OptimalTreeClassifier", {"max_depth": 3}
     ),
     Candidate(
-        "boosting", "Boosting, 10 trees voting by least expected cost", "BoostingClassifier",
+        "boosting",
+        "Boosting, 10 trees voting by least expected cost",
+        "BoostingClassifier",
         {"n_trials": 10, "cost_sensitive": False},
     ),  # fmt: skip
     Candidate(
-        "cost-boosting", "Cost-Boosting, 10 trees", "BoostingClassifier",
+        "cost-boosting",
+        "Cost-Boosting, 10 trees",
+        "BoostingClassifier",
         {"n_trials": 10, "cost_sensitive": True},
     ),  # fmt: skip
     Candidate("act", "ACT, lookahead of 1 tree per test", "ACTClassifier", {"r": 1}),
@@ -442,9 +448,7 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
         return SelectionCandidate(candidate.name, candidate.label, mean, error, seconds)
 
     # ------------------------------------------------------------ the policy
-    def next_action(
-        self, known: Mapping[int, float], unavailable: Iterable[int] = ()
-    ) -> Action:
+    def next_action(self, known: Mapping[int, float], unavailable: Iterable[int] = ()) -> Action:
         """The winner's next step for one patient."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.next_action(known, unavailable)
