@@ -54,7 +54,9 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
       its majority class, so training never looks at the cost matrix and one
       model serves any matrix chosen later (:meth:`set_cost_matrix`, or
       ``cost_matrix=`` to :meth:`next_action`, :meth:`predict` and
-      :func:`learners.evaluate`).
+      :func:`learners.evaluate`).  By that design it buys the same tests whatever
+      they and the errors cost, so when errors are cheap next to the tests it costs
+      more than ordering nothing.
     - **Cost-Boosting** (``cost_sensitive=True``): a misclassified case gets
       weight ``M[actual, predicted]``, a correct one ``N w_k(n)``, and every
       tree votes with ``alpha_k = 1``; a tree's errors are counted at its
