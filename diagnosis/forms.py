@@ -162,7 +162,7 @@ class TrainForm(forms.Form):
 
     name = forms.CharField(label="Model name (optional)", required=False, max_length=200)
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), empty_label=None)
-    learner = forms.ChoiceField(label="Learner")
+    learner = forms.ChoiceField(label="Learner", initial=learner_registry.DEFAULT_LEARNER)
     error_matrix = forms.ModelChoiceField(
         label="Error costs",
         queryset=ErrorMatrix.objects.select_related("dataset"),

@@ -65,6 +65,7 @@ LEARNERS: dict[str, str] = {
     "ConditionedLossClassifier": "learners.conditioned_loss",
     "BoostingClassifier": "learners.boosting",
     "BudgetRFClassifier": "learners.forest",
+    "CostSelectedClassifier": "learners.selection",
 }
 
 _DOCUMENT_FIELDS = ("format", "version", "learner", "params", "fitted")

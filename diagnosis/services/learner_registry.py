@@ -24,6 +24,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 __all__ = [
+    "DEFAULT_LEARNER",
     "LEARNERS",
     "FormParam",
     "LearnerSpec",
@@ -297,7 +298,29 @@ _LOOKAHEAD_R = FormParam(
     default=8,
 )
 
+#: The learner the training form proposes: the selector, which measures the others on the
+#: dataset's own patients and keeps the cheapest (single learners stay for research).
+DEFAULT_LEARNER = "cost_selected"
+
 LEARNERS: dict[str, LearnerSpec] = {
+    "cost_selected": LearnerSpec(
+        key="cost_selected",
+        label="Let the data choose (cheapest learner by cross-validated cost)",
+        estimator_class_path="learners.selection.CostSelectedClassifier",
+        description="Trains every learner below at a few settings, and the two simple "
+        "strategies (order no test; order every test, then a tree), on repeated folds of "
+        "the training patients, prices each held-out patient as the model page does, and "
+        "keeps the one of least cost per patient, retrained on all of them. Its model page "
+        "lists what each candidate cost.",
+        form=(
+            FormParam(
+                "time_budget",
+                "Time to choose (seconds)",
+                help="Candidates still waiting when this is spent are left out, and the "
+                "selection report says which.",
+            ),
+        ),
+    ),
     "eg2": LearnerSpec(
         key="eg2",
         label="EG2 cost-sensitive tree (Núñez)",

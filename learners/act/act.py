@@ -791,6 +791,8 @@ class LSID3Classifier(_LookaheadTreeClassifier):
     numeric feature offers its ``r`` best thresholds with one ID3 tree per
     child.  Grows until the leaves are pure or no split is valid; no
     pruning.  ``r = 0`` is plain ID3 (EG2 with ``w = 0``, C4.5-pruned).
+    By design it buys the same tests whatever they and the errors cost, so when errors
+    are cheap next to the tests it costs more than ordering nothing.
     Leaves still decide by least expected cost under ``cost_matrix``.
 
     Parameters

@@ -50,6 +50,10 @@ _EXACT_EE = -1.0
 class ICETClassifier(TreePolicyMixin, SerializableMixin, CostSensitiveClassifier):
     """ICET: EG2 with test costs, ``w`` and ``CF`` tuned by a genetic algorithm.
 
+    By design its trees are EG2's, which buy a test whenever one has information gain
+    (only pruning stops them): when an error costs less than the tests, it can cost
+    more than ordering nothing.
+
     Parameters
     ----------
     test_costs, cost_matrix, reject_cost, categorical_features

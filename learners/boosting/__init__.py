@@ -13,6 +13,7 @@ from ._weights import (
     check_unity,
     cost_boosting_update,
     reset_weights,
+    unit_error_scale,
     weighted_error,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "check_unity",
     "cost_boosting_update",
     "reset_weights",
+    "unit_error_scale",
     "weighted_error",
 ]

@@ -54,13 +54,18 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
       its majority class, so training never looks at the cost matrix and one
       model serves any matrix chosen later (:meth:`set_cost_matrix`, or
       ``cost_matrix=`` to :meth:`next_action`, :meth:`predict` and
-      :func:`learners.evaluate`).
+      :func:`learners.evaluate`).  By that design it buys the same tests whatever
+      they and the errors cost, so when errors are cheap next to the tests it costs
+      more than ordering nothing.
     - **Cost-Boosting** (``cost_sensitive=True``): a misclassified case gets
       weight ``M[actual, predicted]``, a correct one ``N w_k(n)``, and every
       tree votes with ``alpha_k = 1``; a tree's errors are counted at its
       least-expected-cost class under ``cost_matrix``.  The trees depend on
       the matrix, so another matrix means retraining; the matrix must meet
-      the unity condition (every error costs at least 1).
+      the unity condition (every error costs at least 1).  The update uses
+      the matrix divided by its cheapest error
+      (:func:`~learners.boosting._weights.unit_error_scale`), so only the
+      ratios between errors steer the weights, never their scale in money.
 
     When ``eps_k >= 0.5`` or ``eps_k = 0`` the weights are reset to equal
     plus small uniform noise and the trial is grown again (at most
@@ -170,6 +175,9 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         n, k = X.shape[0], len(self.classes_)
         if self.cost_sensitive:
             _weights.check_unity(self.cost_matrix_)
+            # The cheapest error weighs 1 at any scale of costs (paper 004's unity condition
+            # met with equality): the weights stay bounded when errors cost 10,000.
+            unit_errors = _weights.unit_error_scale(self.cost_matrix_)
         # Boosting counts a tree's errors at its majority class (cost-blind); Cost-Boosting
         # at its least-cost class under the matrix it trains for.
         judge = self.cost_matrix_ if self.cost_sensitive else 1.0 - np.eye(k)
@@ -212,7 +220,7 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             if trial + 1 < int(self.n_trials):
                 if self.cost_sensitive:
                     weights = _weights.cost_boosting_update(
-                        weights, y_codes, predicted, self.cost_matrix_
+                        weights, y_codes, predicted, unit_errors
                     )
                 else:
                     weights = _weights.adaboost_update(weights, predicted != y_codes, eps)

@@ -21,6 +21,7 @@ __all__ = [
     "cost_boosting_update",
     "needs_reset",
     "reset_weights",
+    "unit_error_scale",
     "weighted_error",
 ]
 
@@ -71,6 +72,9 @@ def adaboost_update(weights, misclassified, eps: float) -> np.ndarray:
 def cost_boosting_update(weights, actual, predicted, cost_matrix) -> np.ndarray:
     """Cost-Boosting's update (equations 5 and 6), normalized to sum 1.
 
+    The model passes :func:`unit_error_scale` of its matrix, so the weights do not
+    depend on the scale of the error costs.
+
     ``w'(n) = M[actual(n), predicted(n)]`` for a misclassified case and
     ``N w_k(n)`` for a correct one; ``M[actual, predicted]`` is the cost
     matrix (paper 004's ``cost(i, j)``: the cost of predicting ``j`` for a
@@ -82,6 +86,41 @@ def cost_boosting_update(weights, actual, predicted, cost_matrix) -> np.ndarray:
     matrix = np.asarray(cost_matrix, dtype=float)
     updated = np.where(actual != predicted, matrix[actual, predicted], w.shape[0] * w)
     return updated / updated.sum()
+
+
+def unit_error_scale(cost_matrix) -> np.ndarray:
+    """``cost_matrix`` divided by its smallest off-diagonal cost: the matrix Cost-Boosting
+    updates its weights with.
+
+    Paper 004's update gives a misclassified case the weight ``cost(actual,
+    predicted)`` against ``N w(n)`` for a correct one (1 on average), and
+    asks for the unity condition (every error costs at least 1) so that no
+    error weighs less than a correct case.  The paper's matrices have their
+    cheapest error at exactly 1 (integers 1..10); a matrix stated in money
+    does not: at uniform error costs of 10,000 every misclassified case would
+    weigh 10,000 times an average correct one, the next tree would be grown on
+    the errors alone, and the weights would grow with the scale of the prices.
+    Dividing by the smallest off-diagonal cost puts the cheapest error at
+    exactly 1, the unity condition met with equality, and keeps every ratio
+    between errors (what the update is about), so the weights are the same
+    for ``M`` and ``c * M`` at any scale ``c > 0``: a uniform matrix becomes
+    the 0/1 matrix.  A matrix already in the paper's form (cheapest error 1)
+    is unchanged.
+
+    Raises
+    ------
+    ValueError
+        When some off-diagonal cost is 0 (a free error cannot set the scale;
+        :func:`check_unity` refuses such a matrix for Cost-Boosting anyway).
+    """
+    matrix = np.asarray(cost_matrix, dtype=float)
+    off = ~np.eye(matrix.shape[0], dtype=bool)
+    if not off.any():
+        return matrix
+    smallest = float(matrix[off].min())
+    if smallest <= 0.0:
+        raise ValueError("every error must cost more than 0 to scale the matrix to unit errors")
+    return matrix / smallest
 
 
 def reset_weights(n: int, rng: np.random.Generator) -> np.ndarray:

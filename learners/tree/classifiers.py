@@ -81,6 +81,10 @@ class C45Classifier(GreedyTreeClassifier):
     Gain ratio among tests with at least average information gain;
     missing values handled as fractional cases.  No MDL correction for
     numeric thresholds.
+
+    Error costs, by design: the tree is grown from the class counts alone, whatever the
+    tests and errors cost; only the leaf labels (and referrals) follow the matrix, so when
+    errors are cheap next to the tests it buys, it costs more than ordering nothing.
     """
 
     __doc__ += _COMMON_PARAMETERS
@@ -100,6 +104,11 @@ class EG2Classifier(GreedyTreeClassifier):
 
     w : float, default 1.0
         Cost emphasis; ``w = 0`` ignores costs.
+
+    Error costs, by design: tests are chosen by information gain per price, never by
+    the error costs, and only C4.5's pruning stops growth, so when an error costs less
+    than the tests such a tree buys, it costs more than ordering nothing (the leaves'
+    Laplace probabilities still let ``decide`` refer or trade errors under the matrix).
     """
 
     __doc__ += _COMMON_PARAMETERS
@@ -142,7 +151,13 @@ class EG2Classifier(GreedyTreeClassifier):
 
 
 class IDXClassifier(GreedyTreeClassifier):
-    """IDX (Norton 1989): ``DeltaI / c`` in the node's cost context."""
+    """IDX (Norton 1989): ``DeltaI / c`` in the node's cost context.
+
+    Error costs, by design: tests are chosen by information gain per price, never by
+    the error costs, and only C4.5's pruning stops growth, so when an error costs less
+    than the tests such a tree buys, it costs more than ordering nothing (the leaves'
+    Laplace probabilities still let ``decide`` refer or trade errors under the matrix).
+    """
 
     __doc__ += _COMMON_PARAMETERS
 
@@ -151,7 +166,13 @@ class IDXClassifier(GreedyTreeClassifier):
 
 
 class CSID3Classifier(GreedyTreeClassifier):
-    """CS-ID3 (Tan 1993): ``DeltaI^2 / c`` in the node's cost context."""
+    """CS-ID3 (Tan 1993): ``DeltaI^2 / c`` in the node's cost context.
+
+    Error costs, by design: tests are chosen by information gain per price, never by
+    the error costs, and only C4.5's pruning stops growth, so when an error costs less
+    than the tests such a tree buys, it costs more than ordering nothing (the leaves'
+    Laplace probabilities still let ``decide`` refer or trade errors under the matrix).
+    """
 
     __doc__ += _COMMON_PARAMETERS
 

@@ -157,6 +157,16 @@ def test_old_model_without_the_comparison_still_renders(client, trained_model, c
     assert "Use with caution" not in page
 
 
+def test_training_form_proposes_letting_the_data_choose(toy_dataset, model_admin):
+    """The learner the form starts with is the selector; the single learners stay offered."""
+    form = TrainForm(initial={"dataset": toy_dataset.pk})
+    rendered = str(form["learner"])
+    selected = re.search(r'<option value="([^"]+)"[^>]*selected', rendered).group(1)
+    assert selected == "cost_selected"
+    assert "Let the data choose" in rendered
+    assert all(f'value="{key}"' in rendered for key in ("eg2", "act", "boosting"))
+
+
 def test_training_form_defaults_to_the_datasets_own_matrix(toy_dataset, model_admin):
     """The form starts with the dataset's first named matrix, marked as its default."""
     form = TrainForm(initial={"dataset": toy_dataset.pk})

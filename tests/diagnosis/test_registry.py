@@ -33,6 +33,7 @@ EXPECTED = {
     "conditioned_loss": "ConditionedLossClassifier",
     "boosting": "BoostingClassifier",
     "budget_rf": "BudgetRFClassifier",
+    "cost_selected": "CostSelectedClassifier",
 }
 
 
@@ -136,6 +137,7 @@ def test_every_learner_fits_and_answers_next_action(key):
         "icet": {"generations": 2, "population": 4},
         "boosting": {"n_trials": 3},
         "budget_rf": {"max_trees": 3},
+        "cost_selected": {"time_budget": 2.0},
     }
     estimator = _build(key, small.get(key, {}), reject_cost=None)
     estimator.fit(X, y)

@@ -57,6 +57,15 @@ def test_cost_boosting_update_by_hand():
     np.testing.assert_allclose(updated, np.array([0.4, 5.0, 1.2, 2.0]) / 8.6)
 
 
+def test_unit_error_scale_puts_the_cheapest_error_at_one():
+    """M = [[0, 20], [50, 0]] becomes [[0, 1], [2.5, 0]]; c * M gives the same matrix."""
+    expected = np.array([[0.0, 1.0], [2.5, 0.0]])
+    np.testing.assert_allclose(W.unit_error_scale([[0, 20], [50, 0]]), expected)
+    np.testing.assert_allclose(W.unit_error_scale([[0, 20000], [50000, 0]]), expected)
+    with pytest.raises(ValueError, match="more than 0"):
+        W.unit_error_scale([[0, 0], [5, 0]])
+
+
 @pytest.mark.parametrize(("eps", "reset"), [(0.0, True), (0.5, True), (0.7, True), (0.3, False)])
 def test_reset_rule(eps, reset):
     """Paper 004 resets the weights when eps >= 0.5 or eps = 0."""
@@ -108,6 +117,22 @@ def test_cost_boosting_votes_one_each_and_trains_for_its_matrix(cancer):
     np.testing.assert_array_equal(cost.members_[0].feature, plain.members_[0].feature)
     # then the weights differ: errors weigh their cost, not 1/(2 eps)
     assert not np.allclose(cost.members_[1].class_weight[0], plain.members_[1].class_weight[0])
+
+
+def test_cost_boosting_grows_the_same_trees_at_any_scale_of_error_costs(cancer):
+    """Uniform error costs of 10 and 10,000 give the same weights, hence the same trees
+    (the update sees the matrix scaled to a cheapest error of 1)."""
+    X, y = cancer
+    models = [
+        BoostingClassifier(n_trials=3, cost_sensitive=True, cost_matrix=c * (1 - np.eye(2))).fit(
+            X, y
+        )
+        for c in (10.0, 10000.0)
+    ]
+    assert len(models[0].members_) == len(models[1].members_) == 3
+    for a, b in zip(models[0].members_, models[1].members_, strict=True):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_allclose(a.class_weight, b.class_weight)
 
 
 def test_reset_when_the_error_reaches_one_half():

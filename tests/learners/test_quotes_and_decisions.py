@@ -29,6 +29,9 @@ FAST = {
     "validation_folds": None,
     "window_widths": [0.1, 0.5],
     "min_samples_leaf": 2,
+    # the selector: two candidates (and ordering nothing) on one repeat of the folds
+    "candidates": ("eg2", "dtmc"),
+    "n_repeats": 1,
 }
 
 MATRIX = np.array([[0.0, 200.0], [1500.0, 0.0]])  # missing a sick patient is dear
