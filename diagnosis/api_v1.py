@@ -98,7 +98,7 @@ class BadTokenLimit(SlidingWindowThrottle):
 
 
 def _address(request: HttpRequest) -> str:
-    return client_address(request)  # behind trusted proxies only, the forwarded client
+    return client_address(request) or "unknown"  # behind trusted proxies, the forwarded one
 
 
 _bad_tokens = BadTokenLimit()
@@ -147,7 +147,7 @@ class TokenRateThrottle(SlidingWindowThrottle):
         if header:
             ident = hashlib.sha256(header.encode("utf-8", "surrogatepass")).hexdigest()
         else:
-            ident = client_address(request)  # never a forwarded address from an untrusted peer
+            ident = _address(request)  # never a forwarded address from an untrusted peer
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 

@@ -33,12 +33,13 @@ def _trusted(address: str, networks) -> bool:
     return any(ip in network for network in networks)
 
 
-def client_address(request: HttpRequest) -> str:
+def client_address(request: HttpRequest) -> str | None:
     """The client's address: ``REMOTE_ADDR``, or behind trusted proxies the right-most
-    untrusted address of ``X-Forwarded-For``."""
-    peer = request.META.get("REMOTE_ADDR") or "unknown"
+    untrusted address of ``X-Forwarded-For``; None when the request has no peer at all (a
+    request made in code), as django-axes expects."""
+    peer = request.META.get("REMOTE_ADDR") or None
     networks = _networks(tuple(settings.TRUSTED_PROXIES))
-    if not networks or not _trusted(peer, networks):
+    if peer is None or not networks or not _trusted(peer, networks):
         return peer
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
