@@ -13,6 +13,8 @@
                    HTTPS redirect and Secure cookies. On unless ``false``; ``bin/run`` and
                    ``bin/test`` turn it off because they talk plain HTTP on 127.0.0.1.
 ``SESSION_IDLE_MINUTES`` a session ends after this long without a request (default 30).
+``DJANGO_TRUSTED_PROXIES`` comma-separated addresses or networks of the reverse proxies whose
+                   X-Forwarded-For names the client (default none: the socket's peer).
 """
 
 from __future__ import annotations
