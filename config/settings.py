@@ -14,6 +14,8 @@
                    HTTPS redirect and Secure cookies. On unless ``false``; ``bin/run`` and
                    ``bin/test`` turn it off because they talk plain HTTP on 127.0.0.1.
 ``SESSION_IDLE_MINUTES`` a session ends after this long without a request (default 30).
+``DJANGO_TRUSTED_PROXIES`` comma-separated addresses or networks of the reverse proxies whose
+                   X-Forwarded-For names the client (default none: the socket's peer).
 """
 
 from __future__ import annotations
@@ -268,15 +270,26 @@ CACHES = {
     )
 }
 
-# Wrong passwords: 5 in a row for one username from one address lock that pair out for 15
-# minutes (django-axes answers 429); a right password resets the count.
+# The reverse proxies in front of this site (comma-separated addresses or networks, e.g.
+# "127.0.0.1,10.0.0.0/24"). Only a request from one of them has its X-Forwarded-For read (the
+# right-most address that is not one of them is the client: diagnosis/client_address.py);
+# unset, the client is the socket's peer and the header is ignored.
+TRUSTED_PROXIES = [
+    entry.strip()
+    for entry in os.environ.get("DJANGO_TRUSTED_PROXIES", "").split(",")
+    if entry.strip()
+]
+
+# Wrong passwords: 5 in a row for one username from one client address lock that pair (not
+# the username from everywhere: a stranger cannot lock a colleague out of their own desk) for
+# 5 minutes (django-axes answers 429); a right password resets the count.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
-AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "5")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-# Behind the proxy that bin/run is meant for, the client address is the socket's peer.
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
+# The client address as every other limit reads it (trusted proxies only).
+AXES_CLIENT_IP_CALLABLE = "diagnosis.client_address.client_address"
 
 # Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.
 SESSION_COOKIE_AGE = 60 * int(os.environ.get("SESSION_IDLE_MINUTES", "30"))

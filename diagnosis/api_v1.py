@@ -38,6 +38,7 @@ from pydantic_core import PydanticCustomError
 
 from . import selectors
 from .api import state_to_dict
+from .client_address import client_address
 from .models import CaseAccess
 from .permissions import CaseNotFound
 from .services import api_tokens, case_actions
@@ -55,8 +56,8 @@ __all__ = ["api", "urlpatterns"]
 
 
 class BadTokenLimit(SlidingWindowThrottle):
-    """``API_BAD_TOKEN_LIMIT`` refused tokens per address (``REMOTE_ADDR``, as django-axes
-    counts wrong passwords) in any sliding window of its period, counted in Redis.
+    """``API_BAD_TOKEN_LIMIT`` refused tokens per client address (``client_address``, as
+    django-axes counts wrong passwords) in any sliding window of its period, counted in Redis.
 
     The per-token rate limit runs after authentication, so it never sees a call whose token is
     refused; without this, an address could present made-up tokens as fast as the server
@@ -99,7 +100,7 @@ class BadTokenLimit(SlidingWindowThrottle):
 
 
 def _address(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR") or "unknown"
+    return client_address(request) or "unknown"  # behind trusted proxies, the forwarded one
 
 
 _bad_tokens = BadTokenLimit()
@@ -148,7 +149,7 @@ class TokenRateThrottle(SlidingWindowThrottle):
         if header:
             ident = hashlib.sha256(header.encode("utf-8", "surrogatepass")).hexdigest()
         else:
-            ident = self.get_ident(request)
+            ident = _address(request)  # never a forwarded address from an untrusted peer
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
