@@ -102,7 +102,13 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         leaf: order nothing) to ``max_trees``, with the least validation test
         cost plus error (or referral) cost under ``cost_matrix``; alpha is
         chosen by the same total.  So a forest orders fewer tests when errors
-        are cheap and more when they are dear.
+        are cheap and more when they are dear.  What it cannot do, by the
+        paper's design: GreedyTree ranks tests by price over minimax impurity
+        reduction, never by the error matrix, so where the cheap tests split
+        the classes to purity without separating them (thyroid) every prefix
+        costs more than ordering nothing and "auto" orders nothing at every
+        error cost; with a small validation part (hepatitis, 31 cases) the
+        choice is noisy.
     impurity : {"pairs", "powers"}, default "pairs"
         threshold-Pairs (``alpha``) or Powers (``power``).
     alpha : float >= 0 or "auto", default "auto"
