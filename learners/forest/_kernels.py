@@ -8,8 +8,9 @@
   :func:`learners.act._pricing.marginal_cost`, the compiled copy of
   ``CostModel.marginal_cost`` tested equal to it.
 - :func:`forest_acquisition`: what the forest's policy buys for each row,
-  given which nodes each row reaches in each tree (from
-  :meth:`TreeStructure.node_mass`, the one walk): the compiled copy of
+  walking each tree on the row's own values as the tests are bought (the
+  shares of :meth:`TreeStructure.node_mass`, the one walk; memory grows with
+  the nodes plus the rows): the compiled copy of
   ``BudgetRFClassifier.next_action``'s ordering rule, tested equal to it by
   running :func:`learners.evaluate`.
 - :func:`forest_acquisition_added`: the same, for a forest one tree larger
@@ -271,7 +272,19 @@ def describe_columns(X):
 
 @njit(cache=True, nogil=True)
 def grow_greedy_tree(
-    X, y, weights, n_classes, kind, alpha, power, prices, seed, tol, skip_losers=True, columns=None
+    X,
+    y,
+    weights,
+    n_classes,
+    kind,
+    alpha,
+    power,
+    prices,
+    seed,
+    tol,
+    skip_losers=True,
+    columns=None,
+    min_impure_weight=0.0,
 ):
     """GreedyTree on the rows with positive ``weights``; returns flat node arrays.
 
@@ -282,7 +295,10 @@ def grow_greedy_tree(
     path; a test already done on the path ranks at its own price with
     nothing done (the paper's fixed ``c(t)``).  The argmin splits; ties (a
     free test gives 0) go to the larger reduction, then the lower feature
-    index.  A node where no stump reduces ``F`` on both sides is a leaf.
+    index.  A node where no stump reduces ``F`` on both sides is a leaf, and so is
+    one whose weight outside its largest class is below ``min_impure_weight``
+    (BudgetRF passes one case: only fractional copies of cases with a missing value
+    are left there; 0, the default, is the paper's F(S) = 0 alone).
     With ``skip_losers`` a feature whose ``c(t) / F(S)`` is already above the
     best ratio (no reduction exceeds ``F(S)``) only has its stumps drawn, not
     judged: the same tree, faster (``False``: judge every feature, for tests).
@@ -329,6 +345,8 @@ def grow_greedy_tree(
         class_weight[node] = counts
         F = impurity_jit(counts, kind, alpha, power)
         if F <= tol or path.shape[0] >= MAX_DEPTH:
+            continue
+        if counts.sum() - counts.max() < min_impure_weight:
             continue
         k = _n_stumps(wt.sum())
         done[:] = 0
@@ -470,50 +488,65 @@ def grow_greedy_tree(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack):
+def _settle(j, walk, r, done, front, offset, length, stack):
     """Move tree ``j``'s frontier past every node whose test is done (leaves drop out).
 
     ``front[offset[j]:offset[j] + length[j]]`` holds the (global) nodes where
-    tree ``j``'s walk of the row waits; a node whose test is done is replaced
-    by its children row ``r`` reaches (bit ``r`` of ``reached[child]``), recursively.
+    tree ``j``'s walk of the row waits, ``front_share`` the row's share there;
+    a node whose test is done is replaced by the children row ``r`` reaches,
+    recursively: a known value takes one edge with the whole share (``here * 1``), a missing
+    one every edge with ``here * (0 + branch_weight)``, and a child whose share is 0 is not
+    reached: exactly :func:`walk_rows`' arithmetic, so the children reached are the nodes
+    where ``TreeStructure.node_mass`` is > 0, read off the row itself (no node x row table).
+    ``walk`` is ``(feature, threshold, edge_start, n_edges, child, branch_weight, X,
+    front_share, share_stack)``.
     """
+    feature, threshold, edge_start, n_edges, child, branch_weight, X, front_share, shares = walk
     base = offset[j]
     top = 0
     for i in range(length[j]):
         stack[top] = front[base + i]
+        shares[top] = front_share[base + i]
         top += 1
     n = 0
     while top > 0:
         top -= 1
         node = stack[top]
+        here = shares[top]
         f = feature[node]
         if f < 0:
             continue
         if done[f] == 0:
             front[base + n] = node
+            front_share[base + n] = here
             n += 1
             continue
-        for e in range(edge_start[node] + n_edges[node] - 1, edge_start[node] - 1, -1):
-            c = child[e]
-            if (reached[c, r >> 3] >> (7 - (r & 7))) & 1:
-                stack[top] = c
-                top += 1
+        first = edge_start[node]
+        value = X[r, f]
+        if value != value:
+            for e in range(first + n_edges[node] - 1, first - 1, -1):
+                share = 0.0 + here * (0.0 + branch_weight[e])
+                if share > 0.0:
+                    stack[top] = child[e]
+                    shares[top] = share
+                    top += 1
+        else:
+            stack[top] = child[first] if value <= threshold[node] else child[first + 1]
+            shares[top] = 0.0 + here * 1.0
+            top += 1
     length[j] = n
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _settle_if_waiting(j, walk, r, done, front, offset, length, stack):
-    """:func:`_settle` tree ``j`` when it waits on a test now done (else its frontier stands).
-
-    ``walk`` is ``(feature, edge_start, n_edges, child, reached)``.
-    """
-    feature, edge_start, n_edges, child, reached = walk
+    """:func:`_settle` tree ``j`` when it waits on a test now done (else its frontier stands)."""
+    feature = walk[0]
     for i in range(offset[j], offset[j] + length[j]):
         if done[feature[front[i]]] > 0:
             break
     else:
         return
-    _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack)
+    _settle(j, walk, r, done, front, offset, length, stack)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -552,22 +585,22 @@ def _row_policy(r, forest, prices, scratch, bought, paid, counts, n, cost):
     (``counts[i]``: the run that :func:`forest_acquisition_added` replays).
     Returns ``(cost, n)``, the prices added in purchase order and the number
     of purchases; ``scratch[0]`` ends as the tests done.  ``forest`` is ``(feature,
-    edge_start, n_edges, child, offset, reached)``, as :func:`forest_acquisition` takes them.
+    threshold, edge_start, n_edges, child, branch_weight, offset, X)``, as
+    :func:`forest_acquisition` takes them.
     """
-    feature, edge_start, n_edges, child, offset, reached = forest
-    done, waiting, stamp, front, stack, length = scratch
+    feature, threshold, edge_start, n_edges, child, branch_weight, offset, X = forest
+    done, waiting, stamp, front, stack, length, front_share, shares = scratch
     n_trees = offset.shape[0] - 1
     m = done.shape[0]
-    walk = (feature, edge_start, n_edges, child, reached)
+    walk = (feature, threshold, edge_start, n_edges, child, branch_weight, X, front_share, shares)
     if n == 0:
         cost = 0.0
         done[:] = 0
     for j in range(n_trees):
         front[offset[j]] = offset[j]
+        front_share[offset[j]] = 1.0
         length[j] = 1
-        _settle(
-            j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack
-        )
+        _settle(j, walk, r, done, front, offset, length, stack)
     for _ in range(m + 1 - n):
         waiting[:] = 0
         stamp[:] = -1
@@ -610,21 +643,23 @@ def _scratch(n_nodes, n_trees, m):
         np.zeros(n_nodes, dtype=np.int64),
         np.zeros(n_nodes + 1, dtype=np.int64),
         np.zeros(n_trees, dtype=np.int64),
+        np.zeros(n_nodes),
+        np.zeros(n_nodes + 1),
     )
 
 
 @njit(cache=True, nogil=True)
 def forest_acquisition(
-    feature, edge_start, n_edges, child, offset, reached, n_rows_of_reached, prices
+    feature, threshold, edge_start, n_edges, child, branch_weight, offset, X, prices
 ):
     """Price and number of tests the forest's policy buys for each row.
 
     The trees' :class:`TreeStructure` arrays are concatenated: tree ``j``'s
     nodes are ``offset[j]`` to ``offset[j + 1] - 1`` (its root first), and
-    ``edge_start`` / ``child`` hold global edge and node ids.
-    ``reached[node]``: the rows that reach ``node`` with all their values
-    known (``node_mass > 0``, the one walk), bit-packed (``np.packbits``
-    along the rows; ``n_rows_of_reached`` rows).
+    ``edge_start`` / ``child`` hold global edge and node ids.  ``X``: the rows;
+    a tree's walk of a row past a done test follows the row's value (every
+    branch by share when it is missing: :func:`_settle`), so memory grows with
+    the nodes plus the rows, never with nodes x rows.
 
     The policy (``BudgetRFClassifier.next_action``): while some tree waits on
     a test not done, buy the test the most trees wait on (ties: the lower
@@ -634,14 +669,15 @@ def forest_acquisition(
     test's inputs included).
     """
     m = prices[0].shape[0]
-    cost = np.zeros(n_rows_of_reached)
-    n_done = np.zeros(n_rows_of_reached, dtype=np.int64)
-    forest = (feature, edge_start, n_edges, child, offset, reached)
+    n_rows = X.shape[0]
+    cost = np.zeros(n_rows)
+    n_done = np.zeros(n_rows, dtype=np.int64)
+    forest = (feature, threshold, edge_start, n_edges, child, branch_weight, offset, X)
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     bought = np.zeros(m + 1, dtype=np.int64)
     paid = np.zeros(m + 1)
     counts = np.zeros((m + 1, m), dtype=np.int16)
-    for r in range(n_rows_of_reached):
+    for r in range(n_rows):
         cost[r] = _row_policy(r, forest, prices, scratch, bought, paid, counts, 0, 0.0)[0]
         n_done[r] = np.count_nonzero(scratch[0])
     return cost, n_done
@@ -678,16 +714,17 @@ def _replay_row(
     ``bought[:n]``, ``counts[:n]``, the cost (the same prices added in the
     same order) and ``scratch[0]`` are exactly :func:`_row_policy`'s.
     """
-    feature, edge_start, n_edges, child, offset, reached = forest
-    done, _, stamp, front, stack, length = scratch
+    feature, threshold, edge_start, n_edges, child, branch_weight, offset, X = forest
+    done, _, stamp, front, stack, length, front_share, shares = scratch
     j = offset.shape[0] - 2
     m = done.shape[0]
-    walk = (feature, edge_start, n_edges, child, reached)
+    walk = (feature, threshold, edge_start, n_edges, child, branch_weight, X, front_share, shares)
     done[:] = 0
     stamp[:] = -1
     front[offset[j]] = offset[j]
+    front_share[offset[j]] = 1.0
     length[j] = 1
-    _settle(j, feature, edge_start, n_edges, child, reached, r, done, front, offset, length, stack)
+    _settle(j, walk, r, done, front, offset, length, stack)
     cost = 0.0
     n = 0
     for _ in range(m + 1):
@@ -740,12 +777,13 @@ def _replay_row(
 @njit(cache=True, nogil=True)
 def forest_acquisition_added(
     feature,
+    threshold,
     edge_start,
     n_edges,
     child,
+    branch_weight,
     offset,
-    reached,
-    n_rows_of_reached,
+    X,
     prices,
     run_start,
     run_bought,
@@ -766,10 +804,10 @@ def forest_acquisition_added(
     and in how many rows it changed a purchase.
     """
     m = prices[0].shape[0]
-    n_rows = n_rows_of_reached
+    n_rows = X.shape[0]
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
-    forest = (feature, edge_start, n_edges, child, offset, reached)
+    forest = (feature, threshold, edge_start, n_edges, child, branch_weight, offset, X)
     scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
     wanted = np.zeros(m, dtype=np.int64)
     bought = np.zeros(m + 1, dtype=np.int64)
@@ -870,6 +908,52 @@ def walk_rows(
             f = feature[node]
             if f < 0:
                 leaf_mass[leaf_row[node], r] = here
+                continue
+            if here == 0.0:
+                continue
+            first = edge_start[node]
+            value = X[r, f]
+            if value != value:
+                node_stack[top] = child[first + 1]
+                share_stack[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
+                node_stack[top + 1] = child[first]
+                share_stack[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
+                top += 2
+            elif value <= threshold[node]:
+                node_stack[top] = child[first]
+                share_stack[top] = 0.0 + here * 1.0
+                top += 1
+            else:
+                node_stack[top] = child[first + 1]
+                share_stack[top] = 0.0 + here * 1.0
+                top += 1
+
+
+@njit(cache=True, nogil=True)
+def walk_counts(X, feature, threshold, edge_start, child, branch_weight, class_weight, counts):
+    """Add each row's leaf class weights in one tree, mixed by its shares, to ``counts[row]``.
+
+    :func:`walk_rows`' walk (the same shares), summing ``share * class_weight[leaf]`` as it
+    reaches each leaf instead of writing a ``(leaves, rows)`` table: memory grows with the
+    rows times the classes, never with the leaves times the rows.
+    """
+    n_nodes = feature.shape[0]
+    n_classes = class_weight.shape[1]
+    node_stack = np.empty(n_nodes + 1, dtype=np.int64)
+    share_stack = np.empty(n_nodes + 1)
+    for r in range(X.shape[0]):
+        node_stack[0] = 0
+        share_stack[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = node_stack[top]
+            here = share_stack[top]
+            f = feature[node]
+            if f < 0:
+                if here > 0.0:
+                    for c in range(n_classes):
+                        counts[r, c] += here * class_weight[node, c]
                 continue
             if here == 0.0:
                 continue

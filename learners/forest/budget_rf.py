@@ -54,6 +54,7 @@ from ._kernels import (
     forest_acquisition,
     forest_acquisition_added,
     grow_greedy_tree,
+    walk_counts,
     walk_rows,
 )
 
@@ -63,7 +64,15 @@ __all__ = ["ALPHA_GRID", "BudgetRFClassifier"]
 ALPHA_GRID = (0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 25.0, 35.0, 45.0)
 #: Impurity below which a node counts as pure (F(S) = 0).
 _TOLERANCE = 1e-9
-_SMOOTHING = {"laplace": 1.0, "frequency": 0.0}
+#: Weight outside a node's largest class below which GreedyTree makes a leaf: one case.
+#: Whole cases weigh 1 or more (bootstrap counts), so without missing values this is the
+#: paper's F(S) = 0; with them, the fractional copies of a case sent down every branch no
+#: longer make a node impure on their own (isolating them grew trees of 125,000 nodes from
+#: 2,100 cases and ~900,000 from 7,000 at 5% missing: issue 29).
+_MIN_IMPURE_WEIGHT = 1.0
+#: What a belief smooths: the summed leaf values (frequency, laplace) or nothing more
+#: (laplace_leaves: each tree's leaves already give Laplace probabilities).
+_SMOOTHING = {"laplace": 1.0, "frequency": 0.0, "laplace_leaves": 0.0}
 _IMPURITIES = {"pairs": PAIRS, "powers": POWERS}
 
 
@@ -83,10 +92,23 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         thresholds like a number (a stump is binary).
     random_state : int, RandomState, Generator or None
         Seeds the validation split, the bootstrap samples and the stumps.
-    budget : float or None, default None
+    budget : float, "auto" or None, default None
         Most the average case may pay for tests, measured on the validation
         part.  None: no limit (``max_trees`` trees).  A budget below the
         cheapest test is refused: no forest could order anything.
+        "auto": the budget the error costs are worth (beyond the paper, which
+        takes B from the user): ``max_trees`` trees are grown and priced one by
+        one, and the forest keeps its first ``k`` trees, ``k`` from 0 (one
+        leaf: order nothing) to ``max_trees``, with the least validation test
+        cost plus error (or referral) cost under ``cost_matrix``; alpha is
+        chosen by the same total.  So a forest orders fewer tests when errors
+        are cheap and more when they are dear.  What it cannot do, by the
+        paper's design: GreedyTree ranks tests by price over minimax impurity
+        reduction, never by the error matrix, so where the cheap tests split
+        the classes to purity without separating them (thyroid) every prefix
+        costs more than ordering nothing and "auto" orders nothing at every
+        error cost; with a small validation part (hepatitis, 31 cases) the
+        choice is noisy.
     impurity : {"pairs", "powers"}, default "pairs"
         threshold-Pairs (``alpha``) or Powers (``power``).
     alpha : float >= 0 or "auto", default "auto"
@@ -100,9 +122,13 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     validation_fraction : float in (0, 1), default 0.3
         Share of the training cases held out (stratified) to measure the
         budget and choose alpha; the trees learn from the rest.
-    probability : {"frequency", "laplace"}, default "frequency"
+    probability : {"frequency", "laplace", "laplace_leaves"}, default "frequency"
         The belief from the summed leaf class weights: their frequency (the
-        paper's confidence) or with Laplace's correction.
+        paper's confidence) or with Laplace's correction; "laplace_leaves":
+        each tree's leaf gives Laplace's ``(n_c + 1) / (n + K)`` of its own
+        class weights (paper 001, ALGORITHMS.md §3 and §8; a pure leaf of 3
+        cases says 4/5, not 1), and the belief is their mean over the trees,
+        so ``decide`` can trade one error against another.
     progress_callback : callable(fraction, message), optional
         Told after each tree kept or dropped.
 
@@ -135,7 +161,11 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     trees re-cut the first test bought and never buy a second); the paper
     predicts by majority vote, this model by least expected cost over the
     summed leaf class weights (with 0/1 loss, the class with the most summed
-    weight).  When even one tree breaks the
+    weight).  A node whose weight outside its largest class is below one case
+    is a leaf: only fractional copies of cases with a missing value are left
+    there, and isolating them grew trees of ~900,000 nodes from 7,000 cases
+    (without missing values every weight is a whole case and this is the
+    paper's F(S) = 0).  When even one tree breaks the
     budget, the forest is one leaf: it orders nothing and concludes from the
     training classes.
     """
@@ -148,7 +178,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
 
     _parameter_constraints = constraints(
         CostSensitiveClassifier._parameter_constraints,
-        budget=[Interval(Real, 0, None, closed="left"), None],
+        budget=[Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
         impurity=[StrOptions(set(_IMPURITIES))],
         alpha=[Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         power=[Interval(Real, 2, 10, closed="both")],
@@ -235,7 +265,10 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                         "loss": forest["loss"],
                     }
                 )
-                key = (forest["loss"], forest["cost"])
+                if self.budget == "auto":
+                    key = (forest["cost"] + forest["loss"], forest["cost"])
+                else:
+                    key = (forest["loss"], forest["cost"])
                 if best is None or key < best[0]:
                     best = (key, alpha, forest)
         assert best is not None
@@ -251,6 +284,8 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         return self
 
     def _check_budget(self) -> None:
+        if self.budget == "auto":
+            return
         problem = self.budget_problem(self.cost_model_, self.budget)
         if problem is not None:
             raise ValueError(problem)
@@ -278,6 +313,12 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         counts = np.zeros((valid.shape[0], k))
         trace: list[float] = []
         cost = 0.0
+        auto = self.budget == "auto"
+        if auto:
+            # Prefix 0 is one leaf of the training classes: it orders nothing.
+            leaf = _single_leaf(codes[train], k)
+            nothing = np.repeat(self._leaf_values(leaf), valid.shape[0], axis=0)
+            totals = [self._prefix_loss(nothing, codes[valid])]
         X_train, y_train = X[train], codes[train]
         for t in range(self.max_trees):
             draw = np.random.default_rng(int(seeds[t, 0])).integers(0, n_train, n_train)
@@ -296,16 +337,17 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     _TOLERANCE,
                     True,
                     columns,
+                    _MIN_IMPURE_WEIGHT,
                 )
             )
-            tree_counts = walks.add(tree, X_valid)
+            tree_counts = walks.add(tree, X_valid, self._leaf_values(tree))
             if self.budget is None:
                 # Nothing to stop for: the forest's cost is measured once, at the end.
                 kept, mean_cost = True, float("nan")
             else:
                 spent = walks.acquisition(prices)[0]
                 mean_cost = float(spent.mean()) if spent.size else 0.0
-                kept = mean_cost <= self.budget + 1e-9
+                kept = auto or mean_cost <= float(self.budget) + 1e-9
             self._report(position, alpha, t, kept, mean_cost)
             if not kept:
                 break  # the tree that broke the budget is left out
@@ -314,18 +356,49 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             counts += tree_counts
             trace.append(mean_cost)
             cost = mean_cost
+            if auto:
+                totals.append(mean_cost + self._prefix_loss(counts, codes[valid]))
+        if auto:
+            # The first prefix of least total (fewer trees on a tie).
+            n_kept = int(np.argmin(totals))
+            trees, trace = trees[:n_kept], trace[:n_kept]
+            cost = trace[-1] if trace else 0.0
+            counts = np.zeros((valid.shape[0], k))
+            for tree in trees:
+                counts += _walk(tree, X_valid, None, self._leaf_values(tree))
         if trees and self.budget is None:
             spent = walks.acquisition(prices)[0]
             cost = float(spent.mean()) if spent.size else 0.0
             trace = [cost]
         if not trees:
             trees = [_single_leaf(codes[train], k)]
-            leaf = trees[0].class_weight
-            counts = np.repeat(leaf, valid.shape[0], axis=0)
+            counts = np.repeat(self._leaf_values(trees[0]), valid.shape[0], axis=0)
             cost = 0.0
             trace = [0.0]
         loss = self._validation_loss(counts, codes[valid])
         return {"trees": trees, "cost": cost, "loss": loss, "trace": trace}
+
+    def _leaf_values(self, tree: TreeStructure) -> np.ndarray:
+        """What each node of ``tree`` adds to a belief: its class weights, or (laplace_leaves)
+        their Laplace probabilities."""
+        if self.probability == "laplace_leaves":
+            return smoothed_proba(tree.class_weight, 1.0)
+        return tree.class_weight
+
+    def _prefix_loss(self, counts: np.ndarray, truth: np.ndarray) -> float:
+        """Mean error (or referral) cost of the least-expected-cost conclusion on each row's
+        summed leaf values: :meth:`_validation_loss` vectorized, to compare forest prefixes."""
+        if truth.size == 0:
+            return 0.0
+        proba = smoothed_proba(counts, _SMOOTHING[self.probability])
+        costs = proba @ self.cost_matrix_
+        best = np.argmin(costs, axis=1)
+        loss = self.cost_matrix_[truth, best]
+        if self.reject_cost_ is not None:
+            refer = np.broadcast_to(np.asarray(self.reject_cost_, dtype=float), (costs.shape[1],))
+            refers = proba @ refer < costs[np.arange(truth.size), best]
+            loss = np.where(refers, refer[truth], loss)
+        return float(loss.mean())
 
     def _validation_loss(self, counts: np.ndarray, truth: np.ndarray) -> float:
         """Mean error or referral cost of :func:`decide` on each validation row's summed counts."""
@@ -404,7 +477,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     def _summed_counts(self, X: np.ndarray) -> np.ndarray:
         counts = np.zeros((X.shape[0], len(self.classes_)))
         for tree in self.trees_:
-            counts += _walk(tree, X, None)
+            counts += _walk(tree, X, None, self._leaf_values(tree))
         return counts
 
     # --------------------------------------------------------------- policy
@@ -437,7 +510,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                 classes=self._class_list,
                 cost_matrix=self.cost_matrix_,
                 reject_cost=self.reject_cost_,
-                support=float(counts.sum()) / members,
+                support=self._support(reaches, leaves_only=True),
                 waiting=0,
                 members=members,
             )
@@ -476,10 +549,11 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     continue
                 start = int(tree.edge_start[node])
                 left, right = int(tree.child[start]), int(tree.child[start + 1])
-                base -= weight * tree.class_weight[node]
+                values = self._leaf_values(tree)
+                base -= weight * values[node]
                 cuts.append(float(tree.threshold[node]))
                 shares.append(float(tree.branch_weight[start]))
-                moves.append((weight * tree.class_weight[left], weight * tree.class_weight[right]))
+                moves.append((weight * values[left], weight * values[right]))
         cut = np.asarray(cuts)
         order = np.argsort(cut, kind="stable")
         cdf = np.maximum.accumulate(np.asarray(shares)[order])
@@ -501,18 +575,24 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
             self._belief(now),
             cost_matrix=self.cost_matrix_,
             reject_cost=self.reject_cost_,
-            support=float(now.sum()) / members,
+            support=self._support(reaches, leaves_only=False),
             cost_after=after,
             waiting=n_waiting,
             members=members,
         )
 
-    def _counts_at(self, reaches, *, leaves_only: bool) -> np.ndarray:
+    def _support(self, reaches, *, leaves_only: bool) -> float:
+        """Training weight where the trees' walks end, per tree (the cases behind the belief)."""
+        counts = self._counts_at(reaches, leaves_only=leaves_only, raw=True)
+        return float(counts.sum()) / len(self.trees_)
+
+    def _counts_at(self, reaches, *, leaves_only: bool, raw: bool = False) -> np.ndarray:
         counts = np.zeros(len(self.classes_))
         for tree, reach in zip(self.trees_, reaches, strict=True):
             ends = reach.leaves if leaves_only else reach.ends
+            values = tree.class_weight if raw else self._leaf_values(tree)
             for node, weight in ends.items():
-                counts += weight * tree.class_weight[node]
+                counts += weight * values[node]
         return counts
 
     def _belief(self, counts: np.ndarray) -> np.ndarray:
@@ -630,11 +710,13 @@ _MAX_RUN_BYTES = 256 * 2**20
 class _ForestWalks:
     """The trees' arrays concatenated for :func:`._kernels.forest_acquisition`.
 
-    ``add`` appends a candidate tree (its arrays with global ids, and which
-    nodes each row reaches, from :func:`_walk`) and returns the rows' leaf
-    class weights in it; ``keep`` makes it a member.
-    A candidate not kept is replaced by the next ``add``.  The reach table
-    grows by doubling, so adding a tree copies only its own columns.
+    ``add`` appends a candidate tree (its arrays with global ids) and returns
+    the rows' leaf class weights in it; ``keep`` makes it a member.
+    A candidate not kept is replaced by the next ``add``.  Nothing is kept
+    per node and row: the policy's walk reads each row's own values
+    (:func:`._kernels.forest_acquisition`), so memory grows with the nodes
+    plus the rows (issue 29: a ``(nodes, rows)`` reach table asked for
+    20 GiB at 10,000 patients).
 
     ``acquisition`` with a candidate prices the members and the candidate
     from the members' runs of the policy (what each row bought, in order, at
@@ -652,29 +734,28 @@ class _ForestWalks:
         self.parts: list[tuple[np.ndarray, ...]] = []
         self.candidate: tuple[np.ndarray, ...] | None = None
         self.n_nodes = 0
-        # node x row, bit-packed along the rows: which rows reach each node
-        self.reached = np.zeros((1024, (n_rows + 7) // 8), dtype=np.uint8)
+        self.n_edges = 0
+        self.X = np.zeros((n_rows, 0))
         # The members' runs (start, bought, paid, counts); None: not known (priced without them).
         self.runs: tuple[np.ndarray, ...] | None = None
         self.candidate_runs: tuple[np.ndarray, ...] | None = None
         #: Rows where the added tree changed a purchase (run on every tree from there), summed.
         self.n_rerun = 0
 
-    def add(self, tree: TreeStructure, X: np.ndarray) -> np.ndarray:
-        nodes = self.n_nodes
-        edges = sum(part[1].shape[0] for part in self.parts)
-        end = nodes + tree.n_nodes
-        if end > self.reached.shape[0]:
-            grown = np.zeros((max(2 * self.reached.shape[0], end), self.reached.shape[1]), np.uint8)
-            grown[:nodes] = self.reached[:nodes]
-            self.reached = grown
-        self.reached[nodes:end] = 0
-        counts = _walk(tree, X, self.reached[nodes:end])
+    def add(
+        self, tree: TreeStructure, X: np.ndarray, values: np.ndarray | None = None
+    ) -> np.ndarray:
+        if not tree._numeric_only():
+            raise ValueError("a forest's trees split numbers only")
+        self.X = np.ascontiguousarray(X, dtype=float)
+        counts = _walk(tree, self.X, None, values)
         self.candidate = (
             tree.feature,
-            tree.child + nodes,
-            tree.edge_start + edges,
+            tree.threshold,
+            tree.edge_start + self.n_edges,
             tree.n_edges,
+            tree.child + self.n_nodes,
+            tree.branch_weight,
         )
         self.candidate_runs = None
         return counts
@@ -683,6 +764,7 @@ class _ForestWalks:
         assert self.candidate is not None
         self.parts.append(self.candidate)
         self.n_nodes += self.candidate[0].shape[0]
+        self.n_edges += self.candidate[4].shape[0]
         self.candidate = None
         self.runs, self.candidate_runs = self.candidate_runs, None
 
@@ -691,8 +773,8 @@ class _ForestWalks:
         parts = self.parts + ([self.candidate] if self.candidate is not None else [])
         sizes = [part[0].shape[0] for part in parts]
         offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        feature, child, edge_start, n_edges = (
-            np.concatenate([part[i] for part in parts]) for i in range(4)
+        feature, threshold, edge_start, n_edges, child, branch_weight = (
+            np.concatenate([part[i] for part in parts]) for i in range(6)
         )
         runs = self.runs
         if runs is None and not self.parts:
@@ -703,13 +785,11 @@ class _ForestWalks:
                 np.zeros(0),
                 np.zeros((0, m), dtype=np.int16),
             )
-        forest = (feature, edge_start, n_edges, child, offset, self.reached[: offset[-1]])
+        forest = (feature, threshold, edge_start, n_edges, child, branch_weight, offset, self.X)
         if self.candidate is None or runs is None or not self.replay:
-            return forest_acquisition(*forest, self.n_rows, prices)
+            return forest_acquisition(*forest, prices)
         assert len(parts) <= _MAX_TREES  # the runs count trees in int16
-        cost, n_done, *candidate_runs, n_rerun = forest_acquisition_added(
-            *forest, self.n_rows, prices, *runs
-        )
+        cost, n_done, *candidate_runs, n_rerun = forest_acquisition_added(*forest, prices, *runs)
         # Runs too large to keep (many rows, many tests bought): the next tree is priced by
         # running the policy on every tree.
         if candidate_runs[-1].nbytes <= _MAX_RUN_BYTES:
@@ -718,16 +798,39 @@ class _ForestWalks:
         return cost, n_done
 
 
-def _walk(tree: TreeStructure, X: np.ndarray, reached: np.ndarray | None) -> np.ndarray:
+def _walk(
+    tree: TreeStructure,
+    X: np.ndarray,
+    reached: np.ndarray | None,
+    values: np.ndarray | None = None,
+) -> np.ndarray:
     """Each row's leaf class weights in ``tree``, mixed by its shares: ``(n_rows, K)``.
 
-    The shares are ``tree.node_mass(X)``'s; ``reached`` (zeroed, ``(n_nodes, ceil(n_rows /
-    8))``), when given, gets ``np.packbits(node_mass(X) > 0, axis=1)``.  A tree of numeric
-    splits (every BudgetRF tree) is walked by :func:`._kernels.walk_rows`, equal to the bit
-    and without the ``(n_nodes, n_rows)`` table; the sum over the leaves is the same product.
+    The shares are ``tree.node_mass(X)``'s.  With no ``reached`` (the forest's own walks), a
+    tree of numeric splits (every BudgetRF tree) is walked by :func:`._kernels.walk_counts`,
+    which sums each leaf's weights as the row reaches it: no ``(leaves, rows)`` table.
+    ``values`` (default ``tree.class_weight``): what each leaf adds, e.g. its Laplace
+    probabilities.
+    ``reached`` (zeroed, ``(n_nodes, ceil(n_rows / 8))``), when given, gets
+    ``np.packbits(node_mass(X) > 0, axis=1)`` from :func:`._kernels.walk_rows` (equal to the
+    bit to ``node_mass``; the sum over the leaves is then the product of its leaf table).
     """
     leaves = tree.feature == LEAF
     X = np.ascontiguousarray(X, dtype=float)
+    values = tree.class_weight if values is None else values
+    if reached is None and tree._numeric_only():
+        counts = np.zeros((X.shape[0], tree.n_classes))
+        walk_counts(
+            X,
+            tree.feature,
+            tree.threshold,
+            tree.edge_start,
+            tree.child,
+            tree.branch_weight,
+            np.ascontiguousarray(values, dtype=float),
+            counts,
+        )
+        return counts
     if tree._numeric_only():
         leaf_mass = np.zeros((int(np.count_nonzero(leaves)), X.shape[0]))
         walk_rows(
@@ -738,9 +841,7 @@ def _walk(tree: TreeStructure, X: np.ndarray, reached: np.ndarray | None) -> np.
             tree.child,
             tree.branch_weight,
             np.cumsum(leaves) - 1,
-            np.zeros((tree.n_nodes, (X.shape[0] + 7) // 8), np.uint8)
-            if reached is None
-            else reached,
+            reached,
             leaf_mass,
         )
     else:
@@ -748,7 +849,7 @@ def _walk(tree: TreeStructure, X: np.ndarray, reached: np.ndarray | None) -> np.
         if reached is not None:
             reached[:] = np.packbits(mass > 0.0, axis=1)
         leaf_mass = mass[leaves]
-    return leaf_mass.T @ tree.class_weight[leaves]
+    return leaf_mass.T @ values[leaves]
 
 
 def _split(codes: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:

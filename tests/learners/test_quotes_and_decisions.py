@@ -103,6 +103,47 @@ def test_a_test_with_no_result_still_gives_its_partner_the_discount():
     assert action.cost == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_a_group_mate_ordered_after_an_empty_result_is_quoted_as_charged(fitted, name):
+    """Held-out cases whose blood tests (x0, x1, one group) come back empty: for every learner,
+    each quote equals evaluate's charge, and a group-mate ordered after an empty one is quoted
+    at the discount (CostModel.marginal_cost with the empty test done), never at full price."""
+    models, X, y = fitted
+    model = models[name]
+    X = X.copy()
+    X[::2, 0] = np.nan
+    X[1::2, 1] = np.nan
+    report = evaluate(model, X, y)
+    costs = model.cost_model_
+    mates_after_empty = 0
+    for case, row in zip(report.cases, X, strict=True):
+        done: list[int] = []
+        for test, quoted, charged in case.orders:
+            assert quoted == pytest.approx(charged), (test, quoted, charged, done)
+            assert quoted == pytest.approx(costs.marginal_cost(test, done))
+            if test in (0, 1) and any(t in (0, 1) and np.isnan(row[t]) for t in done):
+                assert quoted == pytest.approx(1.0)  # the group's discounted price
+                mates_after_empty += 1
+            done.extend(sorted(costs.done_closure([test]) - set(done)))
+    # Straight after an empty blood test, a policy that asks for its mate quotes the discount.
+    for empty, mate in ((0, 1), (1, 0)):
+        action = model.next_action({empty: np.nan, 2: 0.0})
+        if isinstance(action, Extract) and action.test == mate:
+            assert action.cost == pytest.approx(1.0)
+            mates_after_empty += 1
+    assert mates_after_empty or name in _NEVER_ASK_BOTH_BLOOD_TESTS, name
+
+
+#: Learners whose fitted policy on this table never asks for the second blood test after the
+#: first came back empty (so only quote == charge is checked for them).
+_NEVER_ASK_BOTH_BLOOD_TESTS = {
+    "BudgetRFClassifier",
+    "CSID3Classifier",
+    "ConditionedLossClassifier",
+    "IDXClassifier",
+}
+
+
 def _patient_reaching(tree, node: int) -> dict[int, float] | None:
     """Known values that route a patient from the root to ``node``; None if no values can.
 
