@@ -1,0 +1,38 @@
+"""``{% model_monitoring model as m %}`` and ``{% confirmed_diagnosis case as c %}``.
+
+The monitoring panel (model page), its alarm (home card) and the confirm form (case screen)
+are includes of their own, so the pages that show them need one ``{% include %}`` line each;
+the figures come from ``selectors.monitoring`` (no logic here).
+"""
+
+from __future__ import annotations
+
+from django import template
+
+from ..selectors.monitoring import confirmed_diagnosis_of
+from ..selectors.monitoring import model_monitoring as monitoring_of
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def model_monitoring(context, trained_model):
+    """The model's realized figures and drift test, or None (no request, not ready)."""
+    request = context.get("request")
+    if request is None or trained_model is None or not trained_model.is_ready:
+        return None
+    return monitoring_of(user=request.user, trained_model=trained_model)
+
+
+@register.simple_tag
+def confirmed_diagnosis(case):
+    """The case's confirmed diagnosis in force, or None."""
+    return confirmed_diagnosis_of(case) if case is not None and case.pk else None
+
+
+@register.filter
+def percent(value, digits: int = 1) -> str:
+    """A share as a percentage ("–" for None)."""
+    if value is None:
+        return "–"
+    return f"{100.0 * float(value):.{int(digits)}f}%"
