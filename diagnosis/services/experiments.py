@@ -691,13 +691,13 @@ def deploy_recommended(
         learner_index = int(chosen["learner_index"])
     if not 0 <= learner_index < len(source.learners):
         raise ValidationError(f"This experiment has no learner {learner_index}.")
-    _refuse_unless_cheaper_than_nothing(source, learner_index, matrix_index)
     current = cost_snapshot(source.dataset)
     if _prices(current) != _prices(source.cost_snapshot):
         raise ValidationError(
             "The dataset's prices changed since this experiment ran, so its recommendation may "
             "no longer hold. Clone the experiment to run it at today's prices first."
         )
+    _refuse_unless_cheaper_than_nothing(source, learner_index, matrix_index)
     entry = source.learners[learner_index]
     target = source.matrices[matrix_index]
     error_matrix = _error_matrix_for(source, target)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django import template
 
-from ..selectors.monitoring import confirmed_diagnosis_of
+from ..selectors.monitoring import confirmed_diagnosis_of, models_monitoring
 from ..selectors.monitoring import model_monitoring as monitoring_of
 
 register = template.Library()
@@ -22,6 +22,28 @@ def model_monitoring(context, trained_model):
     if request is None or trained_model is None or not trained_model.is_ready:
         return None
     return monitoring_of(user=request.user, trained_model=trained_model)
+
+
+@register.simple_tag(takes_context=True)
+def card_monitoring(context, trained_model):
+    """A home card's monitoring: every card's is read at the first card, in a fixed number of
+    queries (``selectors.monitoring.models_monitoring`` over the page's ``trained_models``),
+    and kept for the request."""
+    request = context.get("request")
+    if request is None or trained_model is None or not trained_model.is_ready:
+        return None
+    # kept on the request: each include renders with a render context of its own
+    cache = getattr(request, _CARDS, None)
+    if cache is None or trained_model.pk not in cache:
+        shown = [m for m in context.get("trained_models") or [] if m.is_ready]
+        if trained_model not in shown:
+            shown.append(trained_model)
+        cache = models_monitoring(user=request.user, trained_models=shown)
+        setattr(request, _CARDS, cache)
+    return cache.get(trained_model.pk)
+
+
+_CARDS = "_diagnosis_monitoring_cards"
 
 
 @register.simple_tag

@@ -108,6 +108,10 @@ POLICY: dict[str, tuple[str, ...]] = {
     "cases/new/?model=<model>": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "cases/<int:pk>/": PATIENT_CASE,
     "cases/<int:pk>/summary/": PATIENT_CASE,
+    # Recording a closed case's confirmed diagnosis is a POST (the owner only: test_monitoring).
+    "cases/<int:pk>/confirmed-diagnosis/": (LOGIN,) + (NOT_ALLOWED,) * 5,
+    # Confirmed diagnoses from a CSV of the clinician's own patients: clinicians only.
+    "cases/confirmed-diagnoses/": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     # A lead clinician's teams' cases (the lead's OK is in LEAD); anyone else is refused.
     "team/": (LOGIN,) + (FORBIDDEN,) * 5,
     "api/cases/<int:pk>/step": (UNAUTHENTICATED,) + PATIENT_CASE[1:],
@@ -120,6 +124,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "api/v1/cases": (UNAUTHENTICATED,) * 6,
     "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * 6,
     "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * 6,  # POST only
+    "api/v1/cases/<case_id>/confirmed-diagnosis": (NOT_ALLOWED,) * 6,  # POST only
     "admin/": STAFF_ONLY,
     "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
     # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
