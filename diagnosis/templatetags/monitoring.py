@@ -58,3 +58,11 @@ def percent(value, digits: int = 1) -> str:
     if value is None:
         return "–"
     return f"{100.0 * float(value):.{int(digits)}f}%"
+
+
+@register.filter
+def p_value(value) -> str:
+    """A p-value as read aloud: "< 0.0001" rather than 0.0000."""
+    if value is None:
+        return "–"
+    return "< 0.0001" if float(value) < 0.0001 else f"{float(value):.4f}"

@@ -328,7 +328,8 @@ def test_deploy_is_refused_for_a_learner_no_better_than_ordering_nothing(
         problems = _watch_errors(page)
         try:
             log_in(page, *ADMIN)
-            page.goto(f"/experiments/{experiment.pk}/")
+            # the charts' plotly.js is large: on a busy machine, wait for the page, not it
+            page.goto(f"/experiments/{experiment.pk}/", wait_until="domcontentloaded")
             refused = page.locator("#deploy-refused")
             expect(refused).to_be_visible()
             expect(refused).to_contain_text(
@@ -339,6 +340,9 @@ def test_deploy_is_refused_for_a_learner_no_better_than_ordering_nothing(
             # the baselines are rows of the table, the cheapest first: ordering nothing
             best = page.locator(".results-table tbody tr").first
             expect(best.locator(".learner-name")).to_have_text("Order nothing (no test)")
+            expect(page.locator("#fig-normalized-cost-chart .main-svg").first).to_be_visible(
+                timeout=FINISH_TIMEOUT_MS
+            )
             refused.scroll_into_view_if_needed()
             _shot(page, "experiment-deploy-refused", size)
             assert not problems, problems
