@@ -48,7 +48,7 @@ def confirmed_label_code(case: DiagnosisCase, label: int | str) -> tuple[int, st
         if text.casefold() in lowered and lowered.count(text.casefold()) == 1:
             code = lowered.index(text.casefold())
             return code, labels[code]
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # "²" is a digit to str.isdigit, not to int()
             label = int(text)
     if isinstance(label, int) and not isinstance(label, bool) and 0 <= label < len(labels):
         return label, labels[label]

@@ -10,10 +10,11 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from .. import selectors
-from ..permissions import CaseNotFound, require_clinician
+from ..models import CaseAccess
+from ..permissions import CaseNotFound, require_case_access, require_clinician
 from ..services import confirmations
 from .cases import _summary_page
 from .common import messages_of, page
@@ -21,13 +22,26 @@ from .common import messages_of, page
 __all__ = ["case_confirmed_diagnosis", "confirmed_diagnoses_upload"]
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def case_confirmed_diagnosis(request: HttpRequest, pk: int) -> HttpResponse:
-    """Record the closed case's confirmed diagnosis (``label``: a class code or name)."""
+    """GET: the form alone (a link target); POST: record the closed case's confirmed diagnosis
+    (``label``: a class code or name).  The case's own clinician only: 404 for anyone who may
+    not read it, 403 for a lead who reads it."""
+    reading = request.method == "GET"
     try:
-        case = selectors.case_for_user(user=request.user, pk=pk, access=None)
+        case = selectors.case_for_user(
+            user=request.user, pk=pk, access=CaseAccess.VIEW if reading else None
+        )
     except CaseNotFound as exc:
         raise Http404(str(exc)) from exc
+    if reading:
+        require_case_access(request.user, case)
+        state = selectors.case_state(user=request.user, case=case)
+        return page(
+            request,
+            "diagnosis/case_confirmed_diagnosis.html",
+            {"case": case, "state": state, "read_only": False},
+        )
     try:
         recorded = confirmations.record_confirmed_diagnosis(
             user=request.user, case=case, label=request.POST.get("label", "")

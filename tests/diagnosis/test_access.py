@@ -108,8 +108,8 @@ POLICY: dict[str, tuple[str, ...]] = {
     "cases/new/?model=<model>": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "cases/<int:pk>/": PATIENT_CASE,
     "cases/<int:pk>/summary/": PATIENT_CASE,
-    # Recording a closed case's confirmed diagnosis is a POST (the owner only: test_monitoring).
-    "cases/<int:pk>/confirmed-diagnosis/": (LOGIN,) + (NOT_ALLOWED,) * 5,
+    # A closed case's confirmed diagnosis: its form, and the POST that records it.
+    "cases/<int:pk>/confirmed-diagnosis/": PATIENT_CASE,
     # Confirmed diagnoses from a CSV of the clinician's own patients: clinicians only.
     "cases/confirmed-diagnoses/": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     # A lead clinician's teams' cases (the lead's OK is in LEAD); anyone else is refused.
@@ -236,6 +236,7 @@ POLICY: dict[str, tuple[str, ...]] = {
 LEAD = {
     "cases/<int:pk>/": OK,  # the read-only page (no step forms)
     "cases/<int:pk>/summary/": OK,
+    "cases/<int:pk>/confirmed-diagnosis/": FORBIDDEN,  # reads the case, records nothing
     "models/<int:pk>/tree/?case=<case>": OK,
     "models/<int:pk>/trees/?case=<case>": OK,
     "api/cases/<int:pk>/step": OK,  # GET reads; a POST is refused (test_teams.py)
@@ -443,7 +444,7 @@ def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
         if r.startswith(("cases/<", "api/cases/", "admin/diagnosis/diagnosiscase/<", "admin/r/"))
         or "case=" in r
     ]
-    assert len(case_routes) == 10
+    assert len(case_routes) == 11
     for route in case_routes:
         real, gone = _fill(route, world), _fill(route, world, ids=ids)
         assert real != gone

@@ -150,6 +150,7 @@ def test_the_endpoint_refuses_bad_input_open_cases_and_other_peoples_cases(
     unknown = confirm(client, case_id, "flu")
     assert unknown.status_code == 400 and "healthy (0), disease (1)" in unknown.json()["error"]
     assert confirm(client, case_id, 7).status_code == 400
+    assert confirm(client, case_id, "\u00b2").status_code == 400  # a digit to str, not to int
     extra = post(client, f"/api/v1/cases/{case_id}/confirmed-diagnosis", {"label": 0, "note": "x"})
     assert extra.status_code == 400
     assert confirm(client, case_id, True).status_code == 400
