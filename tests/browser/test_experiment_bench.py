@@ -329,6 +329,7 @@ def test_deploy_is_refused_for_a_learner_no_better_than_ordering_nothing(
         try:
             log_in(page, *ADMIN)
             # the charts' plotly.js is large: on a busy machine, wait for the page, not it
+            context.set_default_timeout(FINISH_TIMEOUT_MS)
             page.goto(f"/experiments/{experiment.pk}/", wait_until="domcontentloaded")
             refused = page.locator("#deploy-refused")
             expect(refused).to_be_visible()

@@ -18,6 +18,8 @@ OUT = Path(
     os.environ.get("SCREENSHOT_DIR") or Path(__file__).resolve().parents[2] / "var" / "screenshots"
 )
 SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
+#: The model page loads plotly.js; on a machine shared by eight sessions it takes its time.
+LOADED_MS = 90_000
 
 
 def _shot(page, name: str, size: str) -> None:
@@ -44,6 +46,7 @@ def test_a_confirmed_diagnosis_on_the_case_screen_and_a_drift_alarm(
     classify(user=clinician, case=first, label=0)
     for size, (width, height) in SIZES.items():
         context, page = new_page(chromium, live_server, width=width, height=height)
+        context.set_default_timeout(LOADED_MS)
         try:
             log_in(page, *CLINICIAN)
             page.goto(f"/cases/{first.pk}/")  # a closed case opens on its summary
@@ -80,6 +83,7 @@ def test_a_confirmed_diagnosis_on_the_case_screen_and_a_drift_alarm(
         assert answer.status_code == 201, answer.content
     for size, (width, height) in SIZES.items():
         context, page = new_page(chromium, live_server, width=width, height=height)
+        context.set_default_timeout(LOADED_MS)
         try:
             log_in(page, *CLINICIAN)
             card_alarm = page.locator(f"[data-drift-alarm='{heart_model.pk}']")
