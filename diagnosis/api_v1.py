@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import time
 from functools import wraps
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import redirect_to_login
@@ -33,7 +33,14 @@ from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as SchemaError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
-from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic import (
+    ConfigDict,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from . import selectors
@@ -431,6 +438,56 @@ def take_step(request: HttpRequest, case_id: int, payload: StepIn):
     # checks the access again
     state = selectors.case_state(user=request.user, case=taken.case, context=taken.context)
     return state_to_dict(state)
+
+
+class ConfirmedDiagnosisIn(Schema):
+    """The diagnosis a closed case turned out to have (issue 27: monitoring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: StrictInt | Annotated[StrictStr, StringConstraints(max_length=200)] = Field(
+        ..., description="The confirmed class: its name or its index in the case's class_labels."
+    )
+
+
+class ConfirmedDiagnosisOut(Schema):
+    case: int
+    label: int = Field(description="The class's index in the case's class_labels.")
+    label_name: str
+    recorded_by: str
+    recorded_at: str
+    source: str
+
+
+@api.post(
+    "/cases/{case_id}/confirmed-diagnosis",
+    response={201: ConfirmedDiagnosisOut, **CASE_ERRORS},
+    summary="Record a closed case's confirmed diagnosis",
+)
+def record_confirmed_diagnosis(request: HttpRequest, case_id: int, payload: ConfirmedDiagnosisIn):
+    """Only the case's own clinician, on a closed case (409 while it is open); the steps and
+    costs stay as they are, and the model's monitoring counts it."""
+    from .services import confirmations
+
+    case = selectors.case_for_user(user=request.user, pk=case_id, access=None)
+    if case.is_open:
+        return Status(
+            409, {"error": "This case is still open: conclude or refer it first, then confirm."}
+        )
+    recorded = confirmations.record_confirmed_diagnosis(
+        user=request.user, case=case, label=payload.label, source="api"
+    )
+    return Status(
+        201,
+        {
+            "case": case.pk,
+            "label": recorded.label,
+            "label_name": recorded.label_name,
+            "recorded_by": request.user.get_username(),
+            "recorded_at": recorded.recorded_at.isoformat(),
+            "source": recorded.source,
+        },
+    )
 
 
 def _state(request: HttpRequest, case_id: int, *, access: str | None) -> dict[str, Any]:

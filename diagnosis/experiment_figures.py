@@ -431,6 +431,7 @@ def results_context(
             else ""
         ),
         "recommendation_p": _p(chosen.p_value) if chosen is not None else "–",
+        "recommendation_nothing_p": _p(chosen.nothing_p) if chosen is not None else "–",
     }
 
 

@@ -6,6 +6,7 @@ Included at the root by ``config.urls`` (which adds the admin and login pages).
 from django.urls import include, path
 
 from . import api, api_v1, views
+from .views import confirmations as confirmation_views
 from .views import experiments as experiment_views
 from .views.teams import team_cases
 
@@ -41,6 +42,16 @@ urlpatterns = [
     path("cases/new/", views.case_new, name="case-new"),
     path("cases/<int:pk>/", views.case_detail, name="case-detail"),
     path("cases/<int:pk>/summary/", views.case_summary, name="case-summary"),
+    path(
+        "cases/<int:pk>/confirmed-diagnosis/",
+        confirmation_views.case_confirmed_diagnosis,
+        name="case-confirmed-diagnosis",
+    ),
+    path(
+        "cases/confirmed-diagnoses/",
+        confirmation_views.confirmed_diagnoses_upload,
+        name="confirmed-diagnoses-upload",
+    ),
     path("team/", team_cases, name="team-cases"),  # a lead clinician's teams' cases (read)
     path("api/cases/<int:pk>/step", api.case_step, name="api-case-step"),
     # Bearer-token API with an OpenAPI schema (see diagnosis/api_v1.py).

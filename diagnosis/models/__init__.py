@@ -3,6 +3,7 @@
 from .api_tokens import ApiToken
 from .audit import CaseAccess
 from .cases import DiagnosisCase, DiagnosisStep
+from .confirmations import ConfirmedDiagnosis
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from .experiments import Experiment, ExperimentTask
 from .teams import Team
@@ -11,6 +12,7 @@ from .training import TrainedModel, TrainingCheckpoint
 __all__ = [
     "ApiToken",
     "CaseAccess",
+    "ConfirmedDiagnosis",
     "Dataset",
     "DatasetCase",
     "DiagnosisCase",

@@ -29,6 +29,7 @@ class CaseAccess(models.Model):
     RESULTS = "results"
     CORRECT = "correct"
     UNDO = "undo"
+    CONFIRM = "confirm"
     ACTION_CHOICES = [
         (VIEW, "read the case page"),
         (SUMMARY, "read the summary"),
@@ -38,9 +39,10 @@ class CaseAccess(models.Model):
         (RESULTS, "recorded several results"),
         (CORRECT, "corrected a value"),
         (UNDO, "undid a step"),
+        (CONFIRM, "recorded a confirmed diagnosis"),
     ]
     #: Actions that change the case (the rest only read it).
-    CHANGES = (STEP, RESULTS, CORRECT, UNDO)
+    CHANGES = (STEP, RESULTS, CORRECT, UNDO, CONFIRM)
 
     id = models.BigAutoField(primary_key=True)
     at = models.DateTimeField(default=timezone.now)

@@ -29,6 +29,7 @@ from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 from ..models import Experiment, ExperimentTask
 from ..permissions import is_clinician, is_model_admin
 from ..services.experiment_results import METRICS, assemble_results
+from ..services.learner_names import display_label
 
 __all__ = [
     "Bar",
@@ -98,7 +99,7 @@ def _summary(e: Experiment) -> ExperimentSummary:
         progress=(e.n_done + e.n_failed) / e.n_tasks if e.n_tasks else 0.0,
         created_at=e.created_at,
         created_by=e.created_by.get_username() if e.created_by_id else "",
-        n_learners=len(e.learners),
+        n_learners=sum(1 for entry in e.learners if not entry.get("baseline")),
         n_matrices=len(e.matrices),
         matrix_kind=e.matrix_kind,
         finished_at=e.finished_at,
@@ -222,7 +223,15 @@ def experiment_detail(*, user, experiment_id: int) -> ExperimentDetail:
     admin = is_model_admin(user)
     return ExperimentDetail(
         summary=_summary(e),
-        learners=[{"index": i, **entry} for i, entry in enumerate(e.learners)],
+        learners=[
+            {
+                "index": i,
+                **entry,
+                "label": display_label(entry),
+                "baseline": bool(entry.get("baseline")),
+            }
+            for i, entry in enumerate(e.learners)
+        ],
         matrices=[{"index": i, **m} for i, m in enumerate(e.matrices)],
         k=e.k,
         repeats=e.repeats,
@@ -233,10 +242,17 @@ def experiment_detail(*, user, experiment_id: int) -> ExperimentDetail:
         can_resume=admin and e.status in (Experiment.CANCELLED, Experiment.FAILED),
         can_rerun=admin and e.is_finished,
         parent_id=e.parent_id,
-        test_names=list(e.cost_snapshot.get("names", [])),
+        test_names=_test_names(e),
         class_labels=list((e.cost_snapshot.get("vocabulary") or {}).get("class_labels") or [])
         or list(e.dataset.class_labels),
     )
+
+
+def _test_names(e: Experiment) -> list[str]:
+    """The experiment's tests by the names clinicians read (the dataset's labels), never by
+    their column codes; a code stays only for a test without a label or since deleted."""
+    shown = dict(e.dataset.tests.exclude(label="").values_list("name", "label"))
+    return [shown.get(name) or name for name in e.cost_snapshot.get("names", [])]
 
 
 # ------------------------------------------------------------------ results
@@ -269,6 +285,8 @@ class ResultRow:
     reject_rate: Stat
     fit_seconds: Stat
     auc: Stat | None
+    #: One of the two strategies every experiment runs beside its learners.
+    baseline: bool = False
 
 
 def results_table(*, user, experiment_id: int) -> list[ResultRow]:
@@ -282,11 +300,12 @@ def results_table(*, user, experiment_id: int) -> list[ResultRow]:
         rows.append(
             ResultRow(
                 learner_index=li,
-                learner_label=e.learners[li]["label"],
+                learner_label=display_label(e.learners[li]),
                 matrix_index=mi,
                 matrix_label=e.matrices[mi]["label"],
                 x=e.matrices[mi]["x"],
                 n=entry["n"],
+                baseline=bool(e.learners[li].get("baseline")),
                 auc=Stat(auc["mean"], auc["std"]) if auc.get("n") else None,
                 **{m: Stat(entry[m]["mean"], entry[m]["std"]) for m in METRICS},
             )
@@ -371,7 +390,7 @@ def chart_series(*, user, experiment_id: int) -> Charts:
             points = [(xs[mi], by[(li, mi)][metric]) for mi in order if by[(li, mi)]["n"]]
             target.append(
                 Series(
-                    name=entry["label"],
+                    name=display_label(entry),
                     x=[x for x, _ in points],
                     y=[s["mean"] for _, s in points],
                     error=[s["std"] for _, s in points],
@@ -392,7 +411,7 @@ def chart_series(*, user, experiment_id: int) -> Charts:
         rs = sorted(per_r)
         charts.anytime.append(
             Series(
-                name=e.learners[li]["label"],
+                name=display_label(e.learners[li]),
                 x=[float(np.mean([p["fit_seconds"] for p in per_r[r]])) for r in rs],
                 y=[_mean(p["normalized_cost"] for p in per_r[r]) for r in rs],
                 error=None,
@@ -442,7 +461,7 @@ def chart_series(*, user, experiment_id: int) -> Charts:
                 stacked = np.vstack(curves)
                 charts.roc.append(
                     Series(
-                        name=entry["label"],
+                        name=display_label(entry),
                         x=[float(v) for v in grid],
                         y=[float(v) for v in stacked.mean(axis=0)],
                         error=[float(v) for v in stacked.std(axis=0)],
@@ -450,7 +469,7 @@ def chart_series(*, user, experiment_id: int) -> Charts:
                         matrix_index=0,
                     )
                 )
-    names = list(e.cost_snapshot.get("names", []))
+    names = _test_names(e)
     for mi in order:
         for li, entry in enumerate(e.learners):
             mine = [t for t in tasks if t["learner_index"] == li and t["matrix_index"] == mi]
@@ -458,7 +477,7 @@ def chart_series(*, user, experiment_id: int) -> Charts:
                 continue
             charts.tests_paid.append(
                 Bar(
-                    learner_label=entry["label"],
+                    learner_label=display_label(entry),
                     matrix_label=e.matrices[mi]["label"],
                     test_names=names,
                     frequency=np.mean([t["test_frequency"] for t in mine], axis=0).tolist(),
@@ -499,8 +518,8 @@ def _comparison(e: Experiment, data: dict) -> Comparison:
         matrix_label=e.matrices[mi]["label"] if mi is not None else "",
         a_index=data["a"],
         b_index=data["b"],
-        learner_a=e.learners[data["a"]]["label"],
-        learner_b=e.learners[data["b"]]["label"],
+        learner_a=display_label(e.learners[data["a"]]),
+        learner_b=display_label(e.learners[data["b"]]),
         metric=data["metric"],
         result=PairedComparison.from_dict(data),
     )
@@ -530,7 +549,7 @@ def cross_dataset_significance(*, user, experiment_ids: Sequence[int]) -> list[C
             mean = entry["normalized_cost"]["mean"]
             if mean is None:
                 continue
-            label = e.learners[entry["learner_index"]]["label"]
+            label = display_label(e.learners[entry["learner_index"]])
             matrix = e.matrices[entry["matrix_index"]]["label"]
             means[(label, matrix)][e.pk] = mean
             if label not in learner_order:
@@ -579,6 +598,12 @@ class Recommendation:
     significant: bool
     sentence: str
     test: str = ""  # the test against the runner-up (e.g. "corrected paired t-test")
+    #: Ordering nothing's mean total cost on the same folds (None: the experiment ran before
+    #: the baselines), whether the learner is cheaper, and that test's p-value.
+    nothing_cost: float | None = None
+    beats_nothing: bool | None = None
+    nothing_p: float | None = None
+    nothing_significant: bool = False
 
 
 def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
@@ -610,7 +635,7 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
                 )
             )
             continue
-        label = e.learners[li]["label"]
+        label = display_label(e.learners[li])
         runner = r.get("runner_up_index")
         comparison = r.get("comparison") or {}
         p = comparison.get("p_value")
@@ -622,7 +647,7 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
         )
         sentence = f"{label}: expected total cost {r['mean_total_cost']:.2f} per patient{interval}."
         if runner is not None:
-            runner_label = e.learners[runner]["label"]
+            runner_label = display_label(e.learners[runner])
             if p is None:
                 verdict = "no test possible" + (
                     f": {comparison['note']}" if comparison.get("note") else ""
@@ -643,15 +668,28 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
                 ci_high=r.get("ci_high"),
                 confidence=r.get("confidence", 0.95),
                 runner_up_index=runner,
-                runner_up_label=e.learners[runner]["label"] if runner is not None else "",
+                runner_up_label=display_label(e.learners[runner]) if runner is not None else "",
                 runner_up_cost=r.get("runner_up_cost"),
                 p_value=p,
                 significant=bool(r["significant"]),
                 sentence=sentence,
                 test=test,
+                **_versus_nothing(r.get("versus_nothing")),
             )
         )
     return out
+
+
+def _versus_nothing(data: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not data:
+        return {}
+    comparison = data.get("comparison") or {}
+    return {
+        "nothing_cost": data["nothing_cost"],
+        "beats_nothing": bool(data["cheaper"]),
+        "nothing_p": comparison.get("p_value"),
+        "nothing_significant": bool(comparison.get("significant")),
+    }
 
 
 # ------------------------------------------------------------------ exports
@@ -685,7 +723,7 @@ def export_csv(*, user, experiment_id: int) -> str:
             [
                 e.pk,
                 e.dataset.name,
-                _cell(learner["label"]),
+                _cell(display_label(learner)),
                 learner["key"],
                 _cell(matrix["label"]),
                 "" if matrix["x"] is None else matrix["x"],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 
-__all__ = ["Column", "Table", "read_csv_table"]
+__all__ = ["Column", "Table", "read_csv_records", "read_csv_table"]
 
 MISSING = {"", "?", "na", "n/a", "nan", "null", "none"}
 # What one upload may hold. Beyond these a request would run for minutes and take gigabytes
@@ -99,6 +99,13 @@ def _records(text: str) -> list[list[str]]:
             ) from None
         raise ValidationError(f"Line {reader.line_num}: not readable as CSV ({exc}).") from None
     return records
+
+
+def read_csv_records(file) -> list[list[str]]:
+    """The records of an uploaded CSV file (or a path), read with the same limits
+    and checks as a dataset upload (size, UTF-8, NUL, cell length, row count); for uploads
+    that are not datasets, whose caller checks the columns itself."""
+    return _records(_text_of(file))
 
 
 def _number(text: str) -> float | None:

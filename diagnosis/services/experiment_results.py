@@ -110,8 +110,14 @@ def _paired(experiment: Experiment, cells, a: int, b: int, mi: int, metric: str)
 
 
 def _recommend(experiment: Experiment, cells, mi: int) -> dict:
+    """The cheapest learner (never a baseline), its interval, the runner-up, and how it
+    compares with ordering nothing on the same folds (``versus_nothing``)."""
+    from .experiments import ORDER_NOTHING, is_baseline
+
     means = []
-    for li in range(len(experiment.learners)):
+    for li, entry in enumerate(experiment.learners):
+        if is_baseline(entry):
+            continue
         values = [
             row["mean_total_cost"]
             for row in cells.get((li, mi), {}).values()
@@ -146,4 +152,26 @@ def _recommend(experiment: Experiment, cells, mi: int) -> dict:
             comparison=comparison,
             significant=bool(comparison and comparison["significant"]),
         )
+    nothing = next(
+        (
+            li
+            for li, entry in enumerate(experiment.learners)
+            if is_baseline(entry) and entry["key"] == ORDER_NOTHING
+        ),
+        None,
+    )
+    if nothing is not None:
+        costs = [
+            row["mean_total_cost"]
+            for row in cells.get((nothing, mi), {}).values()
+            if row["mean_total_cost"] is not None
+        ]
+        if costs:
+            nothing_cost = float(np.mean(costs))
+            recommendation["versus_nothing"] = {
+                "nothing_index": nothing,
+                "nothing_cost": nothing_cost,
+                "cheaper": best_mean < nothing_cost,
+                "comparison": _paired(experiment, cells, best, nothing, mi, "mean_total_cost"),
+            }
     return recommendation

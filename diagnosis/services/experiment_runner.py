@@ -37,6 +37,7 @@ from ..models import DatasetCase, Experiment, ExperimentTask
 from . import broker, learner_registry
 from .costs import cost_model_from_snapshot
 from .experiment_results import assemble_results
+from .learner_names import display_label
 from .training_progress import Heartbeat
 
 __all__ = [
@@ -207,8 +208,10 @@ def run_task(*, task_id: int, worker: str = "") -> str:
     experiment = task.experiment
     targets = [task]
     entry = experiment.learners[task.learner_index]
-    if len(experiment.matrices) > 1 and learner_registry.takes_matrix_at_prediction(
-        entry["key"], entry["params"]
+    if (
+        len(experiment.matrices) > 1
+        and not entry.get("baseline")
+        and learner_registry.takes_matrix_at_prediction(entry["key"], entry["params"])
     ):
         targets += list(
             task.followers.filter(status=ExperimentTask.PENDING).order_by("matrix_index")
@@ -255,10 +258,21 @@ def _compute(experiment: Experiment, task: ExperimentTask, targets) -> dict[int,
     folds = _folds(experiment.pk, y.tobytes(), experiment.k, experiment.seed, task.repeat)
     train, test = folds[task.fold]
     entry = experiment.learners[task.learner_index]
-    spec = learner_registry.get_spec(entry["key"])
     cost_model = cost_model_from_snapshot(experiment.cost_snapshot)
     first = experiment.matrices[task.matrix_index]
     random_state = experiment.seed + task.repeat
+    if entry.get("baseline"):
+        started = time.perf_counter()
+        model = _fit_baseline(
+            entry["key"], X[train], y[train], cost_model, first, experiment, random_state
+        )
+        result = _result_fields(
+            _evaluate(model, X[test], y[test], cost_model, first), n_tests=X.shape[1]
+        )
+        result["fit_seconds"] = time.perf_counter() - started
+        result["anytime"] = []
+        return {task.pk: result}
+    spec = learner_registry.get_spec(entry["key"])
 
     def fit(params) -> tuple[object, float]:
         estimator = learner_registry.build_estimator(
@@ -308,6 +322,31 @@ def _compute(experiment: Experiment, task: ExperimentTask, targets) -> dict[int,
         result["anytime"] = anytime if target.pk == task.pk else []
         results[target.pk] = result
     return results
+
+
+def _fit_baseline(key, X, y, cost_model, matrix, experiment, random_state):
+    """Ordering nothing, or every test then a C4.5 tree: the model page's two baselines
+    (``services.training_data.baseline_metrics``), fitted on the fold's training part."""
+    from learners.baselines import OrderEverything, OrderNothing
+    from learners.tree import C45Classifier
+
+    from .experiments import ORDER_EVERYTHING, ORDER_NOTHING
+
+    shared = {
+        "test_costs": cost_model,
+        "cost_matrix": np.asarray(matrix["matrix"], dtype=float),
+        "reject_cost": matrix["reject_cost"],
+    }
+    if key == ORDER_NOTHING:
+        return OrderNothing(**shared).fit(X, y)
+    if key == ORDER_EVERYTHING:
+        tree = C45Classifier(
+            **shared,
+            categorical_features=list(experiment.categorical) or None,
+            random_state=random_state,
+        ).fit(X, y)
+        return OrderEverything(tree)
+    raise ValueError(f"unknown baseline {key!r}")
 
 
 def _evaluate(model, X, y, cost_model, matrix):
@@ -442,7 +481,7 @@ def land(*, experiment_id: int, done: int = 0, failed: int = 0, count: bool = Fa
                 .first()
             )
             where = (
-                f"{experiment.learners[first_error.learner_index]['label']}, repeat "
+                f"{display_label(experiment.learners[first_error.learner_index])}, repeat "
                 f"{first_error.repeat + 1}, fold {first_error.fold + 1}, matrix "
                 f"{experiment.matrices[first_error.matrix_index]['label']}"
             )

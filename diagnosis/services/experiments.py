@@ -22,16 +22,20 @@ from django.utils import timezone
 
 from ..models import Dataset, DiagnosticTest, ErrorMatrix, Experiment, ExperimentTask, TrainedModel
 from ..permissions import require_model_admin
-from . import learner_registry
+from . import learner_names, learner_registry
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .validation import clean_matrix, clean_reject_cost
 
 __all__ = [
+    "BASELINES",
     "MAX_SWEEP",
+    "ORDER_EVERYTHING",
+    "ORDER_NOTHING",
     "cancel_experiment",
     "clone_experiment",
     "create_experiment",
     "deploy_recommended",
+    "is_baseline",
     "launch_experiment",
     "rerun_experiment",
     "resume_experiment",
@@ -42,6 +46,36 @@ MAX_LEARNERS = 20
 MAX_SWEEP = 50
 MAX_REPEATS = 50
 MAX_SEED = 2**31 - 1
+
+
+#: The two strategies every experiment also runs, as rows beside the learners, on the same
+#: folds and matrices (``learners.baselines``): a learner that is not cheaper than ordering
+#: nothing is never deployed from the bench.
+ORDER_NOTHING = "order_nothing"
+ORDER_EVERYTHING = "order_everything"
+BASELINES: tuple[dict[str, Any], ...] = (
+    {"key": ORDER_NOTHING, "params": {}, "label": "Order nothing (no test)", "baseline": True},
+    {
+        "key": ORDER_EVERYTHING,
+        "params": {},
+        "label": "Order every test, then a C4.5 tree",
+        "baseline": True,
+    },
+)
+
+
+def is_baseline(entry: Mapping[str, Any]) -> bool:
+    """Whether an experiment's learner entry is one of :data:`BASELINES`."""
+    return bool(entry.get("baseline"))
+
+
+def with_baselines(learners: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The learners followed by the baselines they lack (experiments saved before the
+    baselines existed get them when re-run)."""
+    out = [dict(entry) for entry in learners]
+    present = {entry["key"] for entry in out if is_baseline(entry)}
+    out += [dict(b) for b in BASELINES if b["key"] not in present]
+    return out
 
 
 def _max_tasks() -> int:
@@ -139,11 +173,13 @@ def create_experiment(
                     "dataset cannot be cross-validated until that class has at least 2 cases.",
                 )
     if not errors and cleaned_learners and matrices and k and repeats:
-        n_tasks = len(cleaned_learners) * repeats * k * len(matrices)
+        n_rows = len(cleaned_learners) + len(BASELINES)
+        n_tasks = n_rows * repeats * k * len(matrices)
         if n_tasks > _max_tasks():
             problem(
                 "k",
-                f"This would be {n_tasks} tasks ({len(cleaned_learners)} learners x "
+                f"This would be {n_tasks} tasks ({len(cleaned_learners)} learners and "
+                f"{len(BASELINES)} baselines x "
                 f"{repeats} repeats x {k} folds x {len(matrices)} matrices); at most "
                 f"{_max_tasks()}. Use fewer folds, repeats or matrices.",
             )
@@ -159,7 +195,7 @@ def create_experiment(
         dataset=dataset,
         name=name or _default_name(dataset, cleaned_learners, matrices),
         created_by=user,
-        learners=cleaned_learners,
+        learners=with_baselines(cleaned_learners),
         matrix_kind=matrix_kind,
         matrix_spec=_matrix_spec(
             matrix_kind, error_matrix, costs, ratios, ratio_base, positive_class, reject_cost
@@ -211,7 +247,9 @@ def _clean_learners(learners, snapshot, problem) -> list[dict]:
         if spec.check is not None and cost_model is not None:
             for message in spec.check(cost_model, values):
                 problem("learners", f"Learner {position} ({spec.label}): {message}")
-        label = str(entry.get("label") or "").strip()[:100] or _learner_label(spec, values)
+        label = str(entry.get("label") or "").strip()[:100] or learner_names.human_label(
+            key, values
+        )
         cleaned.append({"key": key, "params": values, "label": label})
     labels = [entry["label"] for entry in cleaned]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
@@ -223,21 +261,6 @@ def _clean_learners(learners, snapshot, problem) -> list[dict]:
             + ". Change a parameter or remove one.",
         )
     return cleaned
-
-
-def _learner_label(spec, values: Mapping[str, Any]) -> str:
-    """``eg2`` plus the parameters that differ from the form's defaults, e.g. ``eg2 (w=0.5)``."""
-    defaults = spec.defaults()
-    changed = [
-        f"{name}={_short(value)}"
-        for name, value in values.items()
-        if value != defaults.get(name) and value is not None
-    ]
-    return spec.key + (f" ({', '.join(changed)})" if changed else "")
-
-
-def _short(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _clean_int(value, field: str, label: str, *, minimum, problem) -> int | None:
@@ -391,7 +414,7 @@ def _matrix_spec(kind, error_matrix, costs, ratios, base, positive, reject_cost)
 
 def _default_name(dataset, learners, matrices) -> str:
     return (
-        f"{dataset.name}: {', '.join(e['label'] for e in learners)}"
+        f"{dataset.name}: {'; '.join(e['label'] for e in learners)}"
         f" ({len(matrices)} matri{'x' if len(matrices) == 1 else 'ces'})"
     )[:200]
 
@@ -402,8 +425,10 @@ def _create_tasks(experiment: Experiment) -> None:
     followers_of: list[tuple[int, int, int]] = []
     for li, entry in enumerate(experiment.learners):
         # one fitted model serves every matrix (plain Boosting)
-        shared = len(experiment.matrices) > 1 and learner_registry.takes_matrix_at_prediction(
-            entry["key"], entry["params"]
+        shared = (
+            len(experiment.matrices) > 1
+            and not is_baseline(entry)
+            and learner_registry.takes_matrix_at_prediction(entry["key"], entry["params"])
         )
         for repeat in range(experiment.repeats):
             for fold in range(experiment.k):
@@ -542,7 +567,7 @@ def rerun_experiment(*, user, experiment: Experiment) -> Experiment:
         dataset=source.dataset,
         name=f"{source.name} (re-run)"[:200],
         created_by=user,
-        learners=source.learners,
+        learners=with_baselines(source.learners),
         matrix_kind=source.matrix_kind,
         matrix_spec=source.matrix_spec,
         matrices=source.matrices,
@@ -563,7 +588,11 @@ def _settings_of(experiment: Experiment) -> dict[str, Any]:
     spec = experiment.matrix_spec or {}
     settings_: dict[str, Any] = {
         "dataset": experiment.dataset,
-        "learners": [{"key": e["key"], "params": e["params"]} for e in experiment.learners],
+        "learners": [
+            {"key": e["key"], "params": e["params"]}
+            for e in experiment.learners
+            if not is_baseline(e)
+        ],
         "matrix_kind": experiment.matrix_kind,
         "k": experiment.k,
         "repeats": experiment.repeats,
@@ -668,6 +697,7 @@ def deploy_recommended(
             "The dataset's prices changed since this experiment ran, so its recommendation may "
             "no longer hold. Clone the experiment to run it at today's prices first."
         )
+    _refuse_unless_cheaper_than_nothing(source, learner_index, matrix_index)
     entry = source.learners[learner_index]
     target = source.matrices[matrix_index]
     error_matrix = _error_matrix_for(source, target)
@@ -677,8 +707,61 @@ def deploy_recommended(
         learner=entry["key"],
         params=entry["params"],
         error_matrix=error_matrix,
-        name=name or f"{entry['label']} from experiment {source.pk} ({target['label']})"[:200],
+        name=name
+        or (
+            f"{learner_names.display_label(entry)} from experiment {source.pk} ({target['label']})"
+        )[:200],
     )
+
+
+def _mean_total_cost(experiment: Experiment, learner_index: int, matrix_index: int):
+    for row in experiment.results.get("table", []):
+        if row["learner_index"] == learner_index and row["matrix_index"] == matrix_index:
+            return (row.get("mean_total_cost") or {}).get("mean")
+    return None
+
+
+def _refuse_unless_cheaper_than_nothing(
+    experiment: Experiment, learner_index: int, matrix_index: int
+) -> None:
+    """ValidationError, saying why and what to do instead, unless the learner's mean total
+    cost per patient on the experiment's folds is below ordering nothing's on the same folds.
+
+    A baseline is never deployed (ordering nothing needs no model), and an experiment that ran
+    before the baselines were added cannot say, so it is re-run first.
+    """
+    entry = experiment.learners[learner_index]
+    if is_baseline(entry):
+        raise ValidationError(
+            f"{entry['label']} is a baseline, not a model: there is nothing to train. "
+            "To work without a model, conclude without tests as the baseline does."
+        )
+    nothing = next(
+        (i for i, e in enumerate(experiment.learners) if e.get("key") == ORDER_NOTHING), None
+    )
+    if nothing is None or not is_baseline(experiment.learners[nothing]):
+        raise ValidationError(
+            "This experiment ran before every experiment was compared with ordering nothing, "
+            "so it cannot show that the learner is better than no model. Re-run it (the re-run "
+            "adds the baselines), then deploy from the re-run."
+        )
+    mine = _mean_total_cost(experiment, learner_index, matrix_index)
+    floor = _mean_total_cost(experiment, nothing, matrix_index)
+    if mine is None or floor is None:
+        raise ValidationError(
+            "This learner or ordering nothing has no finished fold at these error costs, so "
+            "they cannot be compared; resume or re-run the experiment."
+        )
+    if mine >= floor:
+        label = learner_names.display_label(entry)
+        raise ValidationError(
+            f"Not deployed: {label} costs ${mine:,.2f} per patient on this experiment's "
+            f"held-out folds, and ordering no test at all costs ${floor:,.2f}. A model no "
+            "cheaper than ordering nothing would make patients pay for tests that do not "
+            "pay for themselves. Instead: at these error costs keep concluding without tests "
+            "(no model), or clone the experiment with other learners or parameters, or check "
+            "the error matrix (with cheap errors no test is worth its price)."
+        )
 
 
 def _prices(snapshot: Mapping[str, Any]) -> dict:

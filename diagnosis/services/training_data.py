@@ -83,6 +83,9 @@ def held_out_metrics(
     ]
     return {
         **_summary(report),
+        # The spread of the per-patient cost and the mean's 95% interval: what monitoring
+        # compares the confirmed cases' realized cost with (learners.monitoring).
+        **_total_cost_spread(report),
         "standard_cost": _number(report.standard_cost),
         # learners reports a percentage; the report stores the ratio (1.0 = standard cost).
         "normalized_cost": _number(report.normalized_cost / 100.0),
@@ -154,6 +157,23 @@ def baseline_metrics(
         else {"kind": "classify", "label": int(conclusion.label)}
     )
     return figures
+
+
+def _total_cost_spread(report) -> dict:
+    from learners.significance import mean_interval
+
+    costs = [float(case.total_cost) for case in report.cases]
+    if len(costs) < 2:
+        return {}
+    interval = mean_interval(costs)
+    return {
+        "total_cost_sd": _number(np.std(costs, ddof=1)),
+        "total_cost_interval": {
+            "low": interval.low,
+            "high": interval.high,
+            "confidence": interval.confidence,
+        },
+    }
 
 
 def _summary(report) -> dict:

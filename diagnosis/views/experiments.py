@@ -149,7 +149,9 @@ def _learner_rows(learners: list[dict]) -> list[dict]:
         rows.append(
             {
                 "label": entry["label"],
-                "learner": spec.label if spec else entry["key"],
+                "learner": spec.label
+                if spec
+                else ("baseline, on the same folds" if entry.get("baseline") else entry["key"]),
                 "params": [
                     (labels.get(name, name), _shown(value))
                     for name, value in (entry.get("params") or {}).items()

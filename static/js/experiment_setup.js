@@ -50,9 +50,10 @@
     if (kind && kind.value === "ratio") { matrices = values(document.getElementById("id_ratios")).length; }
     var k = parseInt(document.getElementById("id_k").value, 10) || 0;
     var repeats = parseInt(document.getElementById("id_repeats").value, 10) || 0;
-    var n = learners * matrices * k * repeats;
-    count.textContent = n > 0 ? "= " + n + " tasks (" + learners + " learner" + (learners === 1 ? "" : "s") +
-      " × " + matrices + " error cost" + (matrices === 1 ? "" : "s") + " × " + k + " folds" +
+    // The two baselines (order nothing; order everything) run beside every experiment.
+    var n = learners > 0 ? (learners + 2) * matrices * k * repeats : 0;
+    count.textContent = n > 0 ? "= " + n + " tasks ((" + learners + " learner" + (learners === 1 ? "" : "s") +
+      " + 2 baselines) × " + matrices + " error cost" + (matrices === 1 ? "" : "s") + " × " + k + " folds" +
       (repeats > 1 ? " × " + repeats + " repeats" : "") + ")" : "";
   }
   form.addEventListener("input", syncCount);

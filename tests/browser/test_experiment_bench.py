@@ -33,6 +33,8 @@ OUT = Path(
     os.environ.get("SCREENSHOT_DIR") or Path(__file__).resolve().parents[2] / "var" / "screenshots"
 )
 SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
+#: The rows of a two-learner experiment: the learners in words, then the two baselines.
+NAMES = ("EG2", "C4.5", "Order nothing (no test)", "Order every test, then a C4.5 tree")
 #: A worker's first fits compile the tree kernels; a busy shared machine is slow.
 FINISH_TIMEOUT_MS = 300_000
 
@@ -104,13 +106,14 @@ def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart
         page.get_by_label("A sweep of uniform error costs").check()
         page.get_by_label("Error costs to sweep").fill("10, 100, 1000")
         page.get_by_label("Folds (k)").fill("3")
-        # The page counts the tasks before anything is saved: 2 learners x 3 costs x 3 folds.
-        expect(page.locator("#task-count")).to_contain_text("= 18 tasks")
+        # The page counts the tasks before anything is saved: (2 learners + the 2 baselines)
+        # x 3 costs x 3 folds.
+        expect(page.locator("#task-count")).to_contain_text("= 36 tasks")
         _shot(page, "experiment-setup", "laptop")
         with page.expect_navigation():
             page.get_by_role("button", name="Start the experiment").click()
         experiment = Experiment.objects.get()
-        assert experiment.n_tasks == 2 * 3 * 3
+        assert experiment.n_tasks == (2 + 2) * 3 * 3
         expect(page.locator("#experiment-progress")).to_be_visible()
         _shot(page, "experiment-running", "laptop")
 
@@ -120,13 +123,15 @@ def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart
         assert experiment.status == Experiment.DONE, experiment.status_reason
         expect(page.locator("#experiment-status")).to_have_text("Done")
 
-        # The table: per cost, both learners with a mean ± spread; the cheapest first.
+        # The table: per cost, both learners and both baselines with a mean ± spread, in
+        # words; the cheapest first.
         tables = page.locator(".results-table")
         expect(tables).to_have_count(3)
         first = tables.first.locator("tbody tr")
-        expect(first).to_have_count(2)
-        learners = {first.nth(i).locator("td").first.inner_text().strip() for i in range(2)}
-        assert learners == {"eg2", "c45"}
+        expect(first).to_have_count(4)
+        learners = {first.nth(i).locator(".learner-name").inner_text().strip() for i in range(4)}
+        assert learners == set(NAMES)
+        expect(tables.first.locator("tbody tr[data-baseline]")).to_have_count(2)
         cell = first.first.locator("td").nth(1).inner_text()
         assert "±" in cell, cell
         mean = float(cell.split("±")[0].strip().rstrip("%"))  # percent of the standard cost
@@ -139,9 +144,16 @@ def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart
         # The chart: Plotly drew it (an SVG with one trace per learner, named in the legend).
         chart = page.locator("#fig-normalized-cost-chart")
         expect(chart.locator(".main-svg").first).to_be_visible()
-        expect(chart.locator(".legendtext")).to_have_count(2)
-        assert set(chart.locator(".legendtext").all_text_contents()) == {"eg2", "c45"}
-        expect(chart.locator(".scatterlayer .trace")).to_have_count(2)
+        expect(chart.locator(".legendtext")).to_have_count(4)
+        assert set(chart.locator(".legendtext").all_text_contents()) == set(NAMES)
+        expect(chart.locator(".scatterlayer .trace")).to_have_count(4)
+        # Tests in charts by their names, never their column codes.
+        tests_chart = page.locator("#fig-tests-paid-chart")
+        expect(tests_chart.locator(".main-svg").first).to_be_visible()
+        ticks = set(tests_chart.locator(".ytick text").all_text_contents())
+        codes = set(heart.tests.values_list("name", flat=True))
+        labels = set(heart.tests.values_list("label", flat=True))
+        assert ticks and ticks <= labels and not ticks & (codes - labels), ticks
         expect(page.locator("#recommendation")).to_contain_text("per patient")
         _shot(page, "experiment-results", "laptop")
 
@@ -150,9 +162,8 @@ def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart
             page.locator("#export-csv").click()
         text = Path(download.value.path()).read_text(encoding="utf-8")
         rows = list(csv.DictReader(io.StringIO(text)))
-        assert len(rows) == 18, text[:500]
-        assert {r["learner"] for r in rows} == {"eg2", "c45"}, text[:500]
-        assert {r["learner"] for r in rows} == {"eg2", "c45"}
+        assert len(rows) == 36, text[:500]
+        assert {r["learner"] for r in rows} == set(NAMES), text[:500]
         assert {r["matrix"] for r in rows} == {"uniform 10", "uniform 100", "uniform 1000"}
         assert all(r["status"] == "done" for r in rows)
         assert not problems, problems
@@ -281,8 +292,61 @@ def test_results_and_research_screens(chromium, live_server, heart):
             _shot(page, "experiment-list", size)
             with page.expect_navigation():
                 page.locator("#compare-experiments").click()
-            expect(page.locator("#cross-dataset tbody tr")).to_have_count(3)
+            # every pair of the 2 learners and 2 baselines (6) at each of the 3 costs
+            expect(page.locator("#cross-dataset tbody tr")).to_have_count(18)
             _shot(page, "experiment-compare", size)
             assert not problems, problems
         finally:
             context.close()
+
+
+def test_deploy_is_refused_for_a_learner_no_better_than_ordering_nothing(
+    chromium, live_server, heart
+):
+    """C4.5 at an error cost of $1 (below every test's price) loses to ordering nothing: the
+    page says so, why and what to do instead, and offers no deploy button."""
+    from django.contrib.auth.models import User
+
+    from diagnosis.models import TrainedModel
+    from diagnosis.services import experiment_runner
+    from diagnosis.services.experiments import create_experiment
+
+    experiment = create_experiment(
+        user=User.objects.get(username=ADMIN[0]),
+        dataset=heart,
+        learners=[{"key": "c45", "params": {"min_samples_leaf": 10}}],
+        matrix_kind="uniform",
+        costs=[1],
+        k=3,
+        launch=False,
+        name="C4.5 at cheap errors",
+    )
+    for pk in experiment.tasks.filter(lead__isnull=True).values_list("pk", flat=True):
+        experiment_runner.run_task(task_id=pk, worker="browser-test")
+    for size, (width, height) in SIZES.items():
+        context, page = new_page(chromium, live_server, width=width, height=height)
+        problems = _watch_errors(page)
+        try:
+            log_in(page, *ADMIN)
+            # the charts' plotly.js is large: on a busy machine, wait for the page, not it
+            context.set_default_timeout(FINISH_TIMEOUT_MS)
+            page.goto(f"/experiments/{experiment.pk}/", wait_until="domcontentloaded")
+            refused = page.locator("#deploy-refused")
+            expect(refused).to_be_visible()
+            expect(refused).to_contain_text(
+                "C4.5, leaves of at least 10 patients is no cheaper than ordering nothing"
+            )
+            expect(refused).to_contain_text("What to do instead")
+            expect(page.locator("#deploy-button")).to_have_count(0)
+            # the baselines are rows of the table, the cheapest first: ordering nothing
+            best = page.locator(".results-table tbody tr").first
+            expect(best.locator(".learner-name")).to_have_text("Order nothing (no test)")
+            expect(page.locator("#fig-normalized-cost-chart .main-svg").first).to_be_visible(
+                timeout=FINISH_TIMEOUT_MS
+            )
+            refused.scroll_into_view_if_needed()
+            _shot(page, "experiment-deploy-refused", size)
+            assert not problems, problems
+        finally:
+            context.close()
+    assert not TrainedModel.objects.exists()

@@ -108,6 +108,10 @@ POLICY: dict[str, tuple[str, ...]] = {
     "cases/new/?model=<model>": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "cases/<int:pk>/": PATIENT_CASE,
     "cases/<int:pk>/summary/": PATIENT_CASE,
+    # A closed case's confirmed diagnosis: its form, and the POST that records it.
+    "cases/<int:pk>/confirmed-diagnosis/": PATIENT_CASE,
+    # Confirmed diagnoses from a CSV of the clinician's own patients: clinicians only.
+    "cases/confirmed-diagnoses/": (LOGIN, OK, OK, FORBIDDEN, FORBIDDEN, FORBIDDEN),
     # A lead clinician's teams' cases (the lead's OK is in LEAD); anyone else is refused.
     "team/": (LOGIN,) + (FORBIDDEN,) * 5,
     "api/cases/<int:pk>/step": (UNAUTHENTICATED,) + PATIENT_CASE[1:],
@@ -120,6 +124,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "api/v1/cases": (UNAUTHENTICATED,) * 6,
     "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * 6,
     "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * 6,  # POST only
+    "api/v1/cases/<case_id>/confirmed-diagnosis": (NOT_ALLOWED,) * 6,  # POST only
     "admin/": STAFF_ONLY,
     "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
     # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
@@ -231,6 +236,7 @@ POLICY: dict[str, tuple[str, ...]] = {
 LEAD = {
     "cases/<int:pk>/": OK,  # the read-only page (no step forms)
     "cases/<int:pk>/summary/": OK,
+    "cases/<int:pk>/confirmed-diagnosis/": FORBIDDEN,  # reads the case, records nothing
     "models/<int:pk>/tree/?case=<case>": OK,
     "models/<int:pk>/trees/?case=<case>": OK,
     "api/cases/<int:pk>/step": OK,  # GET reads; a POST is refused (test_teams.py)
@@ -438,7 +444,7 @@ def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
         if r.startswith(("cases/<", "api/cases/", "admin/diagnosis/diagnosiscase/<", "admin/r/"))
         or "case=" in r
     ]
-    assert len(case_routes) == 10
+    assert len(case_routes) == 11
     for route in case_routes:
         real, gone = _fill(route, world), _fill(route, world, ids=ids)
         assert real != gone

@@ -101,21 +101,27 @@ def test_clinicians_read_but_do_not_set_up(client, clinician, finished):
 def test_a_valid_set_up_creates_the_experiment_and_shows_its_progress(
     client, model_admin, toy_dataset
 ):
-    """Two learners, three uniform costs, k = 3: 18 tasks; the page shows the progress bar."""
+    """Two learners and the two baselines, three uniform costs, k = 3: 36 tasks; the page shows
+    the progress bar."""
     client.force_login(model_admin)
     response = client.post(reverse("experiment-new"), _form(toy_dataset, name="Three costs"))
     experiment = Experiment.objects.get()
     assert response.status_code == 302
     assert response["Location"] == reverse("experiment-detail", args=[experiment.pk])
-    assert [e["key"] for e in experiment.learners] == ["eg2", "c45"]
+    assert [e["key"] for e in experiment.learners] == [
+        "eg2",
+        "c45",
+        "order_nothing",
+        "order_everything",
+    ]
     assert [m["x"] for m in experiment.matrices] == [10.0, 100.0, 1000.0]
-    assert experiment.n_tasks == ExperimentTask.objects.count() == 2 * 3 * 3
+    assert experiment.n_tasks == ExperimentTask.objects.count() == (2 + 2) * 3 * 3
     page = client.get(response["Location"])
     text = page.content.decode()
-    assert 'id="experiment-progress"' in text and "0 of 18 tasks done" in text
+    assert 'id="experiment-progress"' in text and "0 of 36 tasks done" in text
     assert 'id="cancel-experiment"' in text
     progress = client.get(reverse("experiment-progress", args=[experiment.pk])).json()
-    assert progress["n_tasks"] == 18 and progress["finished"] is False
+    assert progress["n_tasks"] == 36 and progress["finished"] is False
 
 
 def test_listed_values_make_one_learner_each(client, model_admin, toy_dataset):
@@ -126,7 +132,8 @@ def test_listed_values_make_one_learner_each(client, model_admin, toy_dataset):
         _form(toy_dataset, learners=["eg2"], **{"eg2__w": "0.25, 1"}),
     )
     experiment = Experiment.objects.get()
-    assert [e["params"]["w"] for e in experiment.learners] == [0.25, 1.0]
+    assert [e["params"]["w"] for e in experiment.learners[:2]] == [0.25, 1.0]
+    assert [e["label"] for e in experiment.learners[:2]] == ["EG2, cost weight 0.25", "EG2"]
 
 
 @pytest.mark.parametrize(
@@ -200,12 +207,19 @@ def test_results_page_shows_table_charts_significance_and_deploy(client, model_a
     assert text.count('class="results-table"') == 2
     for chart in ("fig-normalized-cost", "fig-accuracy", "fig-roc", "fig-tests-paid"):
         assert f'id="{chart}"' in text  # the json_script holding the Plotly figure
-    assert 'id="significance"' in text and 'eg2 <span class="muted">vs</span> c45' in text
-    assert 'id="deploy-button"' in text and 'id="recommendation"' in text
+    assert 'id="significance"' in text and 'EG2 <span class="muted">vs</span> C4.5' in text
+    assert 'C4.5 <span class="muted">vs</span> Order nothing (no test)' in text
+    assert 'id="recommendation"' in text
     assert "cheapest" in text
+    # Deploy is offered only where the recommendation beats ordering nothing (issue 27).
+    beats = [r["versus_nothing"]["cheaper"] for r in finished.results["recommendations"]]
+    assert beats[1]  # at uniform 1000 the tree pays for its tests
+    assert ('id="deploy-button"' in text) == beats[0]
+    assert ('id="deploy-refused"' in text) == (not beats[0])
     # The second matrix's recommendation is one choice away.
     other = client.get(reverse("experiment-detail", args=[finished.pk]) + "?matrix=1")
     assert 'name="matrix_index" value="1"' in other.content.decode()
+    assert 'id="deploy-button"' in other.content.decode()
     assert "uniform 1000" in other.content.decode()
 
 
@@ -217,7 +231,12 @@ def test_exports_are_files_with_every_task(client, clinician, finished):
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert len(rows) == finished.n_tasks
-    assert {r["learner"] for r in rows} == {"eg2", "c45"}
+    assert {r["learner"] for r in rows} == {
+        "EG2",
+        "C4.5",
+        "Order nothing (no test)",
+        "Order every test, then a C4.5 tree",
+    }
     data = json.loads(
         client.get(reverse("experiment-export-json", args=[finished.pk])).content.decode()
     )
@@ -346,7 +365,12 @@ def test_one_matrix_draws_bars(client, model_admin, toy_dataset):
     start = page.index('id="fig-normalized-cost"')
     figure = json.loads(page[page.index(">", start) + 1 : page.index("</script>", start)])
     assert figure["data"][0]["type"] == "bar"
-    assert figure["data"][0]["x"] == ["eg2", "c45"]
+    assert figure["data"][0]["x"] == [
+        "EG2",
+        "C4.5",
+        "Order nothing (no test)",
+        "Order every test, then a C4.5 tree",
+    ]
     assert "Referred" in page  # a referral price: the referral rate is a column
 
 
@@ -427,7 +451,8 @@ def test_compare_experiments_across_datasets(
     page = client.get(url, {"ids": [finished.pk, other.pk]})
     assert page.status_code == 200
     text = page.content.decode()
-    assert text.count("<tr>") - 1 == 2  # one pair (eg2, c45) per cost: uniform 10, uniform 1000
+    # every pair of the 2 learners and 2 baselines (6) per cost: uniform 10, uniform 1000
+    assert text.count("<tr>") - 1 == 6 * 2
     assert "Wilcoxon signed-rank" in text and "Toy diabetes, Toy two" in text
     for bad, words in (
         ({"ids": [finished.pk]}, "Tick at least two experiments"),
@@ -461,6 +486,9 @@ def test_deploy_of_an_experiment_saved_before_generated_marks_existed(
     type(finished).objects.filter(pk=finished.pk).update(cost_snapshot=snapshot)
     client.force_login(model_admin)
     url = reverse("experiment-detail", args=[finished.pk])
-    page = client.post(url, {"action": "deploy", "matrix_index": "0"}, follow=True)
+    # uniform 1000: the recommended learner beats ordering nothing there (at uniform 10 no
+    # test pays for itself, and deploying is refused for that reason instead)
+    assert finished.results["recommendations"][1]["versus_nothing"]["cheaper"]
+    page = client.post(url, {"action": "deploy", "matrix_index": "1"}, follow=True)
     assert "prices changed since this experiment ran" not in page.content.decode()
     assert TrainedModel.objects.filter(dataset=finished.dataset).count() == 1

@@ -25,10 +25,11 @@ def test_demo_experiment_is_finished_small_and_made_once(client):
     experiment = Experiment.objects.get(name=DEMO_EXPERIMENT["name"])
     assert experiment.status == Experiment.DONE, experiment.status_reason
     assert experiment.dataset.name == demo_data.HEART
-    assert experiment.n_done == experiment.n_tasks == 2 * 3 * 3
+    # two learners and the two baselines (order nothing, order everything)
+    assert experiment.n_done == experiment.n_tasks == (2 + 2) * 3 * 3
     assert not experiment.tasks.exclude(status=ExperimentTask.DONE).exists()
-    assert len(experiment.results["table"]) == 2 * 3
-    assert "18 of 18 tasks" in out.getvalue()
+    assert len(experiment.results["table"]) == (2 + 2) * 3
+    assert "36 of 36 tasks" in out.getvalue()
     print(f"demo data with its experiment: {seconds:.1f} s (shared machine)")
     call_command("load_demo_data", "--no-train", "--only", demo_data.HEART, stdout=io.StringIO())
     assert Experiment.objects.count() == 1

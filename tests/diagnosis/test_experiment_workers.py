@@ -142,7 +142,8 @@ def test_a_killed_worker_loses_no_finished_task_and_its_task_is_retried(
     retried = ExperimentTask.objects.get(pk=killed)
     assert retried.status == ExperimentTask.DONE and retried.attempts == 2
     assert "rescuer" in retried.claimed_by
-    assert experiment.n_done == experiment.n_tasks == 2 * 5 * 2
+    # two learners and the two baselines x 5 folds x 2 costs
+    assert experiment.n_done == experiment.n_tasks == (2 + 2) * 5 * 2
     assert experiment.results["recommendations"]
 
 

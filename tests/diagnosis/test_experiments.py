@@ -116,7 +116,8 @@ def test_only_model_admins_create_and_clinicians_read(model_admin, clinician, to
     detail = reads.experiment_detail(user=clinician, experiment_id=experiment.pk)
     assert detail.k == 2 and not detail.can_cancel  # a clinician reads but may not act
     assert detail.class_labels == ["healthy", "disease"]
-    assert detail.test_names == ["glucose", "insulin", "sex"]
+    # Tests by the names clinicians read, never by their column codes (issue 27).
+    assert detail.test_names == ["Glucose", "Insulin", "Sex"]
     assert reads.experiment_detail(user=model_admin, experiment_id=experiment.pk).can_cancel
     nobody = User.objects.create_user("nobody", password="x")
     with pytest.raises(PermissionDenied):
@@ -143,24 +144,34 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
         seed=7,
         launch=False,
     )
-    assert experiment.n_tasks == 2 * 2 * 3 * 1
+    assert experiment.n_tasks == (2 + 2) * 2 * 3 * 1  # two learners and the two baselines
     experiment = _run_all(experiment)
     assert experiment.status == Experiment.DONE, experiment.status_reason
     assert experiment.n_done == experiment.n_tasks
     X, y, categorical = dataset_arrays(toy_dataset)
     cost_model = cost_model_from_snapshot(experiment.cost_snapshot)
     matrix = experiment.matrices[0]
-    for li, entry in enumerate(experiment.learners):
+    from learners.baselines import OrderNothing
+
+    assert [e["key"] for e in experiment.learners[2:]] == ["order_nothing", "order_everything"]
+    for li, entry in enumerate(experiment.learners[:3]):
         for repeat in range(2):
-            estimator = learner_registry.build_estimator(
-                entry["key"],
-                entry["params"],
-                cost_model=cost_model,
-                cost_matrix=matrix["matrix"],
-                reject_cost=matrix["reject_cost"],
-                categorical_features=categorical,
-                random_state=7 + repeat,
-            )
+            if entry["key"] == "order_nothing":  # the baseline row, on the same folds
+                estimator = OrderNothing(
+                    test_costs=cost_model,
+                    cost_matrix=np.asarray(matrix["matrix"]),
+                    reject_cost=matrix["reject_cost"],
+                )
+            else:
+                estimator = learner_registry.build_estimator(
+                    entry["key"],
+                    entry["params"],
+                    cost_model=cost_model,
+                    cost_matrix=matrix["matrix"],
+                    reject_cost=matrix["reject_cost"],
+                    categorical_features=categorical,
+                    random_state=7 + repeat,
+                )
             folds = make_folds(y, n_splits=3, random_state=7 + repeat)
             expected = cross_validate(
                 estimator,
@@ -177,11 +188,13 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
             assert got == pytest.approx(want)
             assert [r.n_cases for r in rows] == [len(test) for _, test in folds]
     table = reads.results_table(user=clinician, experiment_id=experiment.pk)
-    assert len(table) == 2
+    assert len(table) == 4 and [r.baseline for r in table] == [False, False, True, True]
     eg2 = experiment.tasks.filter(learner_index=0).values_list("normalized_cost", flat=True)
     assert table[0].normalized_cost.mean == pytest.approx(np.mean(list(eg2)))
     assert table[0].normalized_cost.std == pytest.approx(np.std(list(eg2), ddof=1))
-    (comparison,) = reads.significance(user=clinician, experiment_id=experiment.pk)
+    comparisons = reads.significance(user=clinician, experiment_id=experiment.pk)
+    assert len(comparisons) == 6  # every pair of the four rows, baselines included
+    (comparison,) = [c for c in comparisons if (c.a_index, c.b_index) == (0, 1)]
     # over 3-fold CV the test is corrected for training sets that share half their cases
     by_learner = [
         experiment.tasks.filter(learner_index=li).order_by("repeat", "fold") for li in (0, 1)
@@ -193,6 +206,9 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
     assert comparison.result.p_value == pytest.approx(expected_test.p_value)
     (recommendation,) = reads.recommendations(user=clinician, experiment_id=experiment.pk)
     assert recommendation.learner_index in (0, 1) and recommendation.sentence
+    nothing = np.mean(experiment.tasks.filter(learner_index=2).values_list("mean_total_cost"))
+    assert recommendation.nothing_cost == pytest.approx(nothing)
+    assert recommendation.beats_nothing == (recommendation.mean_total_cost < nothing)
 
 
 def test_a_task_run_twice_is_computed_once(model_admin, toy_dataset):
@@ -255,32 +271,34 @@ def test_cancel_resume_rerun_clone_and_exports(model_admin, clinician, toy_datas
     experiment_runner.run_task(task_id=first.pk, worker="w")
     experiment = cancel_experiment(user=model_admin, experiment=experiment)
     assert experiment.status == Experiment.CANCELLED and "Cancelled by" in experiment.status_reason
-    assert experiment.tasks.filter(status=ExperimentTask.CANCELLED).count() == 7
+    # two learners and the two baselines x 2 costs x 2 folds, one task done
+    assert experiment.tasks.filter(status=ExperimentTask.CANCELLED).count() == 15
     first.refresh_from_db()
     finished = first.finished_at
     assert experiment_runner.run_task(task_id=experiment.tasks.order_by("pk")[1].pk) == "skipped"
     experiment = resume_experiment(user=model_admin, experiment=experiment)
-    assert experiment.tasks.filter(status=ExperimentTask.PENDING).count() == 7
+    assert experiment.tasks.filter(status=ExperimentTask.PENDING).count() == 15
     experiment = _run_all(experiment)
     assert experiment.status == Experiment.DONE
     first.refresh_from_db()
     assert first.finished_at == finished  # not computed again
     charts = reads.chart_series(user=clinician, experiment_id=experiment.pk)
-    assert [s.x for s in charts.normalized_cost] == [[50.0, 500.0]] * 2
+    assert [s.x for s in charts.normalized_cost] == [[50.0, 500.0]] * 4
     assert charts.roc and charts.tests_paid
     for series in charts.roc:  # the folds' mean curve rises and runs from (0, *) to (1, 1)
         assert series.x[0] == 0.0 and series.x[-1] == 1.0 and series.y[-1] == pytest.approx(1.0)
         assert np.all(np.diff(series.y) >= -1e-12) and len(series.error) == len(series.x)
     text = reads.export_csv(user=clinician, experiment_id=experiment.pk)
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert len(rows) == 8 and {r["status"] for r in rows} == {"done"}
+    assert len(rows) == 16 and {r["status"] for r in rows} == {"done"}
     document = reads.export_json(user=clinician, experiment_id=experiment.pk)
     assert json.loads(json.dumps(document))["results"]["table"]
     again = rerun_experiment(user=model_admin, experiment=experiment)
     assert again.parent_id == experiment.pk and again.cost_snapshot == experiment.cost_snapshot
-    assert again.n_tasks == 8
+    assert again.n_tasks == 16
     clone = clone_experiment(user=model_admin, experiment=experiment, k=3, launch=False)
-    assert clone.k == 3 and clone.n_tasks == 12 and clone.matrices == experiment.matrices
+    assert clone.k == 3 and clone.n_tasks == 24 and clone.matrices == experiment.matrices
+    assert [e["key"] for e in clone.learners] == [e["key"] for e in experiment.learners]
     trained = deploy_recommended(user=model_admin, experiment=experiment, matrix_index=1)
     chosen = experiment.results["recommendations"][1]["learner_index"]
     assert trained.learner == experiment.learners[chosen]["key"]
@@ -305,8 +323,10 @@ def test_a_task_whose_worker_died_is_queued_again_then_given_up_with_a_reason(
         k=2,
         launch=False,
     )
-    lost, finished = experiment.tasks.order_by("pk")
+    lost, finished = experiment.tasks.filter(learner_index=0).order_by("pk")
     assert experiment_runner.run_task(task_id=finished.pk, worker="alive") == "done"
+    for baseline in experiment.tasks.exclude(learner_index=0):
+        assert experiment_runner.run_task(task_id=baseline.pk, worker="alive") == "done"
     long_ago = timezone.now() - timedelta(minutes=10)
 
     def dies(attempts: int) -> None:
@@ -336,9 +356,13 @@ def test_a_task_whose_worker_died_is_queued_again_then_given_up_with_a_reason(
     assert recovered.failed == 1
     experiment.refresh_from_db()
     assert experiment.status == Experiment.FAILED
-    assert "1 of 2 tasks failed" in experiment.status_reason
+    assert "1 of 6 tasks failed" in experiment.status_reason
     assert "Started 2 times" in experiment.status_reason
-    (row,) = reads.results_table(user=clinician, experiment_id=experiment.pk)
+    (row,) = [
+        r
+        for r in reads.results_table(user=clinician, experiment_id=experiment.pk)
+        if r.learner_index == 0
+    ]
     assert row.n == 1 and row.normalized_cost.mean == pytest.approx(
         ExperimentTask.objects.get(pk=finished.pk).normalized_cost
     )
@@ -442,9 +466,13 @@ def test_wilcoxon_across_datasets_matches_scipy(model_admin, clinician, make_toy
                 )
             )
         )
-    (comparison,) = reads.cross_dataset_significance(
-        user=clinician, experiment_ids=[e.pk for e in experiments]
-    )
+    (comparison,) = [
+        c
+        for c in reads.cross_dataset_significance(
+            user=clinician, experiment_ids=[e.pk for e in experiments]
+        )
+        if {c.learner_a, c.learner_b} == {"EG2", "EG2, leaves of at least 20 patients"}
+    ]
     means = [
         [
             np.mean(e.tasks.filter(learner_index=li).values_list("normalized_cost", flat=True))
