@@ -218,9 +218,9 @@ TRAINING_RESEND_SECONDS = int(os.environ.get("TRAINING_RESEND_SECONDS", "900"))
 # fit plus this much, so a fit that asks for more fails with a MemoryError stored as the
 # reason instead of taking the machine's memory. A pool process that grew past it is replaced
 # after its task (Celery's worker_max_memory_per_child, in KiB). 0 turns both off.
-TRAINING_MEMORY_LIMIT_MB = int(os.environ.get("TRAINING_MEMORY_LIMIT_MB", "4096"))
+TRAINING_MEMORY_LIMIT_MB = float(os.environ.get("TRAINING_MEMORY_LIMIT_MB", "4096"))
 if TRAINING_MEMORY_LIMIT_MB > 0:
-    CELERY_WORKER_MAX_MEMORY_PER_CHILD = TRAINING_MEMORY_LIMIT_MB * 1024
+    CELERY_WORKER_MAX_MEMORY_PER_CHILD = max(int(TRAINING_MEMORY_LIMIT_MB * 1024), 1)
 # Experiments (issue 14) run as many small tasks on their own queue, so training and the
 # clinicians' work are never stuck behind them. A running task beats about every
 # EXPERIMENT_STALE_SECONDS / 3 (at most every 10 s); after EXPERIMENT_STALE_SECONDS of silence

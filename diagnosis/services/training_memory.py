@@ -43,25 +43,25 @@ def estimate_mb(*, learner: str, n_cases: int, n_tests: int) -> float:
     return cells * BYTES_PER_CELL.get(learner, DEFAULT_BYTES_PER_CELL) / _MB
 
 
-def check_estimate(*, learner: str, n_cases: int, n_tests: int, limit_mb: int) -> None:
+def check_estimate(*, learner: str, n_cases: int, n_tests: int, limit_mb: float) -> None:
     """ValidationError naming the sizes when the estimate is above ``limit_mb`` (0: no limit)."""
     if limit_mb <= 0:
         return
     needed = estimate_mb(learner=learner, n_cases=n_cases, n_tests=n_tests)
     if needed > limit_mb:
         raise ValidationError(
-            f"This training would need about {needed:,.0f} MB of memory ({n_cases:,} patients "
-            f"x {n_tests} tests with this learner), above the worker's limit of {limit_mb:,} MB "
+            f"This training would need about {needed:,.3g} MB of memory ({n_cases:,} patients "
+            f"x {n_tests} tests with this learner), above the worker's limit of {limit_mb:,g} MB "
             "(TRAINING_MEMORY_LIMIT_MB): train on fewer patients or tests, or choose a lighter "
             "learner."
         )
 
 
-def out_of_memory_reason(limit_mb: int, exc: BaseException) -> str:
+def out_of_memory_reason(limit_mb: float, exc: BaseException) -> str:
     """What the model page says when a fit ran out of its memory."""
     detail = str(exc).strip()
     return (
-        f"The training needed more memory than the worker allows ({limit_mb:,} MB, "
+        f"The training needed more memory than the worker allows ({limit_mb:,g} MB, "
         "TRAINING_MEMORY_LIMIT_MB) and was stopped before it could take the machine's memory"
         f"{f' ({detail})' if detail else ''}. Train on fewer patients or tests, or choose a "
         "lighter learner or settings."
@@ -78,7 +78,7 @@ def _address_space_bytes() -> int:
 
 
 @contextmanager
-def address_space_limit(limit_mb: int) -> Iterator[int | None]:
+def address_space_limit(limit_mb: float) -> Iterator[int | None]:
     """While inside, this process may grow its address space by at most ``limit_mb`` MB.
 
     An allocation past it fails at once with MemoryError (numpy's "Unable to allocate", or
@@ -92,7 +92,7 @@ def address_space_limit(limit_mb: int) -> Iterator[int | None]:
         yield None
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    wanted = base + limit_mb * _MB
+    wanted = base + int(limit_mb * _MB)
     if hard != resource.RLIM_INFINITY:
         wanted = min(wanted, hard)
     if soft != resource.RLIM_INFINITY:

@@ -207,3 +207,44 @@ def test_a_killed_workers_anytime_training_is_interrupted_within_60_s(
     assert took < LIMIT, (
         f"the dead worker's training stayed running for {took:.0f} s:\n{_tail(logs[survivor])}"
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_refuses_a_training_over_its_memory_limit_and_runs_the_next(
+    model_admin, toy_dataset, tmp_path, own_redis
+):
+    """A worker whose TRAINING_MEMORY_LIMIT_MB is below a training's estimate fails it with the
+    reason before fitting (the web's limit let it through), and goes on to run the next one."""
+    from diagnosis.services import training_memory
+
+    big = xor_dataset("Too big for the small worker")
+    estimate = training_memory.estimate_mb(
+        learner="eg2", n_cases=big.cases.count(), n_tests=big.tests.count()
+    )
+    small = training_memory.estimate_mb(
+        learner="eg2", n_cases=toy_dataset.cases.count(), n_tests=toy_dataset.tests.count()
+    )
+    limit = round((small + estimate) / 2, 6)  # below the big training's estimate only
+    assert small < limit < estimate, (small, limit, estimate)
+    log = tmp_path / "small-worker.log"
+    worker = start_worker(
+        database_url=worker_database_url(),
+        broker=own_redis.url,
+        log=log,
+        name="small-worker",
+        env={"REDIS_URL": own_redis.url, "TRAINING_MEMORY_LIMIT_MB": repr(limit)},
+    )
+    try:
+        started = time.monotonic()
+        refused = request_training(user=model_admin, dataset=big, learner="eg2", params={})
+        refused = wait_until_finished(refused, log)
+        took = time.monotonic() - started
+        after = request_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
+        after = wait_until_finished(after, log)
+        assert worker.poll() is None, "the worker must live on"
+    finally:
+        stop_worker(worker)
+    print(f"\nmemory limit: refused by the worker {took:.1f} s after the request")
+    assert refused.status == TrainedModel.FAILED and refused.model_json == ""
+    assert f"above the worker's limit of {limit:,g} MB" in refused.error, refused.error
+    assert after.status == TrainedModel.SUCCEEDED, after.error

@@ -8,10 +8,12 @@ from datetime import timedelta
 import pytest
 import redis
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from diagnosis import selectors
 from diagnosis.models import TrainedModel
-from diagnosis.services import training, training_queue
+from diagnosis.services import cases, training, training_queue
 
 
 @pytest.fixture
@@ -121,6 +123,21 @@ def test_a_killed_anytime_run_keeps_its_model_as_interrupted_never_succeeded(
     assert not trained.is_ready and trained.model_json == '{"fake": 1}'
     assert "The worker stopped (died) at r=1 of 8; this model was cut short" in trained.error
     assert trained.progress_message.startswith("Interrupted at r=1 of 8: the worker died")
+
+
+def test_an_interrupted_model_is_offered_to_no_clinician(
+    toy_dataset, model_admin, clinician, trained_model
+):
+    """Cut short: kept for the admin, but not listed, found or startable for a clinician."""
+    TrainedModel.objects.filter(pk=trained_model.pk).update(status=TrainedModel.INTERRUPTED)
+    interrupted = TrainedModel.objects.get(pk=trained_model.pk)
+    assert interrupted.model_json and not interrupted.is_ready
+    clinicians = selectors.models_for_user(user=clinician)
+    assert interrupted.pk not in {m.pk for m in clinicians}
+    assert selectors.visible_model(user=clinician, pk=interrupted.pk) is None
+    assert interrupted.pk in {m.pk for m in selectors.models_for_user(user=model_admin)}
+    with pytest.raises(ValidationError, match="not ready"):
+        cases.start_case(user=clinician, trained_model=interrupted)
 
 
 def test_a_killed_pool_process_of_an_anytime_run_ends_it_interrupted(toy_dataset, model_admin):
