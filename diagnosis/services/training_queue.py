@@ -140,14 +140,17 @@ def recover_trainings(
                 )
                 requeued += 1
     queued = TrainedModel.objects.filter(status=TrainedModel.QUEUED)
-    unsent = Q(enqueued_at__isnull=True)
+    aged = Q(enqueued_at__lt=now - timedelta(seconds=resend_after_seconds))
     if held is None:
-        unsent |= Q(enqueued_at__lt=now - timedelta(seconds=resend_after_seconds))
+        unsent = Q(enqueued_at__isnull=True) | aged
     else:
-        lost = Q(enqueued_at__lt=now - timedelta(seconds=send_grace_seconds)) & ~Q(
-            celery_task_id__in=held
+        # a row without a task id cannot be looked for in the broker: the age rule for it
+        lost = (
+            Q(enqueued_at__lt=now - timedelta(seconds=send_grace_seconds))
+            & ~Q(celery_task_id="")
+            & ~Q(celery_task_id__in=held)
         )
-        unsent |= lost
+        unsent = Q(enqueued_at__isnull=True) | lost | (Q(celery_task_id="") & aged)
     sent = sum(send(pk) for pk in queued.filter(unsent).values_list("pk", flat=True))
     return Recovered(requeued=requeued, kept=kept, failed=failed, sent=sent)
 

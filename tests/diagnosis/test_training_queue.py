@@ -240,3 +240,26 @@ def test_a_message_a_worker_holds_unacknowledged_counts_as_live(
         assert _recover().sent == 0 and broker_queue() == 0
     finally:
         client.hdel("unacked", tag)
+
+
+def test_a_queued_row_without_a_task_id_is_resent_by_age_only(
+    toy_dataset, model_admin, broker_queue
+):
+    """No task id to look for in Redis: re-sent after TRAINING_RESEND_SECONDS, not every sweep."""
+    recent = _queued(
+        toy_dataset,
+        model_admin,
+        celery_task_id="",
+        enqueued_at=timezone.now() - timedelta(seconds=60),
+    )
+    old = _queued(
+        toy_dataset,
+        model_admin,
+        celery_task_id="",
+        enqueued_at=timezone.now() - timedelta(seconds=1000),
+    )
+    assert _recover().sent == 1 and broker_queue() == 1
+    recent.refresh_from_db()
+    old.refresh_from_db()
+    assert recent.enqueued_at < timezone.now() - timedelta(seconds=59)
+    assert old.enqueued_at > timezone.now() - timedelta(seconds=60)
