@@ -205,14 +205,32 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "diagnosis")
 
-# Seconds a training may run. A running training beats every 10 s; after TRAINING_STALE_SECONDS
-# of silence its worker is taken for dead and the training is queued again, at most
-# TRAINING_MAX_ATTEMPTS starts in all. A queued training the broker has not handed to a worker
-# within TRAINING_RESEND_SECONDS (or could not take at all) is sent again.
+# Seconds a training may run. A running training beats every TRAINING_HEARTBEAT_SECONDS (5, from
+# a thread, never from the fitting loop); after TRAINING_STALE_SECONDS (30) of silence its worker
+# is taken for dead. The sweep (beat every TRAINING_SWEEP_SECONDS, 10, and every worker as it
+# starts) then queues the training again, at most TRAINING_MAX_ATTEMPTS starts in all, or ends
+# an anytime training that had stored a model as "interrupted". A dead worker is so noticed
+# within stale + sweep = 40 s. A queued training whose message is neither in the broker's queue
+# nor held unacknowledged by a worker (Redis restarted empty, say) is sent again by the next
+# sweep, once TRAINING_SEND_GRACE_SECONDS passed since it was sent (a message moving from the
+# queue to a worker is briefly in neither); a broker whose state cannot be read (the
+# filesystem queue) falls back to re-sending after TRAINING_RESEND_SECONDS.
 TRAINING_TIME_LIMIT = int(os.environ.get("TRAINING_TIME_LIMIT", "3600"))
-TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "120"))
+TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "5"))
+TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "30"))
+TRAINING_SWEEP_SECONDS = float(os.environ.get("TRAINING_SWEEP_SECONDS", "10"))
 TRAINING_MAX_ATTEMPTS = int(os.environ.get("TRAINING_MAX_ATTEMPTS", "3"))
+TRAINING_SEND_GRACE_SECONDS = float(os.environ.get("TRAINING_SEND_GRACE_SECONDS", "10"))
 TRAINING_RESEND_SECONDS = int(os.environ.get("TRAINING_RESEND_SECONDS", "900"))
+# Memory a training may take, in MB. A training whose up-front estimate (patients x tests x the
+# learner's factor, services/training_memory.py) is above it is refused before it starts; the
+# pool process fits under an address-space limit (RLIMIT_AS) of its size at the start of the
+# fit plus this much, so a fit that asks for more fails with a MemoryError stored as the
+# reason instead of taking the machine's memory. A pool process that grew past it is replaced
+# after its task (Celery's worker_max_memory_per_child, in KiB). 0 turns both off.
+TRAINING_MEMORY_LIMIT_MB = float(os.environ.get("TRAINING_MEMORY_LIMIT_MB", "4096"))
+if TRAINING_MEMORY_LIMIT_MB > 0:
+    CELERY_WORKER_MAX_MEMORY_PER_CHILD = max(int(TRAINING_MEMORY_LIMIT_MB * 1024), 1)
 # Experiments (issue 14) run as many small tasks on their own queue, so training and the
 # clinicians' work are never stuck behind them. A running task beats about every
 # EXPERIMENT_STALE_SECONDS / 3 (at most every 10 s); after EXPERIMENT_STALE_SECONDS of silence
@@ -241,7 +259,9 @@ LOGGING = {
 CELERY_BEAT_SCHEDULE = {
     "recover-trainings": {
         "task": "diagnosis.tasks.recover_trainings",
-        "schedule": 60.0,
+        "schedule": TRAINING_SWEEP_SECONDS,
+        # a sweep no worker took before the next one is dropped, not piled up behind a fit
+        "options": {"expires": TRAINING_SWEEP_SECONDS},
     },
     "recover-experiments": {
         "task": "diagnosis.tasks.recover_experiments",

@@ -68,11 +68,12 @@ def train_model(self, trained_model_id: int) -> None:
 
 @shared_task(ignore_result=True, time_limit=120)
 def recover_trainings() -> dict[str, int]:
-    """Re-queue trainings whose worker died and re-send those the queue never took."""
+    """Re-queue trainings whose worker died and re-send those the queue never took or lost."""
     recovered = training_queue.recover_trainings(
         stale_seconds=settings.TRAINING_STALE_SECONDS,
         resend_after_seconds=settings.TRAINING_RESEND_SECONDS,
         max_attempts=settings.TRAINING_MAX_ATTEMPTS,
+        send_grace_seconds=settings.TRAINING_SEND_GRACE_SECONDS,
     )
     return vars(recovered)
 

@@ -16,14 +16,18 @@ class TrainedModel(models.Model):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    # Its worker died (killed, out of memory, restarted) after an anytime round had stored a
+    # model: that partial model is kept for an admin to review, never offered as a success.
+    INTERRUPTED = "interrupted"
     STATUS_CHOICES = [
         (QUEUED, "Queued"),
         (RUNNING, "Running"),
         (SUCCEEDED, "Succeeded"),
         (FAILED, "Failed"),
         (CANCELLED, "Cancelled"),
+        (INTERRUPTED, "Interrupted (cut short)"),
     ]
-    FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+    FINISHED = (SUCCEEDED, FAILED, CANCELLED, INTERRUPTED)
 
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="trained_models")
     name = models.CharField(max_length=200, blank=True)
@@ -37,7 +41,7 @@ class TrainedModel(models.Model):
     )
     matrix_snapshot = models.JSONField(default=list, blank=True)
     reject_cost_snapshot = models.FloatField(null=True, blank=True)
-    status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=QUEUED)
+    status = models.CharField(max_length=12, choices=STATUS_CHOICES, default=QUEUED)
     progress = models.FloatField(default=0.0)
     progress_message = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey(
@@ -80,7 +84,12 @@ class TrainedModel(models.Model):
 
     @property
     def is_ready(self) -> bool:
-        """Succeeded and holds a fitted model.
+        """Succeeded and holds a fitted model: usable for clinicians' cases.
+
+        Only a SUCCEEDED training is usable; every list offered to clinicians filters on that
+        status too (``selectors.models_for_user``, ``visible_model``, the preload, the API). An
+        INTERRUPTED one holds a model cut short by a dead worker: it is kept for an admin's
+        review and is not usable unless approved knowing it was cut short.
 
         A row read without its JSON (``defer``: pages and steps take the fitted model from the
         estimator cache) asks the database whether it has one instead of reading it.

@@ -10,7 +10,16 @@ queue comes from the app's routes.
 
 from __future__ import annotations
 
-__all__ = ["DISPATCH_EXPERIMENT", "RUN_EXPERIMENT_TASK", "TRAIN_MODEL", "send"]
+import json
+
+__all__ = [
+    "DISPATCH_EXPERIMENT",
+    "RUN_EXPERIMENT_TASK",
+    "TRAIN_MODEL",
+    "held_task_ids",
+    "queue_of",
+    "send",
+]
 
 TRAIN_MODEL = "diagnosis.tasks.train_model"
 RUN_EXPERIMENT_TASK = "diagnosis.tasks.run_experiment_task"
@@ -26,3 +35,47 @@ def send(name: str, *, args: list, task_id: str | None = None) -> None:
     from celery import current_app
 
     current_app.send_task(name, args=args, task_id=task_id)
+
+
+def queue_of(name: str) -> str:
+    """The queue task ``name`` is routed to (the app's routes, else its default queue)."""
+    from celery import current_app
+
+    route = (current_app.conf.task_routes or {}).get(name) or {}
+    return route.get("queue") or current_app.conf.task_default_queue
+
+
+def held_task_ids(queue: str) -> frozenset[str] | None:
+    """Ids of the tasks the broker holds for ``queue``: waiting in it, or delivered to a worker
+    and not yet acknowledged (late acknowledgement: a running training stays there).
+
+    Read from the broker's own state, so a message it lost (a restart that emptied it) is
+    seen missing at once. ``None`` when this broker's state cannot be read this way (only
+    Redis's is: kombu keeps a queue as one list per priority step, named as its Redis
+    channel names them, and every unacknowledged message in one hash). Raises whatever the
+    connection raises when the broker is down.
+    """
+    import redis
+    from celery import current_app
+    from kombu.transport.redis import Channel
+
+    url = str(current_app.conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    lists = [queue] + [f"{queue}{Channel.sep}{step}" for step in Channel.priority_steps if step]
+    client = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
+    try:
+        ids = {_task_id(json.loads(raw)) for name in lists for raw in client.lrange(name, 0, -1)}
+        # the hash's values are [message, exchange, routing key]
+        ids |= {_task_id(json.loads(raw)[0]) for raw in client.hvals(Channel.unacked_key)}
+    finally:
+        client.close()
+    ids.discard("")
+    return frozenset(ids)
+
+
+def _task_id(message: dict) -> str:
+    """A kombu message's Celery task id (protocol 2 headers, else its correlation id)."""
+    headers = message.get("headers") or {}
+    properties = message.get("properties") or {}
+    return str(headers.get("id") or properties.get("correlation_id") or "")

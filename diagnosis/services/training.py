@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
-from . import learner_registry, training_queue
+from . import learner_registry, training_memory, training_queue
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
@@ -83,6 +83,12 @@ def create_training(
             f"Dataset {dataset.name!r} has {n_cases} cases; at least {MIN_CASES} are needed."
         )
     snapshot = cost_snapshot(dataset)
+    training_memory.check_estimate(
+        learner=learner,
+        n_cases=n_cases,
+        n_tests=len(snapshot["names"]),
+        limit_mb=settings.TRAINING_MEMORY_LIMIT_MB,
+    )
     if spec.check is not None:
         problems = spec.check(cost_model_from_snapshot(snapshot), cleaned)
         if problems:
@@ -140,11 +146,33 @@ def run_training(
     if task_id and trained.celery_task_id != task_id:
         TrainedModel.objects.filter(pk=trained.pk).update(celery_task_id=task_id)
     writer = ProgressWriter(trained.pk, callback=progress)
+    limit_mb = settings.TRAINING_MEMORY_LIMIT_MB
     try:
-        with Heartbeat(trained.pk):
-            result = _fit_and_evaluate(trained, writer)
+        # The heartbeat is a thread of its own: a long fit never delays it.
+        with Heartbeat(trained.pk, interval=settings.TRAINING_HEARTBEAT_SECONDS):
+            with training_memory.address_space_limit(limit_mb):
+                result = _fit_and_evaluate(trained, writer)
     except AnytimeStopped as exc:
         _finish(trained.pk, attempt, status=TrainedModel.CANCELLED, progress_message=str(exc)[:300])
+        return TrainedModel.objects.get(pk=trained.pk)
+    except _TooBig as exc:
+        _finish(
+            trained.pk,
+            attempt,
+            status=TrainedModel.FAILED,
+            error=str(exc),
+            progress_message="Failed",
+        )
+        return TrainedModel.objects.get(pk=trained.pk)
+    except MemoryError as exc:
+        log.warning("training %s ran out of its memory limit", trained.pk)
+        _finish(
+            trained.pk,
+            attempt,
+            status=TrainedModel.FAILED,
+            error=training_memory.out_of_memory_reason(limit_mb, exc),
+            progress_message="Failed: out of memory",
+        )
         return TrainedModel.objects.get(pk=trained.pk)
     except Exception as exc:  # any failure is reported on the model page
         log.exception("training %s failed", trained.pk)
@@ -158,9 +186,22 @@ def run_training(
     return TrainedModel.objects.get(pk=trained.pk)
 
 
+class _TooBig(Exception):
+    """The up-front estimate of the fit's memory is above the worker's limit."""
+
+
 def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     writer(0.05, "Loading the cases")
     X, y, categorical = dataset_arrays(trained.dataset)
+    try:  # this worker's limit, on the cases there are now: before anything is fitted
+        training_memory.check_estimate(
+            learner=trained.learner,
+            n_cases=len(y),
+            n_tests=X.shape[1],
+            limit_mb=settings.TRAINING_MEMORY_LIMIT_MB,
+        )
+    except ValidationError as exc:
+        raise _TooBig(" ".join(exc.messages)) from None
     train, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
     cost_model = cost_model_from_snapshot(trained.cost_snapshot)
     if learner_registry.get_spec(trained.learner).anytime:

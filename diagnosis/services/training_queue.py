@@ -1,8 +1,10 @@
 """Getting a training to a worker, and back again when a worker or the queue loses it.
 
 The database is the outbox: a training is queued there first, then handed to Celery. Nothing
-is ever lost for good, because a sweep (Celery beat every minute, and every worker as it
-starts) re-sends what the queue never took or lost, and re-queues a run whose worker died.
+is ever lost for good, because a sweep (Celery beat every few seconds, and every worker as it
+starts) re-sends what the queue never took or lost (its task id is nowhere in the broker's
+own state), and re-queues a run whose worker died. A dead worker's anytime run that had stored
+a model ends "interrupted": the partial model is kept for review, never called a success.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from django.utils import timezone
 from ..models import TrainedModel
 from . import broker, learner_registry
 
-__all__ = ["Recovered", "claim", "recover_trainings", "release_lost", "send"]
+__all__ = ["Recovered", "claim", "cut_short", "recover_trainings", "release_lost", "send"]
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +95,24 @@ class Recovered:
 
 
 def recover_trainings(
-    *, stale_seconds: float, resend_after_seconds: float, max_attempts: int
+    *,
+    stale_seconds: float,
+    resend_after_seconds: float,
+    max_attempts: int,
+    send_grace_seconds: float = 10.0,
 ) -> Recovered:
-    """Re-queue runs whose worker stopped beating, and re-send what the queue never took."""
+    """Re-queue runs whose worker stopped beating, and re-send what the queue never took or lost.
+
+    A queued training is sent again when it never was, or when its task id is neither waiting
+    in the broker nor held by a worker (``broker.held_task_ids``) ``send_grace_seconds`` after
+    it was sent. Where the broker's state cannot be read, after ``resend_after_seconds``.
+    """
     if stale_seconds <= 0 or resend_after_seconds <= 0 or max_attempts < 1:
         raise ValueError("the limits must be positive")
+    if send_grace_seconds < 0:
+        raise ValueError("the grace after a send cannot be negative")
+    # The broker first: a message sent after this read is younger than the grace.
+    held = _held_training_ids()
     now = timezone.now()
     requeued = kept = failed = 0
     anytime = [key for key, spec in learner_registry.LEARNERS.items() if spec.anytime]
@@ -107,14 +122,8 @@ def recover_trainings(
         )
         for trained in stalled:
             if trained.learner in anytime and trained.model_json:
-                # An anytime training stores its best model as it goes: that model is kept.
-                TrainedModel.objects.filter(pk=trained.pk).update(
-                    status=TrainedModel.SUCCEEDED,
-                    progress=1.0,
-                    finished_at=now,
-                    error=f"{_stopped(stale_seconds)}; the best model so far is kept.",
-                    progress_message="Interrupted; using the best model so far",
-                )
+                # An anytime training stores its best model as it goes: it is kept, cut short.
+                cut_short(trained, reason=_stopped(stale_seconds), now=now)
                 kept += 1
             elif trained.attempts >= max_attempts:
                 _give_up(trained, now)
@@ -130,12 +139,62 @@ def recover_trainings(
                     ),
                 )
                 requeued += 1
-    unsent = TrainedModel.objects.filter(status=TrainedModel.QUEUED).filter(
-        Q(enqueued_at__isnull=True)
-        | Q(enqueued_at__lt=now - timedelta(seconds=resend_after_seconds))
-    )
-    sent = sum(send(pk) for pk in unsent.values_list("pk", flat=True))
+    queued = TrainedModel.objects.filter(status=TrainedModel.QUEUED)
+    aged = Q(enqueued_at__lt=now - timedelta(seconds=resend_after_seconds))
+    if held is None:
+        unsent = Q(enqueued_at__isnull=True) | aged
+    else:
+        # a row without a task id cannot be looked for in the broker: the age rule for it
+        lost = (
+            Q(enqueued_at__lt=now - timedelta(seconds=send_grace_seconds))
+            & ~Q(celery_task_id="")
+            & ~Q(celery_task_id__in=held)
+        )
+        unsent = Q(enqueued_at__isnull=True) | lost | (Q(celery_task_id="") & aged)
+    sent = sum(send(pk) for pk in queued.filter(unsent).values_list("pk", flat=True))
     return Recovered(requeued=requeued, kept=kept, failed=failed, sent=sent)
+
+
+def _held_training_ids() -> frozenset[str] | None:
+    """The task ids the broker holds on the trainings' queue; None when it cannot tell."""
+    try:
+        return broker.held_task_ids(broker.queue_of(broker.TRAIN_MODEL))
+    except Exception as exc:  # broker down: sending fails too, and is retried next sweep
+        log.warning("could not read the task queue's state: %s", exc)
+        return None
+
+
+def cut_short(trained: TrainedModel, *, reason: str, now=None) -> None:
+    """End a running anytime training whose worker died after it stored a model: "interrupted".
+
+    Its partial model (the best round finished) is kept for an admin to review; it is not
+    usable for cases (``TrainedModel.is_ready``). The page says at which round the worker
+    died out of how many were asked, and that the model was cut short.
+    """
+    at = _round_reached(trained)
+    TrainedModel.objects.filter(pk=trained.pk).update(
+        status=TrainedModel.INTERRUPTED,
+        finished_at=now or timezone.now(),
+        error=(
+            f"{reason}. The worker stopped (died) at {at}; this model was cut short: it is "
+            "kept for review and is not offered to clinicians."
+        ),
+        progress_message=f"Interrupted at {at}: the worker died; this model was cut short",
+    )
+
+
+def _round_reached(trained: TrainedModel) -> str:
+    """ "r=1 of 8": the anytime round whose model was stored, of the value asked for."""
+    spec = learner_registry.LEARNERS.get(trained.learner)
+    knob = spec.anytime_param if spec is not None else ""
+    target = (trained.params or {}).get(knob)
+    if target is None and spec is not None:
+        try:
+            target = learner_registry.clean_params(trained.learner, trained.params).get(knob)
+        except Exception:  # an old row's parameters: say what is known
+            target = None
+    reached = trained.anytime_round or "its first round"
+    return f"{reached} of {target}" if target is not None else reached
 
 
 LOST = "The worker process running it was killed (kill -9, or out of memory)"
@@ -148,8 +207,8 @@ def release_lost(*, trained_model_id: int, task_id: str, max_attempts: int) -> s
     before Celery puts the message back in the queue.  Waiting for the heartbeat to go stale
     would leave the training "running" with no one running it, since the redelivered copy
     finds it claimed.  Queued again (the attempt counts), or, with no attempt left, failed
-    saying why; an anytime training keeps its best model so far.  Only the attempt of
-    ``task_id`` is touched.  Returns what was done: requeued / kept / failed / not ours.
+    saying why; an anytime training that stored a model ends "interrupted" with it.  Only the
+    attempt of ``task_id`` is touched.  Returns what was done: requeued / kept / failed / not ours.
     """
     now = timezone.now()
     with transaction.atomic():
@@ -163,13 +222,7 @@ def release_lost(*, trained_model_id: int, task_id: str, max_attempts: int) -> s
         spec = learner_registry.LEARNERS.get(trained.learner)
         rows = TrainedModel.objects.filter(pk=trained.pk)
         if spec is not None and spec.anytime and trained.model_json:
-            rows.update(
-                status=TrainedModel.SUCCEEDED,
-                progress=1.0,
-                finished_at=now,
-                error=f"{LOST}; the best model so far is kept.",
-                progress_message="Interrupted; using the best model so far",
-            )
+            cut_short(trained, reason=LOST, now=now)
             return "kept"
         if trained.attempts >= max_attempts:
             rows.update(

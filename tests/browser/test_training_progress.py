@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from browser_helpers import ADMIN, log_in, new_page
+from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -88,5 +88,50 @@ def test_train_form_offers_only_the_chosen_datasets_matrices(chromium, live_serv
             for other in learner_registry.LEARNERS:
                 if other != key:
                     assert not page.locator(f'[data-learner-params="{other}"]').is_visible()
+    finally:
+        context.close()
+
+
+def test_an_interrupted_training_says_the_worker_died_and_offers_no_case(
+    chromium, live_server, heart_model
+):
+    """The page of a run cut short by a dead worker says so, at which round, and that no case
+    can start with it; a clinician does not find it on the home page."""
+    from diagnosis.models import TrainedModel
+    from diagnosis.services import training_queue
+
+    cut = TrainedModel.objects.create(
+        dataset=heart_model.dataset,
+        name="ACT cut short",
+        learner="act",
+        params={"r": 8},
+        cost_snapshot=heart_model.cost_snapshot,
+        matrix_snapshot=heart_model.matrix_snapshot,
+        status=TrainedModel.RUNNING,
+        model_json=heart_model.model_json,
+        metrics=heart_model.metrics,
+        anytime_round="r=1",
+        attempts=1,
+    )
+    training_queue.cut_short(cut, reason="The worker stopped reporting for more than 30 seconds")
+    context, page = new_page(chromium, live_server)
+    try:
+        log_in(page, *ADMIN)
+        page.goto(f"/models/{cut.pk}/")
+        notice = page.locator("#training-interrupted")
+        text = notice.inner_text()
+        assert "the worker died" in text
+        assert "The worker stopped (died) at r=1 of 8; this model was cut short" in text
+        assert "not offered to clinicians" in text
+        assert page.locator("#model-status").inner_text() == "Interrupted (cut short)"
+        assert page.get_by_text("Start a case with this model").count() == 0
+    finally:
+        context.close()
+    context, page = new_page(chromium, live_server)
+    try:
+        log_in(page, *CLINICIAN)
+        page.goto("/")
+        assert "ACT cut short" not in page.content()
+        assert heart_model.name in page.content()
     finally:
         context.close()

@@ -72,10 +72,12 @@ def start_worker(
     name: str,
     env: dict[str, str] | None = None,
     queues: str | None = None,
+    beat: bool = False,
 ) -> subprocess.Popen:
     """``celery -A config worker`` in its own process group; returns once it says ready.
 
-    ``queues`` (e.g. "experiments") is its ``-Q``; by default it takes every queue.
+    ``queues`` (e.g. "experiments") is its ``-Q``; by default it takes every queue. ``beat``
+    embeds Celery beat (``-B``, the schedule file beside the log): the sweeps run on time.
     """
     full_env = {
         **os.environ,
@@ -103,6 +105,7 @@ def start_worker(
                 "-n",
                 f"{name}-{os.getpid()}@%h",
                 *(["-Q", queues] if queues else []),
+                *(["-B", "-s", str(log.with_suffix(".beat"))] if beat else []),
             ],
             cwd=REPO,
             env=full_env,

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
 import redis
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from diagnosis import selectors
 from diagnosis.models import TrainedModel
-from diagnosis.services import training, training_queue
+from diagnosis.services import cases, training, training_queue
 
 
 @pytest.fixture
@@ -103,18 +106,54 @@ def test_a_training_out_of_attempts_fails_saying_so(toy_dataset, model_admin):
     assert "started 3 times and its worker stopped each time" in trained.error
 
 
-def test_a_killed_anytime_run_keeps_its_best_model(toy_dataset, model_admin):
-    """A stalled anytime run that stored a model ends succeeded with it instead of re-running."""
+def test_a_killed_anytime_run_keeps_its_model_as_interrupted_never_succeeded(
+    toy_dataset, model_admin
+):
+    """A stalled anytime run that stored a model ends "interrupted" (cut short), not succeeded."""
     old = timezone.now() - timedelta(seconds=200)
     trained = training.create_training(
-        user=model_admin, dataset=toy_dataset, learner="act", params={"r": 2}
+        user=model_admin, dataset=toy_dataset, learner="act", params={"r": 8}
     )
     TrainedModel.objects.filter(pk=trained.pk).update(
         status="running", heartbeat_at=old, model_json='{"fake": 1}', anytime_round="r=1"
     )
     assert _recover().kept == 1
     trained.refresh_from_db()
-    assert trained.status == TrainedModel.SUCCEEDED and "best model so far" in trained.error
+    assert trained.status == TrainedModel.INTERRUPTED and trained.is_finished
+    assert not trained.is_ready and trained.model_json == '{"fake": 1}'
+    assert "The worker stopped (died) at r=1 of 8; this model was cut short" in trained.error
+    assert trained.progress_message.startswith("Interrupted at r=1 of 8: the worker died")
+
+
+def test_an_interrupted_model_is_offered_to_no_clinician(
+    toy_dataset, model_admin, clinician, trained_model
+):
+    """Cut short: kept for the admin, but not listed, found or startable for a clinician."""
+    TrainedModel.objects.filter(pk=trained_model.pk).update(status=TrainedModel.INTERRUPTED)
+    interrupted = TrainedModel.objects.get(pk=trained_model.pk)
+    assert interrupted.model_json and not interrupted.is_ready
+    clinicians = selectors.models_for_user(user=clinician)
+    assert interrupted.pk not in {m.pk for m in clinicians}
+    assert selectors.visible_model(user=clinician, pk=interrupted.pk) is None
+    assert interrupted.pk in {m.pk for m in selectors.models_for_user(user=model_admin)}
+    with pytest.raises(ValidationError, match="not ready"):
+        cases.start_case(user=clinician, trained_model=interrupted)
+
+
+def test_a_killed_pool_process_of_an_anytime_run_ends_it_interrupted(toy_dataset, model_admin):
+    """release_lost (the pool child died) keeps a stored anytime model as interrupted too."""
+    trained = training.create_training(
+        user=model_admin, dataset=toy_dataset, learner="act", params={"r": 4}
+    )
+    TrainedModel.objects.filter(pk=trained.pk).update(
+        status="running", model_json='{"fake": 1}', anytime_round="r=2", attempts=1
+    )
+    done = training_queue.release_lost(
+        trained_model_id=trained.pk, task_id=trained.celery_task_id, max_attempts=3
+    )
+    trained.refresh_from_db()
+    assert done == "kept" and trained.status == TrainedModel.INTERRUPTED
+    assert "killed" in trained.error and "at r=2 of 4; this model was cut short" in trained.error
 
 
 def test_queued_trainings_the_broker_never_took_or_lost_are_sent_again(
@@ -156,3 +195,71 @@ def test_a_training_requested_while_the_broker_is_down_waits_queued(
     assert trained.status == TrainedModel.QUEUED and trained.enqueued_at is None
     assert trained.progress_message == training_queue.UNREACHABLE
     assert _recover().sent == 1 and broker_queue() == 1
+
+
+def test_a_queued_training_whose_message_redis_lost_is_sent_again_at_once(
+    toy_dataset, model_admin, broker_queue
+):
+    """Sent seconds ago but gone from Redis: re-sent by the next sweep, not 15 minutes later;
+    one whose message is still in Redis is left alone (no duplicate)."""
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    waiting = _queued(toy_dataset, model_admin)
+    lost = _queued(toy_dataset, model_admin)
+    assert training_queue.send(waiting.pk) and training_queue.send(lost.pk)
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    for raw in client.lrange(queue, 0, -1):
+        if lost.celery_task_id.encode() in raw:
+            client.lrem(queue, 1, raw)  # what a Redis restart did to this one message
+    assert broker_queue() == 1
+    just_after = timezone.now() - timedelta(seconds=11)  # past the grace after a send
+    TrainedModel.objects.filter(pk__in=[waiting.pk, lost.pk]).update(enqueued_at=just_after)
+    recovered = training_queue.recover_trainings(
+        stale_seconds=30, resend_after_seconds=900, max_attempts=3, send_grace_seconds=10
+    )
+    assert recovered.sent == 1 and broker_queue() == 2
+    held = training_queue.broker.held_task_ids(settings.CELERY_TASK_DEFAULT_QUEUE)
+    assert {waiting.celery_task_id, lost.celery_task_id} <= held
+
+
+def test_a_message_a_worker_holds_unacknowledged_counts_as_live(
+    toy_dataset, model_admin, broker_queue
+):
+    """A task delivered to a worker and not yet acknowledged (Redis's unacked hash) is live."""
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    trained = _queued(toy_dataset, model_admin)
+    assert training_queue.send(trained.pk)
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    raw = client.rpop(queue)  # as a worker's BRPOP takes it, then kombu files it as unacked
+    tag = "test-delivery-tag"
+    client.hset("unacked", tag, json.dumps([json.loads(raw), queue, queue]))
+    try:
+        assert trained.celery_task_id in training_queue.broker.held_task_ids(queue)
+        TrainedModel.objects.filter(pk=trained.pk).update(
+            enqueued_at=timezone.now() - timedelta(seconds=60)
+        )
+        assert _recover().sent == 0 and broker_queue() == 0
+    finally:
+        client.hdel("unacked", tag)
+
+
+def test_a_queued_row_without_a_task_id_is_resent_by_age_only(
+    toy_dataset, model_admin, broker_queue
+):
+    """No task id to look for in Redis: re-sent after TRAINING_RESEND_SECONDS, not every sweep."""
+    recent = _queued(
+        toy_dataset,
+        model_admin,
+        celery_task_id="",
+        enqueued_at=timezone.now() - timedelta(seconds=60),
+    )
+    old = _queued(
+        toy_dataset,
+        model_admin,
+        celery_task_id="",
+        enqueued_at=timezone.now() - timedelta(seconds=1000),
+    )
+    assert _recover().sent == 1 and broker_queue() == 1
+    recent.refresh_from_db()
+    old.refresh_from_db()
+    assert recent.enqueued_at < timezone.now() - timedelta(seconds=59)
+    assert old.enqueued_at > timezone.now() - timedelta(seconds=60)
