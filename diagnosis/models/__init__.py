@@ -1,6 +1,7 @@
 """Database models: datasets and their priced tests, trained models, diagnosis cases."""
 
 from .api_tokens import ApiToken
+from .approval import ModelDecision
 from .audit import CaseAccess
 from .cases import DiagnosisCase, DiagnosisStep
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
@@ -19,6 +20,7 @@ __all__ = [
     "ErrorMatrix",
     "Experiment",
     "ExperimentTask",
+    "ModelDecision",
     "Team",
     "TestGroup",
     "TrainedModel",

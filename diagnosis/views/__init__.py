@@ -3,13 +3,21 @@
 from .cases import case_detail, case_new, case_summary
 from .home import home
 from .research import research
-from .trained_models import model_detail, model_ensemble, model_progress, model_tree, train
+from .trained_models import (
+    model_card,
+    model_detail,
+    model_ensemble,
+    model_progress,
+    model_tree,
+    train,
+)
 
 __all__ = [
     "case_detail",
     "case_new",
     "case_summary",
     "home",
+    "model_card",
     "model_detail",
     "model_ensemble",
     "model_progress",

@@ -20,6 +20,7 @@ from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
 from diagnosis.selectors.models import default_error_matrix
 from diagnosis.services import experiment_runner
+from diagnosis.services.approval import approve_for_demo
 from diagnosis.services.datasets import create_dataset
 from diagnosis.services.experiments import create_experiment
 from diagnosis.services.training import create_training, run_training
@@ -181,6 +182,7 @@ class Command(BaseCommand):
         if result.status != TrainedModel.SUCCEEDED:
             self.stderr.write(f"  training {name!r} failed: {result.error}")
             return
+        approve_for_demo(user=admin, trained_model=result)  # demo models arrive approved
         m = result.metrics
         self.stdout.write(
             f"  trained {name!r} in {result.fit_seconds:.2f}s: "
