@@ -163,13 +163,14 @@ def model_for_page(*, user, pk: int, case_id: int | None = None) -> TrainedModel
         raise ModelNotFound(pk)
     if is_model_admin(user):
         return trained
-    require_clinician(user)
-    if trained.approval == TrainedModel.APPROVED:
-        return trained
-    if case_id is not None:
+    if case_id is not None:  # the patient's path: whoever may read the case, as the case says
         case = DiagnosisCase.objects.filter(pk=case_id, trained_model_id=pk).first()
         if case is not None and can_read_case(user, case):
             return trained
+        raise ModelNotFound(pk)
+    require_clinician(user)
+    if trained.approval == TrainedModel.APPROVED:
+        return trained
     raise ModelNotFound(pk)
 
 
