@@ -24,7 +24,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-from browser_helpers import ADMIN  # noqa: E402  (tests/browser is on sys.path under pytest)
+from browser_helpers import ADMIN, approve_for_clinicians  # noqa: E402  (tests/browser is on sys.path under pytest)
 
 
 @pytest.fixture(scope="session")
@@ -47,16 +47,14 @@ def _demo_model(dataset_name: str, learner: str, name: str):
     from django.core.management import call_command
 
     from diagnosis.models import Dataset, TrainedModel
-    from diagnosis.services.approval import approve_model
     from diagnosis.services.training import create_training, run_training
 
     call_command(
         "load_demo_data", "--no-train", "--only", dataset_name, stdout=open(os.devnull, "w")
     )
     dataset = Dataset.objects.get(name=dataset_name)
-    admin = User.objects.get(username=ADMIN[0])
     trained = create_training(
-        user=admin,
+        user=User.objects.get(username=ADMIN[0]),
         dataset=dataset,
         learner=learner,
         params={},
@@ -67,7 +65,7 @@ def _demo_model(dataset_name: str, learner: str, name: str):
     if key in _FITTED:  # same demo data, prices and matrix: reuse this session's first fit
         TrainedModel.objects.filter(pk=trained.pk).update(**_FITTED[key])
         trained.refresh_from_db()
-        return approve_model(user=admin, trained_model=trained, reason=BROWSER_APPROVAL_REASON)
+        return approve_for_clinicians(trained)
     before = {f.attname: getattr(trained, f.attname) for f in TrainedModel._meta.concrete_fields}
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
@@ -76,11 +74,8 @@ def _demo_model(dataset_name: str, learner: str, name: str):
         for name, value in before.items()
         if name != "id" and not name.endswith("_id") and getattr(result, name) != value
     }
-    return approve_model(user=admin, trained_model=result, reason=BROWSER_APPROVAL_REASON)
+    return approve_for_clinicians(result)
 
-
-#: Why the browser tests' models are approved (a flagged model needs a reason to be approved).
-BROWSER_APPROVAL_REASON = "Approved by the browser test set-up for its clinicians."
 
 #: (dataset, learner) -> the fields a training filled in (a fit takes minutes on a busy machine)
 _FITTED: dict[tuple[str, str], dict] = {}
