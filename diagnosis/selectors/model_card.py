@@ -25,7 +25,8 @@ __all__ = ["model_card", "selection_report"]
 _LIMITS = (
     "Measured once, on 30% of this dataset's patients held out from training: a hospital "
     "whose patients differ (age, referral pattern, prevalence) may see other costs.",
-    "Decides with the prices and error costs snapshotted below; a later edit of the "
+    "Decides with the prices and error costs on this card, as snapshotted at training; a "
+    "later edit of the "
     "dataset's prices or matrix does not reach it until it is retrained and approved.",
     "Advice for a clinician, who decides: each recommendation shows its reasons, so the "
     "clinician can review them and overrule it with a reason.",
@@ -80,6 +81,49 @@ def _performance(trained: TrainedModel, comparison: dict) -> list[dict]:
     return rows
 
 
+def _money(value: float | None) -> str:
+    """``$12.30`` or ``−$12.30`` (a minus sign, not a hyphen before the dollar)."""
+    if value is None:
+        return "—"
+    return f"−${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def _replacement_words(compared: dict) -> dict | None:
+    """The retrain comparison as the card words it: the verdict and the difference's interval."""
+    if not compared.get("comparable"):
+        return None
+    old, new, difference = compared["old"]["mean"], compared["new"]["mean"], compared["difference"]
+    verdict = (
+        f"The retrain costs {_money(new - old)} more per patient than the model in use"
+        if new > old
+        else f"The retrain costs {_money(old - new)} less per patient than the model in use"
+        if new < old
+        else "The retrain costs the same per patient as the model in use"
+    )
+    interval = (
+        f"difference {_money(difference['low'])} to {_money(difference['high'])} (95%), "
+        f"paired t-test p = {difference['p_value']:.3f}"
+        if difference.get("low") is not None and difference.get("p_value") is not None
+        else ""
+    )
+    nothing = compared.get("order_nothing")
+    above = [
+        name
+        for name, cost in (("the retrain", new), ("the model in use", old))
+        if nothing is not None and cost >= nothing
+    ]
+    return {
+        "verdict": verdict,
+        "interval": interval,
+        "nothing_note": (
+            f"Ordering nothing costs {_money(nothing)} per patient: "
+            f"{' and '.join(above)} {'are' if len(above) > 1 else 'is'} no cheaper."
+            if above
+            else ""
+        ),
+    }
+
+
 def _decisions(trained: TrainedModel) -> list[ModelDecision]:
     return list(
         ModelDecision.objects.filter(trained_model=trained)
@@ -118,8 +162,9 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
         "intended_use": (
             f"Decision support for clinicians seeing patients like those of "
             f"{dataset.name}: it advises which test to order next and when to conclude "
-            f"({', '.join(labels)}) or refer, so that the cost of tests plus the cost of "
-            f"errors ({report['error_matrix_name']}) stays low. The clinician decides."
+            f"({', '.join(labels)}){' or refer' if report['reject_cost'] is not None else ''}, "
+            f"so that the cost of tests plus the cost of errors "
+            f"({report['error_matrix_name']}) stays low. The clinician decides."
         ),
         "learner_label": report["learner_label"],
         "learner_description": spec.description if spec else "",
@@ -136,6 +181,7 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
         "replaced": replaced,
         "replacement": compared,
         "replacement_worse": worse,
+        "replacement_words": _replacement_words(compared),
         "pending_replacement": pending_replacement,
         "decisions": _decisions(trained_model),
         "previous": previous,

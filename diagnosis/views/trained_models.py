@@ -133,7 +133,8 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.success(
                     request,
                     f"Queued a retrain of {trained} with the dataset's current matrix and prices: "
-                    "this is the new model's page.",
+                    "this is the new model's page. It is a draft: once trained, its model card "
+                    "compares it with the model in use, which stays in use until you approve it.",
                 )
                 return redirect("model-detail", pk=new.pk)
             if action == "stop":

@@ -11,11 +11,13 @@ from diagnosis.management import demo_data
 from diagnosis.management.commands.load_demo_data import DEMO_LEARNERS, DEMO_MATRICES, DEMO_MATRIX
 from diagnosis.models import TrainedModel
 from diagnosis.selectors.models import model_warnings
+from diagnosis.services.approval import DEMO_REASON
 
 
 @pytest.mark.django_db
 def test_every_demo_model_beats_ordering_nothing():
-    """Each demo model, under the clinical matrix, costs less per held-out patient than none."""
+    """Each demo model, approved by the set-up, under the clinical matrix, costs less per
+    held-out patient than none."""
     from django.contrib.auth.models import User
 
     call_command("load_demo_data", stdout=open(os.devnull, "w"))
@@ -24,6 +26,8 @@ def test_every_demo_model_beats_ordering_nothing():
     assert len(models) == sum(len(DEMO_LEARNERS[name]) for name in demo_data.BUILDERS)
     for model in models:
         assert model.status == TrainedModel.SUCCEEDED, (model.name, model.error)
+        # approved by the set-up, with its reason, so the demo clinician sees it
+        assert (model.approval, model.approval_reason) == (TrainedModel.APPROVED, DEMO_REASON)
         assert model.error_matrix is not None
         assert model.error_matrix.name == DEMO_MATRICES.get(model.dataset.name, DEMO_MATRIX)
         # Not 0/1 or uniform loss: errors differ in price, as they do for a clinician.

@@ -320,3 +320,33 @@ def test_demo_approval_is_a_reasoned_approval(trained_model, model_admin):
             user=User.objects.create_user("nobody"),
             trained_model=_fitted_draft(trained_model, model_admin),
         )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_approves_every_existing_model():
+    """A model that existed before 0013 comes out approved (nothing in use disappears from a
+    clinician), with the reason; the field's default afterwards is draft."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("diagnosis", "0012_case_matrix_snapshot")]
+    after = [("diagnosis", "0013_model_approval")]
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    try:
+        executor.migrate(before)
+        old_apps = executor.loader.project_state(before).apps
+        OldDataset = old_apps.get_model("diagnosis", "Dataset")
+        OldTrainedModel = old_apps.get_model("diagnosis", "TrainedModel")
+        dataset = OldDataset.objects.create(name="Old data", class_labels=["a", "b"])
+        old = OldTrainedModel.objects.create(dataset=dataset, learner="eg2", status="succeeded")
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        new_apps = executor.loader.project_state(after).apps
+        migrated = new_apps.get_model("diagnosis", "TrainedModel").objects.get(pk=old.pk)
+    finally:  # the schema back as every other test expects it
+        executor = MigrationExecutor(connection)
+        executor.migrate(latest)
+    assert migrated.approval == "approved"
+    assert "before approval existed" in migrated.approval_reason
+    assert TrainedModel._meta.get_field("approval").default == TrainedModel.DRAFT
