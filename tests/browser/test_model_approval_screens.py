@@ -59,7 +59,7 @@ def test_a_draft_is_invisible_to_a_clinician(chromium, live_server, heart_model)
         log_in(page, *ADMIN)
         card = page.locator("article.model-card", has=page.locator(f"#model-{draft.pk}"))
         expect(card.locator('[data-approval="draft"]')).to_have_text("Draft")
-        page.goto(f"/models/{draft.pk}/")
+        page.goto(f"/models/{draft.pk}/", wait_until="domcontentloaded")  # figures load later
         expect(page.locator("#model-card-link")).to_contain_text("Not yet approved")
     finally:
         context.close()
@@ -138,7 +138,7 @@ def test_retrain_compares_old_and_new_and_the_old_is_kept(chromium, live_server,
     context, page = new_page(chromium, live_server)
     try:
         log_in(page, *ADMIN)
-        page.goto(f"/models/{heart_model.pk}/")
+        page.goto(f"/models/{heart_model.pk}/", wait_until="domcontentloaded")
         with page.expect_navigation():
             page.get_by_role("button", name="Retrain with the current matrix").click()
         retrain = TrainedModel.objects.get(replaces=heart_model)
