@@ -59,7 +59,7 @@ def test_a_draft_is_invisible_to_a_clinician(chromium, live_server, heart_model)
         log_in(page, *ADMIN)
         card = page.locator("article.model-card", has=page.locator(f"#model-{draft.pk}"))
         expect(card.locator('[data-approval="draft"]')).to_have_text("Draft")
-        page.goto(f"/models/{draft.pk}/", wait_until="domcontentloaded")  # figures load later
+        page.goto(f"/models/{draft.pk}/", wait_until="domcontentloaded", timeout=60000)
         expect(page.locator("#model-card-link")).to_contain_text("Not yet approved")
     finally:
         context.close()
