@@ -393,11 +393,12 @@ class TrainedModelAdmin(ModelAdminsOnly):
         "dataset",
         "learner",
         "status",
+        "approval",  # changed on the model card only (services/approval.py, audited)
         "progress_percent",
         "created_at",
         "fit_seconds",
     ]
-    list_filter = ["status", "learner", "dataset"]
+    list_filter = ["status", "approval", "learner", "dataset"]
     search_fields = ["name"]
     actions = ["retrain", "cancel"]
     inlines = [CheckpointInline]

@@ -46,7 +46,7 @@ from pydantic_core import PydanticCustomError
 from . import selectors
 from .api import state_to_dict
 from .client_address import client_address
-from .models import CaseAccess
+from .models import CaseAccess, TrainedModel
 from .permissions import CaseNotFound
 from .services import api_tokens, case_actions
 from .services import cases as case_services
@@ -279,6 +279,9 @@ class ModelOut(Schema):
     dataset: str
     status: str
     ready: bool
+    approval: str = Field(
+        description="approved (clinicians see only these), draft or retired (model admins)."
+    )
     class_labels: list[str]
 
 
@@ -365,6 +368,7 @@ def list_models(request: HttpRequest):
             "dataset": m.dataset.name,
             "status": m.status,
             "ready": m.is_ready,
+            "approval": m.approval,
             "class_labels": vocabulary_of(m).class_labels,
         }
         for m in selectors.models_for_user(user=request.user)
@@ -390,7 +394,8 @@ def list_cases(request: HttpRequest):
 )
 def start_case(request: HttpRequest, payload: CaseIn):
     trained = selectors.visible_model(user=request.user, pk=payload.model)
-    if trained is None:
+    # a draft or retired model (which a model admin sees) gets the answer a missing one gets
+    if trained is None or trained.approval != TrainedModel.APPROVED:
         raise ValidationError(f"There is no ready model {payload.model} you may use.")
     # the answer's read is logged with the new case (one commit)
     opened = case_services.open_case(

@@ -36,6 +36,7 @@ __all__ = [
     "LEAD_CLINICIANS",
     "MODEL_ADMINS",
     "CaseNotFound",
+    "ModelNotFound",
     "can_act_on_case",
     "can_read_case",
     "is_clinician",
@@ -56,6 +57,14 @@ class CaseNotFound(ObjectDoesNotExist):
 
     def __init__(self, pk) -> None:
         super().__init__(f"There is no case {pk}.")
+
+
+class ModelNotFound(ObjectDoesNotExist):
+    """No such model for this user: a clinician asking for a draft or retired model gets the
+    answer a missing model gets (404)."""
+
+    def __init__(self, pk) -> None:
+        super().__init__(f"There is no model {pk}.")
 
 
 def _active(user) -> bool:

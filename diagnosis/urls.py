@@ -14,6 +14,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("train/", views.train, name="train"),
     path("models/<int:pk>/", views.model_detail, name="model-detail"),
+    path("models/<int:pk>/card/", views.model_card, name="model-card"),
     path("models/<int:pk>/tree/", views.model_tree, name="model-tree"),
     path("models/<int:pk>/trees/", views.model_ensemble, name="model-ensemble"),
     path("models/<int:pk>/decision/", views.model_decision, name="model-decision"),

@@ -1,6 +1,7 @@
 """Database models: datasets and their priced tests, trained models, diagnosis cases."""
 
 from .api_tokens import ApiToken
+from .approval import ModelDecision
 from .audit import CaseAccess
 from .cases import DiagnosisCase, DiagnosisStep
 from .confirmations import ConfirmedDiagnosis
@@ -21,6 +22,7 @@ __all__ = [
     "ErrorMatrix",
     "Experiment",
     "ExperimentTask",
+    "ModelDecision",
     "Team",
     "TestGroup",
     "TrainedModel",

@@ -29,6 +29,11 @@ class TrainedModel(models.Model):
     ]
     FINISHED = (SUCCEEDED, FAILED, CANCELLED, INTERRUPTED)
 
+    DRAFT = "draft"
+    APPROVED = "approved"
+    RETIRED = "retired"
+    APPROVAL_CHOICES = [(DRAFT, "Draft"), (APPROVED, "Approved"), (RETIRED, "Retired")]
+
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="trained_models")
     name = models.CharField(max_length=200, blank=True)
     learner = models.CharField(max_length=50, help_text="Key in the learner registry.")
@@ -75,6 +80,37 @@ class TrainedModel(models.Model):
         blank=True,
         help_text='The anytime round whose model is in use (e.g. "r=4"); blank otherwise.',
     )
+    # Approval is apart from ``status`` (how the training went): only an approved model reaches
+    # a clinician.  Changed by services/approval.py only, each change logged as a ModelDecision.
+    approval = models.CharField(
+        max_length=10,
+        choices=APPROVAL_CHOICES,
+        default=DRAFT,
+        help_text="Draft until a model administrator approves it; retired when withdrawn.",
+    )
+    approval_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="approval_changes",
+    )
+    approval_at = models.DateTimeField(null=True, blank=True)
+    approval_reason = models.TextField(blank=True)
+    replaces = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="replacements",
+        help_text="The approved model this retrain would replace (approving it retires that one).",
+    )
+    replacement_comparison = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="This model and the one it replaces on the same held-out patients, "
+        "priced with this model's prices and matrix.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -109,6 +145,10 @@ class TrainedModel(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def is_approved(self) -> bool:
+        return self.approval == self.APPROVED
 
 
 class TrainingCheckpoint(models.Model):

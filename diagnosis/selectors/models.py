@@ -11,7 +11,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
-from ..permissions import is_model_admin, require_clinician
+from ..permissions import ModelNotFound, can_read_case, is_model_admin, require_clinician
 from ..services import learner_registry
 from ..services.training_data import THIN_SUPPORT
 from ..services.vocabulary import vocabulary_of
@@ -22,18 +22,22 @@ __all__ = [
     "default_error_matrices",
     "default_error_matrix",
     "model_comparison",
+    "model_for_page",
     "model_report",
     "model_warnings",
     "models_for_user",
     "referral_statistics",
     "require_model_access",
+    "startable_model",
     "training_progress",
     "visible_model",
 ]
 
 
 def models_for_user(*, user) -> QuerySet[TrainedModel]:
-    """Models a user may see: all for model admins, ready ones for clinicians.
+    """Models a user may see: all for model admins, approved ready ones for clinicians.
+
+    A draft (never approved) or retired model is not shown to a clinician at all.
 
     Each carries ``n_cases_open``, ``n_cases_classified`` and ``n_cases_referred``
     (referrals are a decision of their own, counted apart from conclusions), and
@@ -53,7 +57,7 @@ def models_for_user(*, user) -> QuerySet[TrainedModel]:
     if is_model_admin(user):
         return qs
     require_clinician(user)
-    return qs.filter(status=TrainedModel.SUCCEEDED)
+    return qs.filter(status=TrainedModel.SUCCEEDED, approval=TrainedModel.APPROVED)
 
 
 def visible_model(*, user, pk: int) -> TrainedModel | None:
@@ -75,8 +79,27 @@ def visible_model(*, user, pk: int) -> TrainedModel | None:
         .annotate(has_fitted_json=ExpressionWrapper(~Q(model_json=""), output_field=BooleanField()))
     )
     if not admin:
-        qs = qs.filter(status=TrainedModel.SUCCEEDED)
+        qs = qs.filter(status=TrainedModel.SUCCEEDED, approval=TrainedModel.APPROVED)
     return qs.filter(pk=pk).first()
+
+
+def startable_model(*, user, pk: int) -> TrainedModel:
+    """Model ``pk`` if ``user`` may start a case with it: approved, whoever asks (a model admin
+    who is also a clinician tries a draft on its card, never on a patient).
+
+    Raises :class:`ModelNotFound` otherwise, like a missing model.
+    """
+    require_clinician(user)
+    trained = (
+        TrainedModel.objects.select_related("dataset")
+        .defer("model_json")
+        .annotate(has_fitted_json=ExpressionWrapper(~Q(model_json=""), output_field=BooleanField()))
+        .filter(pk=pk, approval=TrainedModel.APPROVED)
+        .first()
+    )
+    if trained is None:
+        raise ModelNotFound(pk)
+    return trained  # one not ready is refused by the service with its reason
 
 
 def _visible_model_row(pk, *, ready_only: bool) -> TrainedModel | None:
@@ -88,7 +111,7 @@ def _visible_model_row(pk, *, ready_only: bool) -> TrainedModel | None:
     trained_part, dataset_part = _model_parts()
     sql, params = _model_sql(ready_only), [pk]
     if ready_only:
-        params.append(TrainedModel.SUCCEEDED)
+        params += [TrainedModel.SUCCEEDED, TrainedModel.APPROVED]
     rows = raw_rows.fetch_instances((trained_part, dataset_part), sql, params)
     if not rows:
         return None
@@ -108,7 +131,11 @@ def _model_parts() -> tuple[raw_rows.Columns, raw_rows.Columns]:
 @functools.cache
 def _model_sql(ready_only: bool) -> str:
     trained, dataset = _model_parts()
-    status = f" AND {trained.column('status')} = %s" if ready_only else ""
+    status = (
+        f" AND {trained.column('status')} = %s AND {trained.column('approval')} = %s"
+        if ready_only
+        else ""
+    )
     return (
         f"SELECT {trained.sql}, {dataset.sql}, NOT ({trained.column('model_json')} = '')"
         f" FROM {trained.table}"
@@ -118,8 +145,33 @@ def _model_sql(ready_only: bool) -> str:
 
 
 def require_model_access(user, trained: TrainedModel) -> None:
+    """The role check of every model read; which model a clinician may open is
+    :func:`model_for_page`'s (an approved one, or the model of a case they read)."""
     if not is_model_admin(user):
         require_clinician(user)
+
+
+def model_for_page(*, user, pk: int, case_id: int | None = None) -> TrainedModel:
+    """Model ``pk`` for its pages (model page, tree, trees), with its dataset.
+
+    A model admin reads any model.  A clinician reads an approved one, or, through a case of
+    this model they may read (``case_id``), the model that case was decided with even after
+    it was retired.  Anything else raises :class:`ModelNotFound`, like a missing model.
+    """
+    trained = TrainedModel.objects.select_related("dataset").filter(pk=pk).first()
+    if trained is None:
+        raise ModelNotFound(pk)
+    if is_model_admin(user):
+        return trained
+    if case_id is not None:  # the patient's path: whoever may read the case, as the case says
+        case = DiagnosisCase.objects.filter(pk=case_id, trained_model_id=pk).first()
+        if case is not None and can_read_case(user, case):
+            return trained
+        raise ModelNotFound(pk)
+    require_clinician(user)
+    if trained.approval == TrainedModel.APPROVED:
+        return trained
+    raise ModelNotFound(pk)
 
 
 def case_outcomes(trained_model: TrainedModel) -> dict[str, int]:

@@ -18,7 +18,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
-from ..permissions import CaseNotFound, require_case_access, require_case_read, require_clinician
+from ..permissions import (
+    CaseNotFound,
+    ModelNotFound,
+    require_case_access,
+    require_case_read,
+    require_clinician,
+)
 from ..selectors import raw_rows
 from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
@@ -78,6 +84,8 @@ def open_case(
     tests: ``selectors.case_state(context=...)`` answers the start without reading it back.
     """
     require_clinician(user)
+    if trained_model.approval != TrainedModel.APPROVED:  # a draft or retired model: not found
+        raise ModelNotFound(trained_model.pk)
     if not trained_model.is_ready:
         raise ValidationError(
             f"Model {trained_model} is not ready (status {trained_model.status}); "

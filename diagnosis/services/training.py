@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
-from . import learner_registry, training_memory, training_queue
+from . import approval, learner_registry, training_memory, training_queue
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
@@ -116,6 +116,7 @@ def create_training(
         matrix_snapshot=matrix,
         reject_cost_snapshot=reject_cost,
         status=TrainedModel.QUEUED,
+        approval=TrainedModel.DRAFT,  # a clinician sees it only once a model admin approves it
         progress_message="Waiting for a worker",
         created_by=user,
         celery_task_id=task_id,
@@ -183,6 +184,7 @@ def run_training(
         return TrainedModel.objects.get(pk=trained.pk)
     result.setdefault("progress_message", "Done")
     _finish(trained.pk, attempt, status=TrainedModel.SUCCEEDED, progress=1.0, **result)
+    approval.record_replacement_comparison(trained_model_id=trained.pk)  # a retrain: old vs new
     return TrainedModel.objects.get(pk=trained.pk)
 
 

@@ -177,11 +177,23 @@ def _total_cost_spread(report) -> dict:
 
 
 def _summary(report) -> dict:
-    """The figures the model and the two strategies are compared on."""
+    """The figures the model and the two strategies are compared on.
+
+    ``total_cost_interval``: the 95% Student-t interval of the mean total cost per patient
+    over these held-out patients (``learners.significance.mean_interval``), for the card.
+    """
     from learners.baselines import class_rates
+    from learners.significance import mean_interval
 
     confusion = np.asarray(report.confusion)
+    totals = [float(case.total_cost) for case in report.cases]
+    interval = mean_interval(totals) if totals else None
     return {
+        "total_cost_interval": (
+            {"low": interval.low, "high": interval.high, "confidence": interval.confidence}
+            if interval is not None
+            else None
+        ),
         "n_test_cases": int(report.n_cases),
         "accuracy": _number(report.accuracy),
         "accuracy_classified": _number(report.accuracy_classified),

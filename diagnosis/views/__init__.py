@@ -4,6 +4,7 @@ from .cases import case_detail, case_new, case_summary
 from .home import home
 from .research import research
 from .trained_models import (
+    model_card,
     model_decision,
     model_detail,
     model_ensemble,
@@ -17,6 +18,7 @@ __all__ = [
     "case_new",
     "case_summary",
     "home",
+    "model_card",
     "model_detail",
     "model_decision",
     "model_ensemble",

@@ -12,14 +12,14 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
-from ..models import CaseAccess, DiagnosisCase, DiagnosisStep, TrainedModel
-from ..permissions import CaseNotFound, require_clinician
+from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
+from ..permissions import CaseNotFound, ModelNotFound, require_clinician
 from ..selectors import case_audit, decision, ensemble, stale
 from ..services import case_actions
 from ..services import cases as case_services
@@ -47,7 +47,10 @@ def case_new(request: HttpRequest) -> HttpResponse:
         return page(
             request, "diagnosis/case_new.html", {"error": "Choose a model first."}, status=400
         )
-    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=int(model_id))
+    try:  # a draft or retired model is answered like a missing one
+        trained = selectors.models.startable_model(user=request.user, pk=int(model_id))
+    except ModelNotFound as exc:
+        raise Http404(str(exc)) from exc
     form = StartCaseForm(request.POST or None)
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():

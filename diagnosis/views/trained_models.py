@@ -5,17 +5,19 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import figures, selectors
 from ..forms import TrainForm
 from ..models import CaseAccess, TrainedModel
-from ..permissions import CaseNotFound, require_model_admin
+from ..permissions import CaseNotFound, ModelNotFound, require_model_admin
 from ..selectors import decision as decision_selectors
 from ..selectors import ensemble as ensemble_selectors
 from ..selectors import matrices as matrix_selectors
+from ..selectors import model_card as model_card_selectors
+from ..services import approval as approval_services
 from ..services import learner_registry, training
 from ..services import matrices as matrix_services
 from .common import messages_of, page
@@ -67,10 +69,59 @@ def train(request: HttpRequest) -> HttpResponse:
     return page(request, "diagnosis/train.html", {"form": form, "errors": errors}, status=status)
 
 
+def _model_or_404(request: HttpRequest, pk: int, *, case_id: str | None = None) -> TrainedModel:
+    """The model for its pages: a draft or retired one is missing for a clinician (except the
+    model of a case they read, ``case_id``)."""
+    try:
+        return selectors.models.model_for_page(
+            user=request.user,
+            pk=pk,
+            case_id=int(case_id) if case_id and case_id.isdigit() else None,
+        )
+    except ModelNotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+#: The card's one-click decisions: each a service taking the user, the model and a reason.
+_DECISIONS = {
+    "approve": (approval_services.approve_model, "Approved {model}: clinicians can use it now."),
+    "retire": (approval_services.retire_model, "Retired {model}: clinicians no longer see it."),
+    "roll-back": (approval_services.roll_back, "Rolled back: {model} is approved again."),
+    "keep-old": (
+        approval_services.keep_replaced_model,
+        "Kept {model} in use; the retrain is retired.",
+    ),
+}
+
+
+@require_http_methods(["GET", "POST"])
+def model_card(request: HttpRequest, pk: int) -> HttpResponse:
+    """The model card: the basis of its advice, and a model admin's approval decisions."""
+    trained = _model_or_404(request, pk)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action not in _DECISIONS:
+            return JsonResponse({"error": "Unknown action."}, status=400)
+        service, done = _DECISIONS[action]
+        try:
+            result = service(
+                user=request.user, trained_model=trained, reason=request.POST.get("reason", "")
+            )
+        except ValidationError as exc:
+            card = model_card_selectors.model_card(user=request.user, trained_model=trained)
+            context = {"trained": trained, "card": card, "errors": messages_of(exc)}
+            context["reason"] = request.POST.get("reason", "")
+            return page(request, "diagnosis/model_card.html", context, status=400)
+        messages.success(request, done.format(model=result))
+        return redirect("model-card", pk=result.pk)
+    card = model_card_selectors.model_card(user=request.user, trained_model=trained)
+    return page(request, "diagnosis/model_card.html", {"trained": trained, "card": card})
+
+
 @require_http_methods(["GET", "POST"])
 def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The trust page: how the model was trained and how it did on held-out patients."""
-    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    trained = _model_or_404(request, pk)
     if request.method == "POST":
         action = request.POST.get("action")
         if action not in ("cancel", "stop", "retrain"):
@@ -83,7 +134,8 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.success(
                     request,
                     f"Queued a retrain of {trained} with the dataset's current matrix and prices: "
-                    "this is the new model's page.",
+                    "this is the new model's page. It is a draft: once trained, its model card "
+                    "compares it with the model in use, which stays in use until you approve it.",
                 )
                 return redirect("model-detail", pk=new.pk)
             if action == "stop":
@@ -149,7 +201,7 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def model_progress(request: HttpRequest, pk: int) -> JsonResponse:
     """Status and progress of a training, polled every second by the model page."""
-    trained = get_object_or_404(TrainedModel, pk=pk)
+    trained = _model_or_404(request, pk)
     progress = selectors.models.training_progress(user=request.user, trained_model=trained)
     return JsonResponse(progress)
 
@@ -175,7 +227,7 @@ def _case_of_model(request: HttpRequest, trained: TrainedModel):
 @require_GET
 def model_tree(request: HttpRequest, pk: int) -> HttpResponse:
     """The tree as a diagram; ``?case=<id>`` highlights that patient's path so far."""
-    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    trained = _model_or_404(request, pk, case_id=request.GET.get("case"))
     case = _case_of_model(request, trained)
     if isinstance(case, HttpResponse):
         return case
@@ -206,7 +258,7 @@ def model_decision(request: HttpRequest, pk: int) -> HttpResponse:
     """How the conditioned-loss model decides: its trees, one per set of bought tests;
     ``?case=<id>`` adds that patient's risks and marks the trees it consults; ``?tree=<k>``
     draws tree k."""
-    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    trained = _model_or_404(request, pk, case_id=request.GET.get("case"))
     case = _case_of_model(request, trained)
     if isinstance(case, HttpResponse):
         return case
@@ -247,7 +299,7 @@ def model_decision(request: HttpRequest, pk: int) -> HttpResponse:
 def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
     """A forest's or an ensemble's member trees as small multiples; ``?case=<id>`` says which
     trees that patient has finished and which wait on which test; ``?tree=<k>`` opens tree k."""
-    trained = get_object_or_404(TrainedModel.objects.select_related("dataset"), pk=pk)
+    trained = _model_or_404(request, pk, case_id=request.GET.get("case"))
     case = _case_of_model(request, trained)
     if isinstance(case, HttpResponse):
         return case

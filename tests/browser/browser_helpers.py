@@ -22,3 +22,18 @@ def log_in(page, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/")
+
+
+#: Why the browser tests' models are approved (a flagged model needs a reason to be approved).
+BROWSER_APPROVAL_REASON = "Approved by the browser test set-up for its clinicians."
+
+
+def approve_for_clinicians(trained):
+    """``trained`` approved by the demo model admin through the approval service (as on its
+    model card), so the demo clinician sees it: every new training is a draft."""
+    from django.contrib.auth.models import User
+
+    from diagnosis.services.approval import approve_model
+
+    admin = User.objects.get(username=ADMIN[0])
+    return approve_model(user=admin, trained_model=trained, reason=BROWSER_APPROVAL_REASON)

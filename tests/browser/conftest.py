@@ -27,7 +27,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-from browser_helpers import ADMIN  # noqa: E402  (tests/browser is on sys.path under pytest)
+from browser_helpers import ADMIN, approve_for_clinicians  # noqa: E402  (tests/browser is on sys.path under pytest)
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +50,8 @@ MODEL_FIXTURES = Path(__file__).resolve().parent / "models"
 
 def _demo_model(dataset_name: str, learner: str, name: str):
     """Demo users and one demo dataset without training, plus ``learner`` under "Uniform 100":
-    from its fixture in tests/browser/models/, else trained in-process."""
+    from its fixture in tests/browser/models/, else trained in-process; approved for
+    clinicians by the demo model admin."""
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
@@ -73,14 +74,14 @@ def _demo_model(dataset_name: str, learner: str, name: str):
     )
     fixture = MODEL_FIXTURES / f"{Path(FIXTURE_FILES[dataset_name]).stem}-{learner}.json"
     try:  # the model trained once and exported (export_demo_models --model ..., see README)
-        return load_model_fixture(trained=trained, path=fixture)
+        return approve_for_clinicians(load_model_fixture(trained=trained, path=fixture))
     except DemoFixtureError as error:
         warnings.warn(f"{error}: training {name!r} here instead (minutes)", stacklevel=2)
     key = (dataset_name, learner)
     if key in _FITTED:  # same demo data, prices and matrix: reuse this session's first fit
         TrainedModel.objects.filter(pk=trained.pk).update(**_FITTED[key])
         trained.refresh_from_db()
-        return trained
+        return approve_for_clinicians(trained)
     before = {f.attname: getattr(trained, f.attname) for f in TrainedModel._meta.concrete_fields}
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
@@ -89,7 +90,7 @@ def _demo_model(dataset_name: str, learner: str, name: str):
         for name, value in before.items()
         if name != "id" and not name.endswith("_id") and getattr(result, name) != value
     }
-    return result
+    return approve_for_clinicians(result)
 
 
 #: (dataset, learner) -> the fields a training filled in (a fit takes minutes on a busy machine)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
+from browser_helpers import ADMIN, CLINICIAN, approve_for_clinicians, log_in, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,7 +42,7 @@ def heart_forest(transactional_db):
     )
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
-    return result
+    return approve_for_clinicians(result)
 
 
 @pytest.mark.parametrize("size", list(SIZES))

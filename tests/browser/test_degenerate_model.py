@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
+from browser_helpers import ADMIN, CLINICIAN, approve_for_clinicians, log_in, new_page
 from django.urls import reverse
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -41,6 +41,7 @@ def test_a_degenerate_model_is_warned(chromium, live_server, heart_model):
         trained = TrainedModel.objects.get(name="DTMC under 0/1 loss")
         assert trained.matrix_snapshot == [[0.0, 1.0], [1.0, 0.0]]
         run_training(trained_model_id=trained.pk)  # what the Celery worker runs
+        approve_for_clinicians(trained)  # flagged: approved with a written reason
         page.goto(f"/models/{trained.pk}/")
         banner = page.locator(f'[data-model-warning="{trained.pk}"]')
         assert WARNING in banner.inner_text()

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
+from browser_helpers import ADMIN, CLINICIAN, approve_for_clinicians, log_in, new_page
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -45,7 +45,7 @@ def _train(learner: str, params: dict, name: str):
     )
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
-    return result
+    return approve_for_clinicians(result)
 
 
 def _edit_matrix(trained) -> None:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_helpers import ADMIN, CLINICIAN, log_in, new_page
+from browser_helpers import ADMIN, CLINICIAN, approve_for_clinicians, log_in, new_page
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -107,7 +107,7 @@ def test_case_screen_marks_generated_prices(chromium, live_server, transactional
         error_matrix=dataset.error_matrices.first(),
         name="EG2 on generated prices",
     )
-    run_training(trained_model_id=trained.pk)
+    approve_for_clinicians(run_training(trained_model_id=trained.pk))
     for size, (width, height) in SIZES.items():
         context, page = new_page(chromium, live_server, width=width, height=height)
         try:

@@ -103,7 +103,8 @@ _FITTED: dict[str, dict] = {}
 
 @pytest.fixture
 def trained_model(toy_dataset, model_admin):
-    """An EG2 model on the toy data, trained synchronously with run_training once per session.
+    """An EG2 model on the toy data, trained synchronously with run_training once per session,
+    and approved for clinicians by the model admin.
 
     Later tests reuse the stored fit (same data, same prices), which keeps them fast.
     """
@@ -114,16 +115,18 @@ def trained_model(toy_dataset, model_admin):
     trained = create_training(
         user=model_admin, dataset=toy_dataset, learner="eg2", params={}, error_matrix=matrix
     )
+    from training_helpers import approve
+
     if "eg2" not in _FITTED:
         result = run_training(trained_model_id=trained.pk)
         assert result.status == "succeeded", result.error
         _FITTED["eg2"] = {f: getattr(result, f) for f in ("model_json", "metrics", "fit_seconds")}
-        return result
+        return approve(result, model_admin)
     TrainedModel.objects.filter(pk=trained.pk).update(
         status="succeeded", progress=1.0, **_FITTED["eg2"]
     )
     trained.refresh_from_db()
-    return trained
+    return approve(trained, model_admin)
 
 
 @pytest.fixture
@@ -146,7 +149,8 @@ def make_toy_dataset(db):
 
 @pytest.fixture
 def thyroid_model(db, model_admin):
-    """A conditioned-loss model trained by the service on thyroid-like data (advice with risks)."""
+    """A conditioned-loss model trained by the service on thyroid-like data (advice with risks),
+    approved for clinicians."""
     from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
     from diagnosis.models import TrainedModel
@@ -175,4 +179,6 @@ def thyroid_model(db, model_admin):
     )
     trained = training.run_training(trained_model_id=requested.pk)
     assert trained.status == TrainedModel.SUCCEEDED, trained.error
-    return trained
+    from training_helpers import approve
+
+    return approve(trained, model_admin)

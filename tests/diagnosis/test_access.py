@@ -89,6 +89,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "": CLINICAL_PAGE,
     "train/": TRAINING,
     "models/<int:pk>/": CLINICAL_PAGE,
+    "models/<int:pk>/card/": CLINICAL_PAGE,  # an approved model's card (a draft's: admins only)
     "models/<int:pk>/tree/": CLINICAL_PAGE,
     "models/<int:pk>/tree/?case=<case>": PATIENT_CASE,
     "models/<int:pk>/trees/": CLINICAL_PAGE,  # a forest's or an ensemble's member trees

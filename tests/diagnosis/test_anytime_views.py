@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils import timezone
 
@@ -35,12 +37,15 @@ def test_stop_button_posts_a_stop_request(client, toy_dataset, model_admin):
 
 
 def test_clinicians_cannot_stop_a_training(client, toy_dataset, model_admin, clinician):
-    """A clinician's stop request is refused and changes nothing."""
+    """A clinician's stop request is refused and changes nothing: the page answers 404 (a
+    training is a draft, which a clinician never sees) and the service refuses the clinician."""
     running = _act(toy_dataset, model_admin, r=8)
     TrainedModel.objects.filter(pk=running.pk).update(status=TrainedModel.RUNNING)
     client.force_login(clinician)
     response = client.post(reverse("model-detail", args=[running.pk]), {"action": "stop"})
-    assert response.status_code == 403
+    assert response.status_code == 404
+    with pytest.raises(PermissionDenied):
+        training.request_stop(user=clinician, trained_model=running)
     running.refresh_from_db()
     assert not running.stop_requested
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from training_helpers import approve
+
 from diagnosis.models import TrainedModel
 from diagnosis.services import training
 from learners import BoostingClassifier, model_from_json
@@ -37,6 +39,7 @@ def test_boosting_model_page_and_case_screen_render(client, toy_dataset, model_a
         user=model_admin, dataset=toy_dataset, learner="boosting", params={"n_trials": 2}
     )
     assert training.run_training(trained_model_id=trained.pk).status == TrainedModel.SUCCEEDED
+    approve(trained, model_admin)  # for the clinician below
     password = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
     assert client.login(request=login_request(), username=model_admin.username, password=password)
     page = client.get(reverse("model-detail", args=[trained.pk]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
+from training_helpers import approve
 
 from diagnosis.models import TrainedModel
 from diagnosis.services import learner_registry, training
@@ -65,6 +66,7 @@ def test_budget_rf_case_screen_says_how_many_trees_wait(
         user=model_admin, dataset=toy_dataset, learner="budget_rf", params={"max_trees": 3}
     )
     assert training.run_training(trained_model_id=trained.pk).status == TrainedModel.SUCCEEDED
+    approve(trained, model_admin)  # for the clinician below
     password = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
     assert client.login(request=login_request(), username=model_admin.username, password=password)
     page = client.get(reverse("model-detail", args=[trained.pk]))

@@ -27,6 +27,7 @@ from diagnosis.management.demo_models import (
 from diagnosis.models import Dataset, TrainedModel
 from diagnosis.selectors import model_cache
 from diagnosis.selectors.models import model_warnings
+from diagnosis.services.approval import DEMO_REASON
 from diagnosis.services.training import create_training
 
 
@@ -48,6 +49,8 @@ def test_every_demo_model_beats_ordering_nothing():
         )
         assert json.loads(model.model_json) == fixture["model"], model.name
         assert type(model_cache.get_estimator(model)).__name__ == fixture["model"]["learner"]
+        # approved by the set-up, with its reason, so the demo clinician sees it
+        assert (model.approval, model.approval_reason) == (TrainedModel.APPROVED, DEMO_REASON)
         assert model.error_matrix is not None
         assert model.error_matrix.name == DEMO_MATRICES.get(model.dataset.name, DEMO_MATRIX)
         # Not 0/1 or uniform loss: errors differ in price, as they do for a clinician.

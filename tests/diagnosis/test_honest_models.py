@@ -8,6 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 from login_helpers import login_request
+from training_helpers import approve
 
 from diagnosis.forms import TrainForm
 from diagnosis.models import TrainedModel
@@ -39,13 +40,14 @@ def _login(client, user):
 
 @pytest.fixture
 def degenerate_model(toy_dataset, model_admin):
-    """DTMC under 0/1 loss: an error costs $1, less than any test, so it orders nothing."""
+    """DTMC under 0/1 loss: an error costs $1, less than any test, so it orders nothing;
+    approved for clinicians with a reason (it is flagged)."""
     trained = create_training(
         user=model_admin, dataset=toy_dataset, learner="dtmc", params={}, error_matrix=None
     )
     result = run_training(trained_model_id=trained.pk)
     assert result.status == TrainedModel.SUCCEEDED, result.error
-    return result
+    return approve(result, model_admin)
 
 
 def test_training_stores_both_strategies_on_the_same_held_out_cases(trained_model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
+from training_helpers import approve
 
 from diagnosis.models import DiagnosticTest, TestGroup
 from diagnosis.selectors.models import model_report
@@ -237,7 +238,7 @@ def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinici
     from diagnosis.services.training import run_training
 
     run_training(trained_model_id=trained.pk)
-    trained = TrainedModel.objects.get(pk=trained.pk)
+    trained = approve(TrainedModel.objects.get(pk=trained.pk), model_admin)
     case = start_case(user=clinician, trained_model=trained, patient_reference="p1")
     client.force_login(clinician)
     body = client.get(f"/api/cases/{case.pk}/step").json()

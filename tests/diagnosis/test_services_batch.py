@@ -7,6 +7,7 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
+from training_helpers import approve
 
 from diagnosis.admin_forms import DiagnosticTestForm
 from diagnosis.models import DiagnosisStep, DiagnosticTest, TrainedModel
@@ -49,11 +50,11 @@ def _thyroid(model_admin, name: str, *, formula: bool) -> TrainedModel:
             status=TrainedModel.SUCCEEDED, progress=1.0, **_FITTED[name]
         )
         requested.refresh_from_db()
-        return requested
+        return approve(requested, model_admin)
     trained = training.run_training(trained_model_id=requested.pk)
     assert trained.status == TrainedModel.SUCCEEDED, trained.error
     _FITTED[name] = {f: getattr(trained, f) for f in ("model_json", "metrics", "fit_seconds")}
-    return trained
+    return approve(trained, model_admin)
 
 
 @pytest.fixture

@@ -24,10 +24,11 @@ from diagnosis.management.demo_models import (
     create_demo_model,
     demo_models_of,
 )
-from diagnosis.models import Dataset, Experiment, Team
+from diagnosis.models import Dataset, Experiment, Team, TrainedModel
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
 from diagnosis.services import experiment_runner
+from diagnosis.services.approval import approve_for_demo
 from diagnosis.services.datasets import create_dataset
 from diagnosis.services.experiments import create_experiment
 
@@ -94,7 +95,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"Dataset {name} already exists ({dataset.cases.count()} cases)")
             if not options["no_train"]:
                 for learner, label, params in demo_models_of(name):
-                    create_demo_model(
+                    trained = create_demo_model(
                         user=admin,
                         dataset=dataset,
                         learner=learner,
@@ -103,6 +104,9 @@ class Command(BaseCommand):
                         train=options["train"],
                         say=self._say,
                     )
+                    # Demo models arrive approved; one an admin has since retired stays so.
+                    if trained is not None and trained.approval == TrainedModel.DRAFT:
+                        approve_for_demo(user=admin, trained_model=trained)
         if demo_data.HEART in names and not options["no_experiment"]:
             self._experiment(
                 admin, Dataset.objects.get(name=demo_data.HEART), queue=options["queue_experiment"]

@@ -1,0 +1,195 @@
+"""The model card: what a model administrator reviews before approving a model for clinicians.
+
+Intended use, the training data, the inputs and prices as snapshotted, the error matrix,
+held-out performance against both simple strategies with 95% intervals, the selection report
+of a learner that chose among others, known limitations (the model's own warnings first), a
+retrain's comparison with the model it would replace, and the audit of every approval
+decision.  Reads only; the decisions are ``services.approval``'s.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..models import ModelDecision, TrainedModel
+from ..permissions import is_model_admin
+from ..services import approval as approval_services
+from ..services import learner_registry
+from .model_cache import get_estimator
+from .models import model_comparison, model_report, model_warnings, require_model_access
+
+__all__ = ["model_card", "selection_report"]
+
+#: What every model here shares, said on each card beside the model's own warnings.
+_LIMITS = (
+    "Measured once, on 30% of this dataset's patients held out from training: a hospital "
+    "whose patients differ (age, referral pattern, prevalence) may see other costs.",
+    "Decides with the prices and error costs on this card, as snapshotted at training; a "
+    "later edit of the "
+    "dataset's prices or matrix does not reach it until it is retrained and approved.",
+    "Advice for a clinician, who decides: each recommendation shows its reasons, so the "
+    "clinician can review them and overrule it with a reason.",
+)
+
+
+def selection_report(estimator) -> list[dict] | None:
+    """The candidates a choosing learner compared (``selection_report_``), cheapest first.
+
+    Read by attribute, so any learner that exposes such a report is shown: each entry has
+    ``name``, ``label``, ``mean_cost``, ``standard_error`` and ``fit_seconds``.  None when
+    the estimator chose nothing.
+    """
+    entries = getattr(estimator, "selection_report_", None)
+    if not entries:
+        return None
+    rows = [
+        {
+            "name": getattr(entry, "name", ""),
+            "label": getattr(entry, "label", "") or getattr(entry, "name", ""),
+            "mean_cost": getattr(entry, "mean_cost", None),
+            "standard_error": getattr(entry, "standard_error", None),
+            "fit_seconds": getattr(entry, "fit_seconds", None),
+        }
+        for entry in entries
+    ]
+    finite = [r["mean_cost"] for r in rows if r["mean_cost"] is not None]
+    best = min(finite) if finite else None
+    for row in rows:
+        row["chosen"] = best is not None and row["mean_cost"] == best
+    return sorted(rows, key=lambda r: (r["mean_cost"] is None, r["mean_cost"] or 0.0))
+
+
+def _class_mix(trained: TrainedModel, labels: list[str]) -> list[dict]:
+    counts = Counter(trained.dataset.cases.values_list("label", flat=True))
+    total = sum(counts.values()) or 1
+    return [
+        {"label": label, "n": counts.get(code, 0), "share": counts.get(code, 0) / total}
+        for code, label in enumerate(labels)
+    ]
+
+
+def _performance(trained: TrainedModel, comparison: dict) -> list[dict]:
+    """The comparison's rows with each one's 95% interval of the total cost per patient."""
+    metrics = trained.metrics or {}
+    baselines = metrics.get("baselines") or {}
+    rows = []
+    for row in comparison["rows"]:
+        figures = metrics if row["key"] == "model" else baselines.get(row["key"]) or {}
+        interval = figures.get("total_cost_interval") or {}
+        rows.append({**row, "low": interval.get("low"), "high": interval.get("high")})
+    return rows
+
+
+def _money(value: float | None) -> str:
+    """``$12.30`` or ``−$12.30`` (a minus sign, not a hyphen before the dollar)."""
+    if value is None:
+        return "—"
+    return f"−${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def _replacement_words(compared: dict) -> dict | None:
+    """The retrain comparison as the card words it: the verdict and the difference's interval."""
+    if not compared.get("comparable"):
+        return None
+    old, new, difference = compared["old"]["mean"], compared["new"]["mean"], compared["difference"]
+    verdict = (
+        f"The retrain costs {_money(new - old)} more per patient than the model in use"
+        if new > old
+        else f"The retrain costs {_money(old - new)} less per patient than the model in use"
+        if new < old
+        else "The retrain costs the same per patient as the model in use"
+    )
+    interval = (
+        f"difference {_money(difference['low'])} to {_money(difference['high'])} (95%), "
+        f"paired t-test p = {difference['p_value']:.3f}"
+        if difference.get("low") is not None and difference.get("p_value") is not None
+        else ""
+    )
+    nothing = compared.get("order_nothing")
+    above = [
+        name
+        for name, cost in (("the retrain", new), ("the model in use", old))
+        if nothing is not None and cost >= nothing
+    ]
+    return {
+        "verdict": verdict,
+        "interval": interval,
+        "nothing_note": (
+            f"Ordering nothing costs {_money(nothing)} per patient: "
+            f"{' and '.join(above)} {'are' if len(above) > 1 else 'is'} no cheaper."
+            if above
+            else ""
+        ),
+    }
+
+
+def _decisions(trained: TrainedModel) -> list[ModelDecision]:
+    return list(
+        ModelDecision.objects.filter(trained_model=trained)
+        .select_related("other_model")
+        .order_by("-at", "-id")
+    )
+
+
+def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
+    """Everything the card shows, and which decisions ``user`` may take on it now."""
+    require_model_access(user, trained_model)
+    report = model_report(user=user, trained_model=trained_model)
+    comparison = model_comparison(user=user, trained_model=trained_model)
+    warnings = model_warnings(user=user, trained_model=trained_model)
+    labels = report["class_labels"]
+    dataset = trained_model.dataset
+    metrics = report["metrics"]
+    spec = learner_registry.LEARNERS.get(trained_model.learner)
+    selection = selection_report(get_estimator(trained_model)) if trained_model.is_ready else None
+    replaced = trained_model.replaces
+    compared = trained_model.replacement_comparison or {}
+    admin = is_model_admin(user)
+    previous = (
+        approval_services.previous_approved_model(trained_model=trained_model)
+        if admin and trained_model.approval == TrainedModel.APPROVED
+        else None
+    )
+    worse = bool(compared.get("comparable") and compared["new"]["mean"] > compared["old"]["mean"])
+    pending_replacement = (
+        replaced is not None
+        and trained_model.approval == TrainedModel.DRAFT
+        and replaced.approval == TrainedModel.APPROVED
+    )
+    return {
+        "report": report,
+        "intended_use": (
+            f"Decision support for clinicians seeing patients like those of "
+            f"{dataset.name}: it advises which test to order next and when to conclude "
+            f"({', '.join(labels)}){' or refer' if report['reject_cost'] is not None else ''}, "
+            f"so that the cost of tests plus the cost of errors "
+            f"({report['error_matrix_name']}) stays low. The clinician decides."
+        ),
+        "learner_label": report["learner_label"],
+        "learner_description": spec.description if spec else "",
+        "dataset": dataset,
+        "n_patients": report["dataset_size"],
+        "n_training": metrics.get("n_training_cases"),
+        "n_held_out": metrics.get("n_test_cases"),
+        "class_mix": _class_mix(trained_model, labels),
+        "performance": _performance(trained_model, comparison),
+        "beats_nothing": comparison["beats"],
+        "selection": selection,
+        "warnings": warnings,
+        "limitations": list(_LIMITS),
+        "replaced": replaced,
+        "replacement": compared,
+        "replacement_worse": worse,
+        "replacement_words": _replacement_words(compared),
+        "pending_replacement": pending_replacement,
+        "decisions": _decisions(trained_model),
+        "previous": previous,
+        "needs_reason": bool(warnings) or worse,
+        "can_approve": admin
+        and trained_model.is_ready
+        and trained_model.approval != TrainedModel.APPROVED,
+        "can_retire": admin and trained_model.approval == TrainedModel.APPROVED,
+        "can_roll_back": admin and previous is not None,
+        "can_keep_old": admin and pending_replacement,
+    }
