@@ -12,14 +12,17 @@ from django.core.management.base import BaseCommand
 
 class Command(BaseCommand):
     help = (
-        "Migrate, load the demo data and models (queueing the demo experiment for the worker) "
-        "and collect the static files, each step announced."
+        "Migrate, load the demo data and models (queueing the demo experiment, and any demo "
+        "model without a fitting fixture, for the worker) and collect the static files."
     )
 
     def handle(self, *args, **options):
         steps = (
             ("migrating the database", ("migrate", "--noinput")),
-            ("demo users, datasets and models", ("load_demo_data", "--queue-experiment")),
+            (
+                "demo users, datasets and models",
+                ("load_demo_data", "--queue-experiment", "--queue-training"),
+            ),
             ("collecting static files", ("collectstatic", "--noinput", "--verbosity", "0")),
         )
         for what, command in steps:
