@@ -32,8 +32,9 @@ from diagnosis.services.training import create_training
 
 @pytest.mark.django_db
 def test_every_demo_model_beats_ordering_nothing():
-    """Each demo model, loaded from its fixture under the clinical matrix, costs less per
-    held-out patient than ordering nothing, orders tests, and carries no model warning."""
+    """Each demo model, loaded from its fixture (or trained, announced, when it has none yet)
+    under the clinical matrix, costs less per held-out patient than ordering nothing, orders
+    tests, and carries no model warning."""
     out = io.StringIO()
     call_command("load_demo_data", "--no-experiment", stdout=out)
     clinician = User.objects.get(username="clinician")
@@ -41,13 +42,15 @@ def test_every_demo_model_beats_ordering_nothing():
     assert len(models) == sum(len(DEMO_LEARNERS[name]) for name in demo_data.BUILDERS)
     for model in models:
         assert model.status == TrainedModel.SUCCEEDED, (model.name, model.error)
-        # From the fixture, not trained as a fallback (a stale fixture would say why here).
-        assert f"loaded {model.name!r}" in out.getvalue(), out.getvalue()
-        fixture = json.loads(
-            fixture_path(dataset_name=model.dataset.name, learner=model.learner).read_text()
-        )
-        assert json.loads(model.model_json) == fixture["model"], model.name
-        assert type(model_cache.get_estimator(model)).__name__ == fixture["model"]["learner"]
+        path = fixture_path(dataset_name=model.dataset.name, learner=model.learner)
+        if path.is_file():
+            # From the fixture, not trained as a fallback (a stale fixture would say why here).
+            assert f"loaded {model.name!r}" in out.getvalue(), out.getvalue()
+            fixture = json.loads(path.read_text())
+            assert json.loads(model.model_json) == fixture["model"], model.name
+            assert type(model_cache.get_estimator(model)).__name__ == fixture["model"]["learner"]
+        else:  # not exported yet (export_demo_models): trained here, and set-up said so
+            assert f"no fixture {path.name}: training {model.name!r}" in out.getvalue()
         assert model.error_matrix is not None
         assert model.error_matrix.name == DEMO_MATRICES.get(model.dataset.name, DEMO_MATRIX)
         # Not 0/1 or uniform loss: errors differ in price, as they do for a clinician.
