@@ -46,6 +46,7 @@ _CLEARED = (
     "PYTHONPATH",
     "NUMBA_CACHE_DIR",
     "DJANGO_SETTINGS_MODULE",
+    "DJANGO_DEBUG",
 )
 
 
@@ -177,8 +178,9 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="Keep the clone (prints where).")
     args = parser.parse_args()
-    names = demo_model_names()
+    # Copied before demo_model_names() sets up Django here (it sets DJANGO_DEBUG for itself).
     env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
+    names = demo_model_names()
     # Our venv off PATH: the clone makes and uses its own.
     venv_bin = str(Path(sys.prefix) / "bin")
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
