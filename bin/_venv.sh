@@ -11,11 +11,9 @@ fi
 . .venv/bin/activate
 installed_copy=".venv/.installed-$(basename "$lock_file")"
 if ! cat "$lock_file" pyproject.toml | cmp -s - "$installed_copy" 2>/dev/null; then
-  echo "$(basename "$0"): installing $lock_file into .venv (a few minutes the first time)"
-  # --no-compile: Python compiles what it imports on first use; compiling every module of every
-  # package up front (plotly alone has thousands) took most of the install's time.
-  pip install --quiet --disable-pip-version-check --no-compile -r "$lock_file"
-  pip install --quiet --disable-pip-version-check --no-compile --no-deps -e .
+  echo "bin/$(basename "$0"): installing $lock_file into .venv (a few minutes the first time)"
+  pip install --quiet --disable-pip-version-check -r "$lock_file"
+  pip install --quiet --disable-pip-version-check --no-deps -e .
   cat "$lock_file" pyproject.toml >"$installed_copy"
 fi
 unset lock_file installed_copy

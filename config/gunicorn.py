@@ -1,16 +1,29 @@
 """gunicorn settings for bin/run (``--config python:config.gunicorn``).
 
-Each web worker loads the ready models into its estimator cache before it takes requests,
-so no clinician's first case or tree page waits for a model to be parsed.
+Each web worker loads the ready models into its estimator cache as it starts, so no
+clinician's first case or tree page waits for a model to be parsed.  It does so on a
+background thread: loading a model may run numba-compiled code, and on a fresh clone (no
+kernel cache yet) compiling it took minutes in every worker while bin/run's first page,
+which needs no model, waited.  A page that needs a model meanwhile loads it itself.
 """
 
 from __future__ import annotations
 
+import threading
 
-def post_worker_init(worker) -> None:
+
+def _preload() -> None:
     from django.db import connections
 
     from diagnosis.selectors.preload import preload_ready_models
 
-    preload_ready_models()
-    connections.close_all()
+    try:
+        preload_ready_models()
+    finally:
+        connections.close_all()  # this thread's connections
+
+
+def post_worker_init(worker) -> threading.Thread:
+    thread = threading.Thread(target=_preload, name="preload-models", daemon=True)
+    thread.start()
+    return thread

@@ -30,7 +30,7 @@ from learners.serialization import ModelDocumentError, parse_document
 
 from ..models import Dataset, TrainedModel, TrainingCheckpoint
 from ..selectors.models import default_error_matrix
-from ..services import learner_registry
+from ..services import learner_registry, training_queue
 from ..services.training import create_training, run_training
 from ..services.training_data import THIN_SUPPORT, dataset_arrays
 from . import demo_data
@@ -143,19 +143,24 @@ def create_demo_model(
     label: str,
     params: dict,
     train: bool = False,
+    queue: bool = False,
     say: Callable[[str], None] = print,
 ) -> TrainedModel | None:
-    """The one place a demo model is made: from its fixture, else trained in this process.
+    """The one place a demo model is made: from its fixture, else trained in this process (or,
+    with ``queue``, by the Celery worker: bin/run's first page never waits for a training).
 
     ``train=True`` skips the fixture.  Returns None when the training failed (``say`` tells
-    why), else the succeeded model.  A model of the same name that already succeeded is kept.
+    why), else the model (succeeded, or queued).  A model of the same name that already
+    succeeded, or is queued or running, is kept.
     """
     name = demo_model_name(label=label, dataset_name=dataset.name)
     existing = TrainedModel.objects.filter(
-        dataset=dataset, name=name, status=TrainedModel.SUCCEEDED
+        dataset=dataset,
+        name=name,
+        status__in=[TrainedModel.SUCCEEDED, TrainedModel.QUEUED, TrainedModel.RUNNING],
     ).first()
     if existing is not None:
-        say(f"  model {name!r} already trained")
+        say(f"  model {name!r} already {existing.get_status_display().lower()}")
         return existing
     trained = create_training(
         user=user,
@@ -171,6 +176,10 @@ def create_demo_model(
                 fixture_path(dataset_name=dataset.name, learner=learner), trained=trained
             )
         except DemoFixtureError as error:
+            if queue:
+                training_queue.send(trained.pk)
+                say(f"  {error}: {name!r} queued for the worker (listed once trained)")
+                return trained
             say(f"  {error}: training {name!r} instead (minutes)")
         else:
             trained = _store_fixture(trained, fixture)

@@ -33,8 +33,9 @@ from diagnosis.services.training import create_training
 
 @pytest.mark.django_db
 def test_every_demo_model_beats_ordering_nothing():
-    """Each demo model, loaded from its fixture under the clinical matrix, costs less per
-    held-out patient than ordering nothing, orders tests, and carries no model warning."""
+    """Each demo model, loaded from its fixture (or trained, announced, when it has none yet)
+    under the clinical matrix, costs less per held-out patient than ordering nothing, orders
+    tests, and carries no model warning."""
     out = io.StringIO()
     call_command("load_demo_data", "--no-experiment", stdout=out)
     clinician = User.objects.get(username="clinician")

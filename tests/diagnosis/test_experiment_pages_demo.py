@@ -56,3 +56,18 @@ def test_no_experiment_flag_skips_it():
         stdout=io.StringIO(),
     )
     assert not Experiment.objects.exists()
+
+
+def test_bin_runs_set_up_queues_the_experiment_for_the_worker():
+    """--queue-experiment (bin/run) computes nothing in set-up: the experiment waits for the
+    worker with none of its tasks done, and a second start queues no second one."""
+    args = ("load_demo_data", "--no-train", "--queue-experiment", "--only", demo_data.HEART)
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    experiment = Experiment.objects.get(name=DEMO_EXPERIMENT["name"])
+    assert experiment.status in (Experiment.QUEUED, Experiment.RUNNING)
+    assert experiment.n_done == 0 and experiment.n_tasks == 2 * 3 * 3
+    assert "queued: the worker computes its 18 tasks" in out.getvalue()
+    again = io.StringIO()
+    call_command(*args, stdout=again)
+    assert Experiment.objects.count() == 1 and "already queued" in again.getvalue()

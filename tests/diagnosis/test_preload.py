@@ -34,10 +34,12 @@ def test_a_broken_model_does_not_stop_the_preload(trained_model):
     assert preload_ready_models() == 1
 
 
-def test_gunicorn_workers_preload_before_serving(trained_model):
-    """bin/run's gunicorn config preloads in each worker's post_worker_init hook."""
+@pytest.mark.django_db(transaction=True)  # the preload thread reads with its own connection
+def test_gunicorn_workers_preload_as_they_start(trained_model):
+    """bin/run's gunicorn config preloads in each worker's post_worker_init hook (on a thread,
+    so the worker serves pages that need no model at once)."""
     model_cache.clear()
-    gunicorn_config.post_worker_init(worker=None)
+    gunicorn_config.post_worker_init(worker=None).join(timeout=300)
     parsed = []
     original = model_cache.model_from_json
     try:

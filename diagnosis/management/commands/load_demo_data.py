@@ -72,6 +72,12 @@ class Command(BaseCommand):
             help="Do not compute the demo experiment (the research page's example).",
         )
         parser.add_argument(
+            "--queue-training",
+            action="store_true",
+            help="A demo model whose fixture does not fit is queued for the Celery worker "
+            "instead of trained here.",
+        )
+        parser.add_argument(
             "--queue-experiment",
             action="store_true",
             help="Queue the demo experiment for the Celery worker instead of computing it here.",
@@ -102,6 +108,7 @@ class Command(BaseCommand):
                         label=label,
                         params=params,
                         train=options["train"],
+                        queue=options["queue_training"],
                         say=self._say,
                     )
                     # Demo models arrive approved; one an admin has since retired stays so.
