@@ -1,7 +1,8 @@
 // Elements that stick out of their parent, or whose content is cut or scrolls sideways
 // (tests/browser/test_screens_fit.py). Drawings that pan and zoom are left out.
 () => {
-  const skip = (el) => el.closest('svg, .tree-view, .js-plotly-plot, [data-figure], script, style');
+  const skip = (el) => el.closest(
+    'svg, .tree-view, .js-plotly-plot, [data-figure], script, style, .sr-only, .visually-hidden');
   const shown = (el) => {
     const r = el.getBoundingClientRect();
     const s = getComputedStyle(el);
@@ -19,7 +20,9 @@
         && el.tagName !== 'SELECT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'INPUT') {
       problems.push(`${name(el)} content ${el.scrollWidth} > ${el.clientWidth}: ${el.innerText.slice(0, 60)}`);
     }
-    const parent = el.parentElement;
+    let parent = el.parentElement;
+    // a box-less parent (display: contents) does not contain: its own container does
+    while (parent && getComputedStyle(parent).display === 'contents') parent = parent.parentElement;
     if (!parent || parent === document.body || skip(parent)) continue;
     const p = parent.getBoundingClientRect(), r = el.getBoundingClientRect();
     if (getComputedStyle(parent).overflowX === 'visible' && (r.right > p.right + 1 || r.left < p.left - 1)) {
