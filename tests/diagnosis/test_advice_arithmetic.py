@@ -190,7 +190,9 @@ DEMO_MODELS = [
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("name", "learner", "params"), DEMO_MODELS, ids=[f"{name} {key}" for name, key, _ in DEMO_MODELS]
+    ("name", "learner", "params"),
+    DEMO_MODELS,
+    ids=[f"{name} {key}" for name, key, _ in DEMO_MODELS],
 )
 def test_every_advice_text_on_every_demo_model_adds_up(name, learner, params):
     """Walk patients on one demo model; each stated sum, difference and count checks."""
