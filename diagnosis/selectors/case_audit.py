@@ -187,6 +187,7 @@ def describe_event(event: CaseEvent, *, viewer=None) -> str:
     when = f"{event.at:%Y-%m-%d %H:%M:%S} UTC"
     who = _who(event.user, viewer)
     number = event.step.position + 1
+    tail = ""
     if event.kind == "recorded":
         what = f"step {number} ({_step_text(event.step, labels)}) was recorded"
     elif event.kind == DiagnosisStep.CORRECTED and event.replacement is not None:
@@ -198,12 +199,12 @@ def describe_event(event: CaseEvent, *, viewer=None) -> str:
         what = f"step {number} ({_step_text(event.step, labels)}) was undone"
         restored = getattr(event.step, "supersedes", None) if event.step.pk else None
         if restored is not None and restored.correction == DiagnosisStep.RESTORED:
-            what += (
+            tail = (
                 f", undoing the correction of step {restored.position + 1}: "
                 f"{step_value_text(restored)} counts again"
             )
     reason = f" (reason: {event.step.correction_reason})" if event.kind != "recorded" else ""
-    return f"{what} by {who} at {when}{reason}"
+    return f"{what} by {who} at {when}{reason}{tail}"
 
 
 def events_by_others(case: DiagnosisCase) -> list[CaseEvent]:

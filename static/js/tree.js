@@ -180,6 +180,44 @@
     var title = this.panel.querySelector(".tree-details-title");
     var first = rows[0] || {};
     if (title) { title.textContent = (first.label || "Node") + ": " + (first.value || ""); }
+    this.keepClear(b);
+  };
+
+  // The panel must not cover the node it describes (a tablet's view is narrower than the
+  // panel beside a centred node): move the drawing sideways if it may, else put the panel
+  // at the bottom (node in the upper half) or the top.
+  TreeView.prototype.keepClear = function (b) {
+    if (!b) { return; }
+    var self = this, panel = this.panel, gap = 8;
+    panel.classList.remove("at-bottom");
+    function node() {
+      return { left: self.x + b.x * self.k, right: self.x + (b.x + b.w) * self.k,
+               top: self.y + b.y * self.k, bottom: self.y + (b.y + b.h) * self.k };
+    }
+    function covered() {
+      var n = node(), p = { left: panel.offsetLeft, top: panel.offsetTop,
+                            right: panel.offsetLeft + panel.offsetWidth,
+                            bottom: panel.offsetTop + panel.offsetHeight };
+      return n.left < p.right + gap && n.right > p.left - gap &&
+             n.top < p.bottom + gap && n.bottom > p.top - gap;
+    }
+    if (!covered()) { return; }
+    var n = node(), w = this.box.clientWidth;
+    if (panel.classList.contains("at-left")) {
+      this.x += panel.offsetLeft + panel.offsetWidth + gap - n.left;
+    } else {
+      this.x -= n.right - (panel.offsetLeft - gap);
+    }
+    this.clamp();
+    this.apply();
+    if (!covered()) { return; }
+    n = node();
+    panel.classList.toggle("at-bottom", (n.top + n.bottom) / 2 < this.box.clientHeight / 2);
+    if (covered() && w) {  // a short view: bring the node just clear of the panel
+      this.y += panel.classList.contains("at-bottom") ?
+        panel.offsetTop - gap - n.bottom : panel.offsetTop + panel.offsetHeight + gap - n.top;
+      this.apply();
+    }
   };
 
   // Arrow keys walk the tree: down to the first branch, up to the parent, left and right

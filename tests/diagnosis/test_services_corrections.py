@@ -119,10 +119,9 @@ def test_undo_keeps_the_step_and_its_price_and_the_test_is_charged_again(
     assert case_state(user=clinician, case=case).accumulated_cost == pytest.approx(2 * first.price)
 
 
-def test_undo_of_a_correction_forgets_the_value_and_the_discount_it_gave(
-    case, clinician, trained_model
-):
-    """Undoing a correction's replacement leaves the test unknown; earlier discounts stay shown."""
+def test_undo_of_a_correction_restores_the_value_it_replaced(case, clinician, trained_model):
+    """Undoing a correction's replacement makes the value it replaced count again (issue 28:
+    undo means undo); earlier discounts stay shown, nothing is charged."""
     glucose = _glucose(case, clinician)
     insulin = case_actions.perform_action(
         user=clinician, case=case, action="result", test="insulin", value=100
@@ -132,7 +131,10 @@ def test_undo_of_a_correction_forgets_the_value_and_the_discount_it_gave(
     )
     case_actions.undo_last_step(user=clinician, case=case, reason="not this patient's")
     state = case_state(user=clinician, case=case)
-    assert set(state.known) == {_test(trained_model, "insulin").index}
+    assert state.known == {
+        _test(trained_model, "glucose").index: glucose.value,
+        _test(trained_model, "insulin").index: 100.0,
+    }
     assert state.step_discounts == {insulin.position: "Glucose"}  # it was charged with it
     assert state.accumulated_cost == pytest.approx(glucose.price + insulin.price)
 

@@ -221,7 +221,9 @@ def test_api_corrects_undoes_and_reports_the_audit(clinician, case):
     assert data["accumulated_cost"] == pytest.approx(first["price"])
     data = post_json(client, api(case), {"action": "undo", "reason": "not this patient"}).json()
     assert data["steps"][1]["correction"] == "undone" and data["version"] == 3
-    assert all(not t["done"] for t in data["tests"])
+    # undoing the correction restores the value it replaced (issue 28): only that test is done
+    assert data["steps"][0]["correction"] == "restored"
+    assert [t["done"] for t in data["tests"]].count(True) == 1
 
 
 def test_api_refuses_a_stale_version_with_409(clinician, case):
