@@ -140,6 +140,13 @@ def param_spec_from_estimator(estimator_class, form: FormParam) -> ParamSpec:
         default = inspect.signature(estimator_class).parameters[name].default
     common = {"name": name, "label": form.label, "default": default, "help": form.help}
     fields = [rule for rule in rules if rule is not None]
+    numbers = [rule for rule in fields if isinstance(rule, Interval)]
+    if len(numbers) == 1 and all(
+        isinstance(rule, StrOptions) for rule in fields if rule is not numbers[0]
+    ):
+        # A number that may also be a word (BudgetRF's budget="auto"): the form offers the
+        # number; the word stays the library's until a form field can hold both.
+        fields = numbers
     if len(fields) == 1 and isinstance(fields[0], Interval):
         interval = fields[0]
         return ParamSpec(

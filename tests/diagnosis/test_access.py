@@ -94,6 +94,8 @@ POLICY: dict[str, tuple[str, ...]] = {
     "models/<int:pk>/tree/?case=<case>": PATIENT_CASE,
     "models/<int:pk>/trees/": CLINICAL_PAGE,  # a forest's or an ensemble's member trees
     "models/<int:pk>/trees/?case=<case>": PATIENT_CASE,
+    "models/<int:pk>/decision/": CLINICAL_PAGE,  # how the conditioned-loss model decides
+    "models/<int:pk>/decision/?case=<case>": PATIENT_CASE,
     "models/<int:pk>/progress.json": CLINICAL_PAGE,
     "research/": CLINICAL_PAGE,
     # The bench: clinicians and model admins read experiments; model admins set them up.
@@ -240,6 +242,7 @@ LEAD = {
     "cases/<int:pk>/confirmed-diagnosis/": FORBIDDEN,  # reads the case, records nothing
     "models/<int:pk>/tree/?case=<case>": OK,
     "models/<int:pk>/trees/?case=<case>": OK,
+    "models/<int:pk>/decision/?case=<case>": OK,
     "api/cases/<int:pk>/step": OK,  # GET reads; a POST is refused (test_teams.py)
     "team/": OK,
 }
@@ -256,6 +259,7 @@ def expected(route: str) -> tuple[str, ...]:
 VARIANTS = {
     "models/<int:pk>/tree/": "?case=<case>",
     "models/<int:pk>/trees/": "?case=<case>",
+    "models/<int:pk>/decision/": "?case=<case>",
     "cases/new/": "?model=<model>",
 }
 
@@ -445,7 +449,7 @@ def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
         if r.startswith(("cases/<", "api/cases/", "admin/diagnosis/diagnosiscase/<", "admin/r/"))
         or "case=" in r
     ]
-    assert len(case_routes) == 11
+    assert len(case_routes) == 12
     for route in case_routes:
         real, gone = _fill(route, world), _fill(route, world, ids=ids)
         assert real != gone

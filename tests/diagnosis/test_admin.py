@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
+from diagnosis.services.matrices import SELECTOR_LEARNER
 
 
 @pytest.fixture
@@ -245,7 +246,7 @@ def test_clinician_cannot_open_the_import_page(client, clinician):
 def test_retrain_action_queues_a_new_training(
     admin_client, trained_model, django_capture_on_commit_callbacks, monkeypatch
 ):
-    """The retrain action calls request_training with the model's learner, params and matrix."""
+    """The retrain action queues the selector under the model's matrix, to replace it."""
     from diagnosis.services import broker
 
     sent = []
@@ -257,10 +258,12 @@ def test_retrain_action_queues_a_new_training(
         )
     assert response.status_code == 302
     new = TrainedModel.objects.exclude(pk=trained_model.pk).get()
-    assert (new.learner, new.params, new.error_matrix_id) == (
-        trained_model.learner,
-        trained_model.params,
+    # a retrain runs the selector (issue 27: it never guesses a learner), under the same
+    # matrix, as a draft that would replace the model in use
+    assert (new.learner, new.error_matrix_id, new.replaces_id) == (
+        SELECTOR_LEARNER,
         trained_model.error_matrix_id,
+        trained_model.pk,
     )
     assert new.status == "queued" and sent == [[new.pk]]
 

@@ -11,6 +11,7 @@ from test_admin import _form_data, _grid, _matrix_field, _post
 
 from diagnosis.models import TrainedModel
 from diagnosis.selectors.stale import models_on_old_values
+from diagnosis.services.matrices import SELECTOR_LEARNER
 
 
 @pytest.fixture
@@ -105,9 +106,11 @@ def test_the_dataset_action_retrains_only_models_on_old_values(
         assert sent == []  # queued only once the transaction commits
     assert response.status_code == 302 and len(callbacks) == 1
     new = TrainedModel.objects.exclude(pk=trained_model.pk).get()
-    assert (new.learner, new.params, new.error_matrix_id) == (
-        trained_model.learner,
-        trained_model.params,
+    # a retrain runs the selector (issue 27: it never guesses a learner), under the same
+    # matrix, as a draft that would replace the model in use
+    assert (new.learner, new.error_matrix_id, new.replaces_id) == (
+        SELECTOR_LEARNER,
         trained_model.error_matrix_id,
+        trained_model.pk,
     )
     assert new.cost_snapshot["costs"][0] == test.price and sent == [[new.pk]]
