@@ -198,6 +198,7 @@ def test_the_openapi_document_describes_every_endpoint(clinician):
         ("POST", "/api/v1/cases"),
         ("GET", "/api/v1/cases/{case_id}"),
         ("POST", "/api/v1/cases/{case_id}/steps"),
+        ("POST", "/api/v1/cases/{case_id}/confirmed-diagnosis"),
     }
     assert schema["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
 

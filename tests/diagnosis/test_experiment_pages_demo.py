@@ -66,8 +66,8 @@ def test_bin_runs_set_up_queues_the_experiment_for_the_worker():
     call_command(*args, stdout=out)
     experiment = Experiment.objects.get(name=DEMO_EXPERIMENT["name"])
     assert experiment.status in (Experiment.QUEUED, Experiment.RUNNING)
-    assert experiment.n_done == 0 and experiment.n_tasks == 2 * 3 * 3
-    assert "queued: the worker computes its 18 tasks" in out.getvalue()
+    assert experiment.n_done == 0 and experiment.n_tasks == (2 + 2) * 3 * 3  # and both baselines
+    assert "queued: the worker computes its 36 tasks" in out.getvalue()
     again = io.StringIO()
     call_command(*args, stdout=again)
     assert Experiment.objects.count() == 1 and "already queued" in again.getvalue()

@@ -14,7 +14,7 @@ from diagnosis.selectors import stale
 from diagnosis.selectors.cases import compute_case_state, estimator_for
 from diagnosis.selectors.matrices import follows_matrix_edits, matrix_status
 from diagnosis.services import cases as case_services
-from diagnosis.services.matrices import retrain_with_current_values
+from diagnosis.services.matrices import SELECTOR_LEARNER, retrain_with_current_values
 
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
 OLD = [[0.0, 100.0], [100.0, 0.0]]  # the toy dataset's "Uniform 100"
@@ -157,10 +157,11 @@ def test_flagged_model_page_retrains_in_one_click(
     new = TrainedModel.objects.latest("id")
     assert TrainedModel.objects.count() == count + 1
     assert response["Location"] == reverse("model-detail", args=[new.pk])
-    assert (new.learner, new.params, new.error_matrix_id) == (
-        trained_model.learner,
-        trained_model.params,
+    # the selector (issue 27: a retrain never guesses a learner), as a draft replacing the model
+    assert (new.learner, new.error_matrix_id, new.replaces_id) == (
+        SELECTOR_LEARNER,
         trained_model.error_matrix_id,
+        trained_model.pk,
     )
     assert new.matrix_snapshot == NEW and new.status == TrainedModel.QUEUED
 

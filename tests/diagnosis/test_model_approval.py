@@ -19,7 +19,7 @@ from diagnosis.selectors.models import model_warnings
 from diagnosis.services import approval
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
-from diagnosis.services.matrices import retrain_with_current_values
+from diagnosis.services.matrices import SELECTOR_LEARNER, retrain_with_current_values
 from diagnosis.services.training import create_training, run_training
 
 
@@ -191,7 +191,7 @@ def test_retrain_compares_before_replacing_and_keeping_the_old_is_one_click(
     retrain = TrainedModel.objects.exclude(pk=trained_model.pk).get()
     assert response["Location"] == reverse("model-detail", args=[retrain.pk])
     assert (retrain.approval, retrain.replaces_id) == (TrainedModel.DRAFT, trained_model.pk)
-    assert retrain.learner == trained_model.learner  # no selector learner registered here
+    assert retrain.learner == SELECTOR_LEARNER  # a retrain runs the selector
     retrain = run_training(trained_model_id=retrain.pk)
     compared = retrain.replacement_comparison
     assert compared["comparable"] and compared["n"] == retrain.metrics["n_test_cases"]
