@@ -22,7 +22,13 @@ from diagnosis.services.training import request_training
 pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
 
 # Short limits for the workers of this test, so it takes seconds rather than minutes.
-QUICK_RECOVERY = {"TRAINING_STALE_SECONDS": "3", "TRAINING_RESEND_SECONDS": "2"}
+# The sweeps' waits, shortened so a lost message or a dead worker is acted on within the test
+# (the send grace: a queued message younger than it may still be on its way to the broker).
+QUICK_RECOVERY = {
+    "TRAINING_STALE_SECONDS": "3",
+    "TRAINING_RESEND_SECONDS": "2",
+    "TRAINING_SEND_GRACE_SECONDS": "2",
+}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,7 +93,7 @@ def test_a_queued_training_lost_with_the_broker_is_sent_again_when_a_worker_star
     trained.refresh_from_db()
     assert trained.enqueued_at is not None
     app.control.purge()  # what a Redis restart does to a queue it keeps only in memory
-    time.sleep(2.5)  # older than this test's TRAINING_RESEND_SECONDS
+    time.sleep(2.5)  # older than this test's TRAINING_RESEND_SECONDS and send grace
     worker = start_worker(
         database_url=worker_database_url(),
         broker=broker,
