@@ -10,6 +10,7 @@ needed to import it, so the Django import service, the benchmarks and the tests 
 - :mod:`datasets.turney_costs`: Turney's ``costs/`` folder (prices, groups, delays).
 - :mod:`datasets.uci_folder`: :func:`read_uci_folder`, one dataset from one folder.
 - :mod:`datasets.known`: :func:`load_known`, the project's datasets under ``shared/data/uci``.
+- :mod:`datasets.plausible`: the demo datasets' plausible ranges and whole-number counts.
 """
 
 from .dataset import UCIDataset, UCIFormatError

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from datasets.plausible import plausible_fields
+
 HEART = "Heart disease (Cleveland)"
 THYROID = "Thyroid (ann-thyroid)"
 PIMA = "Pima diabetes"
@@ -42,7 +44,12 @@ def catalog(name: str) -> dict:
     problem = _catalog_problem(data, name)
     if problem:
         raise RuntimeError(f"demo fixture {path}: {problem}")
-    return {key: data[key] for key in _CATALOG_KEYS}
+    found = {key: data[key] for key in _CATALOG_KEYS}
+    # Plausible ranges and whole-number counts from the UCI documentation
+    # (``datasets.plausible``, each cited there), unless the fixture sets its own.
+    known = Path(FIXTURE_FILES[name]).stem
+    found["tests"] = [{**plausible_fields(known, t["name"]), **t} for t in found["tests"]]
+    return found
 
 
 def _catalog_problem(data, name: str) -> str | None:

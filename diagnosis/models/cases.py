@@ -91,6 +91,10 @@ class DiagnosisStep(models.Model):
         (UNDONE, "Undone"),
         (RESTORED, "Correction undone"),
     ]
+    #: The value was outside its test's plausible range and the clinician confirmed it; the
+    #: range shown then is kept (``{"min": .., "max": .., "unit": ..}``), whatever it is now.
+    implausible_confirmed = models.BooleanField(default=False)
+    plausible_range = models.JSONField(null=True, blank=True)
     correction = models.CharField(max_length=12, choices=CORRECTION_CHOICES, blank=True, default="")
     #: The step that replaces this one (a corrected value, or one restored since: that step
     #: is then undone); empty for an undone step.

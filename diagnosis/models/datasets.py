@@ -82,6 +82,9 @@ class DiagnosticTest(models.Model):
         "kind",
         "min_value",
         "max_value",
+        "plausible_min",
+        "plausible_max",
+        "integer_only",
         "choices",
         "price",
         "discounted_price",
@@ -100,6 +103,25 @@ class DiagnosticTest(models.Model):
     kind = models.CharField(max_length=10, choices=KIND_CHOICES, default=NUMERIC)
     min_value = models.FloatField(null=True, blank=True)
     max_value = models.FloatField(null=True, blank=True)
+    #: Inside the hard range (min/max: refused outside), the values a clinician would expect;
+    #: a value outside this range is saved only once the clinician confirms it.
+    plausible_min = models.FloatField(
+        "plausible from",
+        null=True,
+        blank=True,
+        help_text="Lowest value expected; a lower one (still in range) must be confirmed.",
+    )
+    plausible_max = models.FloatField(
+        "plausible to",
+        null=True,
+        blank=True,
+        help_text="Highest value expected; a higher one (still in range) must be confirmed.",
+    )
+    integer_only = models.BooleanField(
+        "whole numbers only",
+        default=False,
+        help_text="A count (vessels, pregnancies): a value such as 1.5 is refused.",
+    )
     choices = models.JSONField(
         default=list, blank=True, help_text='Nominal only: [{"code": 0, "label": "..."}, ...]'
     )
@@ -155,6 +177,18 @@ class DiagnosticTest(models.Model):
     @property
     def is_nominal(self) -> bool:
         return self.kind == self.NOMINAL
+
+    def plausible_text(self) -> str:
+        """The plausible range in words ("40–400 mg/dl", "at least 21 years"), "" without one."""
+        unit = f" {self.unit}" if self.unit else ""
+        low, high = self.plausible_min, self.plausible_max
+        if low is not None and high is not None:
+            return f"{low:g}–{high:g}{unit}"
+        if low is not None:
+            return f"at least {low:g}{unit}"
+        if high is not None:
+            return f"at most {high:g}{unit}"
+        return ""
 
     def choice_label(self, code: float | int | None, choices: list | None = None) -> str:
         """Label of a nominal code (the code itself when unknown).

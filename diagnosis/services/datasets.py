@@ -19,6 +19,7 @@ from .validation import (
     clean_choices,
     clean_formula,
     clean_matrix,
+    clean_plausible_range,
     clean_price_pair,
     clean_range,
     clean_reject_cost,
@@ -44,7 +45,7 @@ def create_dataset(
     """Save a dataset with its tests (column order = index), cases and error matrices.
 
     ``tests`` are dicts with keys among ``name, label, unit, kind, min_value,
-    max_value, choices, price, discounted_price, group (name), delayed,
+    max_value, plausible_min, plausible_max, integer_only, choices, price, discounted_price, group (name), delayed,
     derived_from (names), formula, formula_tolerance``.  Nothing is saved when
     anything is invalid.
     """
@@ -118,10 +119,23 @@ def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: 
         spec.get("price", 1.0), spec.get("discounted_price", spec.get("price", 1.0)), name=shown
     )
     low, high = clean_range(spec.get("min_value"), spec.get("max_value"), name=shown)
+    integer_only = spec.get("integer_only", False)
+    if not isinstance(integer_only, bool):
+        raise ValidationError(f"Test {shown!r}: integer_only must be true or false.")
+    plausible_low, plausible_high = clean_plausible_range(
+        spec.get("plausible_min"),
+        spec.get("plausible_max"),
+        min_value=low,
+        max_value=high,
+        integer_only=integer_only,
+        name=shown,
+        unit=str(spec.get("unit") or ""),
+    )
     choices = []
     if kind == DiagnosticTest.NOMINAL:
         choices = clean_choices(spec.get("choices"), name=shown)
-        low = high = None
+        low = high = plausible_low = plausible_high = None
+        integer_only = False  # a code is a whole number anyway
     group = None
     group_name = spec.get("group")
     if group_name:
@@ -144,6 +158,9 @@ def _create_test(dataset: Dataset, index: int, spec: Mapping[str, Any], groups: 
         kind=kind,
         min_value=low,
         max_value=high,
+        plausible_min=plausible_low,
+        plausible_max=plausible_high,
+        integer_only=integer_only,
         choices=choices,
         price=price,
         discounted_price=discounted,

@@ -20,6 +20,7 @@ __all__ = [
     "clean_choices",
     "clean_formula",
     "clean_matrix",
+    "clean_plausible_range",
     "clean_price_pair",
     "clean_range",
     "clean_reject_cost",
@@ -115,6 +116,60 @@ def clean_range(
     if low is not None and high is not None and low > high:
         raise ValidationError(f"Minimum of {name} ({low:g}) is above its maximum ({high:g}).")
     return low, high
+
+
+def clean_plausible_range(
+    plausible_min: Any,
+    plausible_max: Any,
+    *,
+    min_value: float | None,
+    max_value: float | None,
+    integer_only: Any = False,
+    name: str = "test",
+    unit: str = "",
+) -> tuple[float | None, float | None]:
+    """Optional plausible bounds: finite, low ≤ high, inside the hard range ``min_value`` ..
+    ``max_value`` (a value outside the hard range is refused, so a plausible bound there
+    would never be asked about); for a whole-number test, whole bounds."""
+    low = (
+        None if plausible_min in (None, "") else _number(plausible_min, f"Plausible from of {name}")
+    )
+    high = (
+        None if plausible_max in (None, "") else _number(plausible_max, f"Plausible to of {name}")
+    )
+    unit = f" {unit}" if unit else ""
+    if low is not None and high is not None and low > high:
+        raise ValidationError(
+            f"The plausible range of {name} starts above where it ends "
+            f"({low:g} > {high:g}{unit}); swap them."
+        )
+    for bound, words in ((low, "starts"), (high, "ends")):
+        if bound is None:
+            continue
+        if min_value is not None and bound < min_value:
+            raise ValidationError(
+                f"The plausible range of {name} {words} at {bound:g}{unit}, below its minimum "
+                f"{min_value:g}{unit}; it must lie inside the range {_range(min_value, max_value)}"
+                f"{unit}."
+            )
+        if max_value is not None and bound > max_value:
+            raise ValidationError(
+                f"The plausible range of {name} {words} at {bound:g}{unit}, above its maximum "
+                f"{max_value:g}{unit}; it must lie inside the range {_range(min_value, max_value)}"
+                f"{unit}."
+            )
+        if integer_only and not bound.is_integer():
+            raise ValidationError(
+                f"{name} takes whole numbers only, so its plausible range must too "
+                f"({bound:g} is not whole)."
+            )
+    return low, high
+
+
+def _range(low: float | None, high: float | None) -> str:
+    if low is not None and high is not None:
+        return f"{low:g}–{high:g}"
+    return f"≥ {low:g}" if low is not None else f"≤ {high:g}"
 
 
 def clean_choices(choices: Any, *, name: str = "test") -> list[dict]:
