@@ -16,6 +16,7 @@ and, for a patient split by an unavailable test, one phrase per branch as
     {"action": "correct", "position": 0, "value": 240, "reason": "typed 24"}
     {"action": "undo", "reason": "wrong patient's sample"}
     {"action": "results", "results": {"age": 54, "sex": "male", "goitre": null}}
+    {"action": "result", "test": "glucose", "value": 1, "confirm_implausible": true}
 
 ``results`` records several tests at once (the free questions, a derived test
 with its inputs), each as its own step at its own price; ``null`` marks a test
@@ -26,6 +27,17 @@ recorded; a typed value for it that contradicts them is refused.  Each test in `
 names its inputs in ``derived_from`` (empty for a test of its own): advice to order a
 derived test is followed by entering its inputs that are still missing (each such result
 counts as following the advice).
+
+A value inside a test's range but outside its plausible range (each test's
+``plausible_min`` / ``plausible_max`` in ``tests``) is refused with 422, nothing saved::
+
+    {"error": "Glucose ... of 1 mg/dl is outside the plausible range 40–400 mg/dl. ...",
+     "implausible": [{"test": "glucose", "value": 1, "plausible_min": 40, ...}]}
+
+(for ``results`` also ``errors`` by test name).  Send the same step again with
+``"confirm_implausible": true`` to save it: the step then shows ``implausible_confirmed``
+and the ``plausible_range`` confirmed against.  A test with ``integer_only`` refuses a
+fraction (400).
 
 ``seen`` (optional) is the case ``version`` the client last read: when the
 case changed since (another tab, another program, a repeated request), the step
@@ -42,7 +54,7 @@ POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
 that does not exist *or* is not yours (the same answer, word for word, so case
 ids cannot be enumerated: only the case's own clinician may read or step it, and
 a lead clinician of their team may read it), 403 for a step posted by such a
-lead, 409 for a closed case or a stale ``seen``.  Every answer naming a case is
+lead, 409 for a closed case or a stale ``seen``, 422 for an unconfirmed implausible value.  Every answer naming a case is
 written to the case access log.
 """
 
@@ -64,11 +76,24 @@ from .services import case_actions, case_batch
 from .services import cases as case_services
 from .services.validation import BodyTooLarge, clean_step_body, parse_json_object
 
-__all__ = ["case_step", "state_to_dict"]
+__all__ = ["case_step", "implausible_answer", "state_to_dict"]
 
 
 def _error(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
+
+
+def implausible_answer(exc: case_services.ImplausibleValue) -> dict[str, Any]:
+    """The 422 body of values outside their plausible range: what, and how to confirm."""
+    body: dict[str, Any] = {
+        "error": " ".join(f.message for f in exc.found)
+        + ' Nothing was saved; if it is right, send the step again with "confirm_implausible":'
+        " true.",
+        "implausible": [f.to_dict() for f in exc.found],
+    }
+    if hasattr(exc, "error_dict"):
+        body["errors"] = exc.message_dict
+    return body
 
 
 def state_to_dict(state) -> dict[str, Any]:
@@ -105,6 +130,9 @@ def state_to_dict(state) -> dict[str, Any]:
                 "label": labels[s.label] if s.label is not None and s.label < len(labels) else None,
                 "followed_advice": s.followed_advice,
                 "overrule_reason": s.overrule_reason,
+                # outside its test's plausible range, confirmed against the range kept here
+                "implausible_confirmed": s.implausible_confirmed,
+                "plausible_range": s.plausible_range,
                 "created_by": s.created_by.get_username(),
                 "created_at": s.created_at.isoformat(),
                 "correction": s.correction or None,
@@ -127,6 +155,9 @@ def state_to_dict(state) -> dict[str, Any]:
                 "unit": o.test.unit,
                 "min_value": o.test.min_value,
                 "max_value": o.test.max_value,
+                "plausible_min": o.test.plausible_min,
+                "plausible_max": o.test.plausible_max,
+                "integer_only": o.test.integer_only,
                 "choices": state.vocabulary.choices_for(o.test) if o.test.is_nominal else None,
                 "price_now": o.price_now,
                 "full_price": o.full_price,
@@ -168,15 +199,19 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
                 results=body["results"],
                 seen=body["seen"],
                 reason=body["reason"] or "",
+                confirm_implausible=bool(body["confirm_implausible"]),
             )  # the service read the case again (status) for the answer below
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
+        confirm = bool(body["confirm_implausible"])
         fields = (
-            {"position": body["position"], "value": body["value"]}
+            {"position": body["position"], "value": body["value"], "confirm_implausible": confirm}
             if action == "correct"
             else {}
             if action == "undo"
             else {"test": body["test"], "value": body["value"], "label": body["label"]}
         )
+        if action == "result":
+            fields["confirm_implausible"] = confirm
         # The service reads and locks the case in one statement (not found, like a missing
         # case, for anyone who may not read it) and logs the step.
         taken = case_actions.perform_action(
@@ -197,6 +232,8 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         return _error(" ".join(exc.messages), 409)
     except BodyTooLarge as exc:
         return _error(" ".join(exc.messages), 413)
+    except case_services.ImplausibleValue as exc:
+        return JsonResponse(implausible_answer(exc), status=422)
     except ValidationError as exc:
         if hasattr(exc, "error_dict"):  # several results: each test's messages by its name
             return JsonResponse(

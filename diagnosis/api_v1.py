@@ -44,7 +44,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from . import selectors
-from .api import state_to_dict
+from .api import implausible_answer, state_to_dict
 from .client_address import client_address
 from .models import CaseAccess, TrainedModel
 from .permissions import CaseNotFound
@@ -253,6 +253,11 @@ def _conflict(request, exc):
     return _error(request, " ".join(exc.messages), 409)
 
 
+@api.exception_handler(case_services.ImplausibleValue)
+def _implausible(request, exc: case_services.ImplausibleValue):
+    return JsonResponse(implausible_answer(exc), status=422)
+
+
 @api.exception_handler(Throttled)
 def _throttled(request, exc: Throttled):
     response = _error(request, "Too many calls; wait and try again.", 429)
@@ -270,6 +275,14 @@ class ErrorOut(Schema):
 # Every operation may answer these, each with an ErrorOut body.
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 429: ErrorOut, 503: ErrorOut}
 CASE_ERRORS = {**ERRORS, 404: ErrorOut, 409: ErrorOut}
+
+
+class ImplausibleOut(Schema):
+    error: str = Field(description="Which value is outside which plausible range; nothing saved.")
+    implausible: list[dict[str, Any]] = Field(
+        description="Each such value: test, label, value, plausible_min, plausible_max, unit, "
+        'message. Send the step again with "confirm_implausible": true if it is right.'
+    )
 
 
 class ModelOut(Schema):
@@ -355,6 +368,11 @@ class StepIn(StrictIn):
     position: int | None = Field(None, ge=0, description="The step to correct (0-based).")
     reason: str | None = Field(None, max_length=1000)
     seen: int | None = Field(None, ge=0, description="The case version you last read.")
+    confirm_implausible: bool | None = Field(
+        None,
+        description="true: the value (result or correction) is right although outside its "
+        "test's plausible range; kept with the step. Without it such a value answers 422.",
+    )
 
 
 # ---------------------------------------------------------------------- endpoints
@@ -419,16 +437,21 @@ def get_case(request: HttpRequest, case_id: int):
 
 
 @api.post(
-    "/cases/{case_id}/steps", response={200: CaseStateOut, **CASE_ERRORS}, summary="Take one step"
+    "/cases/{case_id}/steps",
+    response={200: CaseStateOut, **CASE_ERRORS, 422: ImplausibleOut},
+    summary="Take one step",
 )
 def take_step(request: HttpRequest, case_id: int, payload: StepIn):
+    confirm = bool(payload.confirm_implausible)
     fields: dict[str, Any] = (
-        {"position": payload.position, "value": payload.value}
+        {"position": payload.position, "value": payload.value, "confirm_implausible": confirm}
         if payload.action == "correct"
         else {}
         if payload.action == "undo"
         else {"test": payload.test, "value": payload.value, "label": payload.label}
     )
+    if payload.action == "result":
+        fields["confirm_implausible"] = confirm
     # The case is read and locked by the service in one query (404 when missing or not
     # readable, as case_for_user answers), which also logs the step.
     taken = case_actions.perform_action(

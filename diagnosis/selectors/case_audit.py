@@ -162,9 +162,28 @@ def step_value_text(step: DiagnosisStep, vocabulary: Vocabulary | None = None) -
     return f"{step.value:g}{unit}"
 
 
+def confirmed_range_text(step: DiagnosisStep) -> str:
+    """The plausible range a confirmed implausible value was confirmed against, in words
+    ("40–400 mg/dl"), as the step kept it whatever the test's range is now; "" for others."""
+    shown = step.plausible_range if step.implausible_confirmed else None
+    if not isinstance(shown, dict):
+        return ""
+    low, high = shown.get("min"), shown.get("max")
+    unit = f" {shown['unit']}" if shown.get("unit") else ""
+    if low is not None and high is not None:
+        return f"{low:g}–{high:g}{unit}"
+    if low is not None:
+        return f"at least {low:g}{unit}"
+    if high is not None:
+        return f"at most {high:g}{unit}"
+    return ""
+
+
 def _step_text(step: DiagnosisStep, class_labels: list[str]) -> str:
     if step.kind == DiagnosisStep.RESULT:
-        return f"{step.test.display_label} = {step_value_text(step)}"
+        confirmed = confirmed_range_text(step)
+        odd = f", confirmed outside the plausible {confirmed}" if confirmed else ""
+        return f"{step.test.display_label} = {step_value_text(step)}{odd}"
     if step.kind == DiagnosisStep.UNAVAILABLE:
         return f"{step.test.display_label} marked not available"
     if step.kind == DiagnosisStep.CLASSIFY:

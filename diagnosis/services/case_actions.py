@@ -142,13 +142,22 @@ def _touch(case: DiagnosisCase) -> None:
 
 @transaction.atomic
 def correct_result(
-    *, user, case: DiagnosisCase, position: int, value: Any, reason: str, seen: int | None = None
+    *,
+    user,
+    case: DiagnosisCase,
+    position: int,
+    value: Any,
+    reason: str,
+    seen: int | None = None,
+    confirm_implausible: bool = False,
 ) -> DiagnosisStep:
     """Replace the value of result step ``position`` (0-based); the original stays, marked.
 
     The replacement is a new step (price 0: the test was already paid) recorded
     with the advice on screen before the correction; the advice afterwards is
-    recomputed from the corrected values.
+    recomputed from the corrected values.  A new value outside the test's plausible range
+    needs ``confirm_implausible`` (else :class:`~diagnosis.services.cases.ImplausibleValue`),
+    kept with the replacement.
     """
     locked = case_steps._lock_open_case(user, case)
     check_seen(user=user, case=locked, seen=seen)
@@ -184,6 +193,9 @@ def correct_result(
             f"{original.test.display_label} is already recorded as that value; nothing to correct."
         )
     why = _reason(reason, what="value is corrected", required=True)
+    odd = case_steps.implausibility(original.test, number)
+    if odd is not None and not confirm_implausible:
+        raise case_steps.ImplausibleValue([odd])
     state = compute_case_state(locked, for_screen=False)
     replacement = case_steps._add_step(
         locked,
@@ -195,6 +207,8 @@ def correct_result(
         value=number,
         price=0.0,
         followed_advice=False,
+        implausible_confirmed=odd is not None,
+        plausible_range=odd.record() if odd is not None else None,
     )
     original.correction = DiagnosisStep.CORRECTED
     original.superseded_by = replacement
@@ -327,6 +341,8 @@ def perform_action(
         ``value``, ``label``); ``reason`` is then an overrule's optional reason,
         stored when the step does not follow the advice.  ``correct`` needs
         ``position`` (0-based), ``value`` and ``reason``; ``undo`` needs ``reason``.
+        ``step``'s ``confirm_implausible`` confirms a result or correction outside its
+        test's plausible range (else ``cases.ImplausibleValue``, nothing saved).
     seen : int, optional
         The case version the form was made from (``case_version``); ``None``
         skips the check (a program that does not track versions).
@@ -364,6 +380,7 @@ def perform_action(
             value=step.get("value"),
             reason=reason,
             seen=seen,
+            confirm_implausible=bool(step.get("confirm_implausible")),
         )
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.CORRECT)
         return ActionTaken(step=corrected, case=case, context=None)

@@ -7,6 +7,7 @@ results through :func:`~diagnosis.services.cases.record_results`, all or nothing
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -23,12 +24,20 @@ __all__ = ["take_results"]
 
 @transaction.atomic
 def take_results(
-    *, user, case: DiagnosisCase, results: Any, seen: Any = None, reason: str = ""
+    *,
+    user,
+    case: DiagnosisCase,
+    results: Any,
+    seen: Any = None,
+    reason: str = "",
+    confirm_implausible: bool | Collection[str] = False,
 ) -> list[DiagnosisStep]:
     """Record ``results`` (test name -> value, None = unknown) if the poster saw this version.
 
     ``reason`` (optional) is why the clinician overrules the advice: it is stored
     with every step of the form that does not follow the advice of its moment.
+    ``confirm_implausible``: True, or the names of the tests whose values outside their
+    plausible range the poster confirmed (``cases.record_results``).
 
     Raises
     ------
@@ -36,6 +45,8 @@ def take_results(
         As :func:`~diagnosis.services.cases.take_step`.
     StaleCase
         The case changed since version ``seen``; nothing is saved.
+    ImplausibleValue
+        Values outside their plausible range, not confirmed; nothing is saved.
     ValidationError
         Any bad value; ``message_dict`` maps each test name to its messages.
     """
@@ -47,7 +58,9 @@ def take_results(
     locked = case_steps._lock_open_case(user, case)
     case_actions.check_seen(user=user, case=locked, seen=case_actions._seen(seen))
     why = case_actions._reason(reason, what="advice is overruled", required=False)
-    steps = case_steps.record_results(user=user, case=locked, results=results)
+    steps = case_steps.record_results(
+        user=user, case=locked, results=results, confirm_implausible=confirm_implausible
+    )
     if why:
         overruled = [s for s in steps if not s.followed_advice]
         if not overruled:

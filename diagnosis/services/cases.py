@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -37,8 +39,11 @@ from .vocabulary import vocabulary_of
 __all__ = [
     "ACTIONS",
     "CaseClosed",
+    "Implausibility",
+    "ImplausibleValue",
     "classify",
     "clean_value",
+    "implausibility",
     "hold_steps",
     "mark_unavailable",
     "open_case",
@@ -56,6 +61,83 @@ ACTIONS = ("result", "unavailable", "classify", "refer")
 
 class CaseClosed(ValidationError):
     """The case is classified or referred: it accepts no more steps."""
+
+
+@dataclass(frozen=True)
+class Implausibility:
+    """A value inside its test's hard range but outside its plausible range."""
+
+    test: str  # the test's name (the API's field)
+    label: str  # the clinician's name for it
+    value: float
+    low: float | None
+    high: float | None
+    unit: str
+
+    @property
+    def range_text(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        if self.low is not None and self.high is not None:
+            return f"{self.low:g}–{self.high:g}{unit}"
+        if self.low is not None:
+            return f"at least {self.low:g}{unit}"
+        return f"at most {self.high:g}{unit}"
+
+    @property
+    def message(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return (
+            f"{self.label} of {self.value:g}{unit} is outside the plausible range "
+            f"{self.range_text}. Confirm it is right?"
+        )
+
+    def record(self) -> dict[str, Any]:
+        """What a step keeps of the range the clinician confirmed against."""
+        return {"min": self.low, "max": self.high, "unit": self.unit}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "test": self.test,
+            "label": self.label,
+            "value": self.value,
+            "plausible_min": self.low,
+            "plausible_max": self.high,
+            "unit": self.unit,
+            "message": self.message,
+        }
+
+
+class ImplausibleValue(ValidationError):
+    """Values outside their plausible range, not confirmed: nothing was saved.
+
+    ``found`` lists them; send the step again confirmed (``confirm_implausible``) to save.
+    """
+
+    def __init__(self, found: list[Implausibility], *, by_test: bool = False) -> None:
+        self.found = found
+        if by_test:
+            super().__init__({f.test: [f.message] for f in found})
+        else:
+            super().__init__(" ".join(f.message for f in found))
+
+
+def implausibility(test: DiagnosticTest, number: float) -> Implausibility | None:
+    """Whether ``number`` (already in the hard range) is outside ``test``'s plausible range."""
+    if test.is_nominal:
+        return None
+    low, high = test.plausible_min, test.plausible_max
+    if (low is None or number >= low) and (high is None or number <= high):
+        return None
+    return Implausibility(
+        test=test.name, label=test.display_label, value=number, low=low, high=high, unit=test.unit
+    )
+
+
+def _confirms(confirm: bool | Collection[str], test: DiagnosticTest) -> bool:
+    """``confirm``: True for every value, or the names of the tests whose values are confirmed."""
+    if isinstance(confirm, bool):
+        return confirm
+    return test.name in confirm
 
 
 def start_case(*, user, trained_model: TrainedModel, patient_reference: str = "") -> DiagnosisCase:
@@ -351,6 +433,11 @@ def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -
             f"{label} must be at most {_number_text(test.max_value, unit)} "
             f"(you entered {number:g})."
         )
+    if test.integer_only and not number.is_integer():
+        raise ValidationError(
+            f"{label} takes whole numbers only; {number:g} is not one "
+            f"(enter {math.floor(number):g} or {math.ceil(number):g})."
+        )
     return number
 
 
@@ -382,10 +469,14 @@ def record_result(
     test: DiagnosticTest,
     value: Any,
     context: StepContext | None = None,
+    confirm_implausible: bool | Collection[str] = False,
 ) -> DiagnosisStep:
     """Save a test result, charging its marginal price for this patient (group discounts apply).
 
     ``context``: the row the caller locked in this transaction, with its steps and tests.
+    A value outside the test's plausible range raises :class:`ImplausibleValue` unless
+    ``confirm_implausible`` (True, or a collection holding the test's name); the step then
+    keeps the confirmation and the range it was confirmed against.
     """
     case = _lock_open_case(user, case, context)
     _check_test(case, test)
@@ -399,6 +490,9 @@ def record_result(
     )
     if problem:
         raise ValidationError(problem)
+    odd = implausibility(test, number)
+    if odd is not None and not _confirms(confirm_implausible, test):
+        raise ImplausibleValue([odd])
     price = cost_model.marginal_cost(test.index, frozenset(state.known))
     advice = state.advice or {}
     step = _add_step(
@@ -411,6 +505,8 @@ def record_result(
         value=number,
         price=price,
         followed_advice=_follows_extract(advice, test.index, cost_model),
+        implausible_confirmed=odd is not None,
+        plausible_range=odd.record() if odd is not None else None,
     )
     if any(test.index in sources for sources in cost_model.derived.values()):
         _record_computed(case, user, cost_model, context)
@@ -583,7 +679,13 @@ def _derived_depth(cost_model, index: int) -> int:
 
 
 @transaction.atomic
-def record_results(*, user, case: DiagnosisCase, results: Any) -> list[DiagnosisStep]:
+def record_results(
+    *,
+    user,
+    case: DiagnosisCase,
+    results: Any,
+    confirm_implausible: bool | Collection[str] = False,
+) -> list[DiagnosisStep]:
     """Record several tests from one form, each as its own step, all or nothing.
 
     ``results`` maps a test (object or name) to its value, or to ``None`` for
@@ -595,7 +697,10 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
     :func:`record_result` / :func:`mark_unavailable`, so every step has its own
     price (``CostModel.marginal_cost`` at that moment) and the advice the screen
     would have shown before it.  A derived test with a formula is computed when
-    its inputs are recorded; a typed value for it only has to agree.
+    its inputs are recorded; a typed value for it only has to agree.  When every value is
+    valid but some lie outside their plausible range and are not confirmed
+    (``confirm_implausible``: True, or the names of the confirmed tests), nothing is saved and
+    :class:`ImplausibleValue` lists them by test name.
     """
     locked = _lock_open_case(user, case)
     if not isinstance(results, dict) or not results:
@@ -642,6 +747,15 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
             errors.setdefault(test.name, []).append(problem)
     if errors:
         raise ValidationError(errors)
+    unconfirmed = [
+        odd
+        for test, number in chosen
+        if number is not None
+        and (odd := implausibility(test, number)) is not None
+        and not _confirms(confirm_implausible, test)
+    ]
+    if unconfirmed:
+        raise ImplausibleValue(unconfirmed, by_test=True)
     before = locked.steps.aggregate(last=Max("position"))["last"]
     ordered = sorted(chosen, key=lambda item: _derived_depth(cost_model, item[0].index))
     for test, number in ordered:
@@ -653,7 +767,13 @@ def record_results(*, user, case: DiagnosisCase, results: Any) -> list[Diagnosis
         ):
             continue  # computed from its inputs a moment ago; the typed value agreed
         else:
-            record_result(user=user, case=locked, test=test, value=number)
+            record_result(
+                user=user,
+                case=locked,
+                test=test,
+                value=number,
+                confirm_implausible=confirm_implausible,
+            )
     refresh_case(case)
     new_steps = locked.steps.select_related("test").order_by("position")
     return list(new_steps if before is None else new_steps.filter(position__gt=before))
@@ -752,6 +872,7 @@ def take_step(
     value: Any = None,
     label: int | str | None = None,
     context: StepContext | None = None,
+    confirm_implausible: bool | Collection[str] = False,
 ) -> DiagnosisStep:
     """Take one step on an open case: the one entry point of the screen and the JSON API.
 
@@ -766,6 +887,8 @@ def take_step(
     context : StepContext, optional
         ``case``'s row as the caller locked it in this transaction, with its steps and tests
         (``case_actions.perform_action``): the step is taken on it, not locked or read again.
+    confirm_implausible : bool or collection of test names
+        A result outside its test's plausible range is saved only when confirmed.
 
     Raises
     ------
@@ -773,6 +896,8 @@ def take_step(
         When ``user`` may not act on ``case`` (the same error as a missing case).
     CaseClosed
         When the case is already classified or referred.
+    ImplausibleValue
+        A result outside its plausible range, not confirmed (nothing saved).
     ValidationError
         On an unknown action, a missing or bad test, value or label.
     """
@@ -790,4 +915,11 @@ def take_step(
     chosen = _model_test(case, test, context)
     if action == "unavailable":
         return mark_unavailable(user=user, case=case, test=chosen, context=context)
-    return record_result(user=user, case=case, test=chosen, value=value, context=context)
+    return record_result(
+        user=user,
+        case=case,
+        test=chosen,
+        value=value,
+        context=context,
+        confirm_implausible=confirm_implausible,
+    )

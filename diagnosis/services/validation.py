@@ -264,9 +264,15 @@ REQUEST_FIELDS: dict[str, tuple[tuple[type, ...], str, int | None]] = {
     ),
     "model": ((int,), "a ready model's id (a whole number, not text)", None),
     "patient_reference": ((str,), "text (a record number or initials)", 200),
+    "confirm_implausible": (
+        (bool,),
+        "true (the value outside its plausible range is right) or false",
+        None,
+    ),
 }
 STEP_FIELDS = (
     "action", "test", "value", "label", "position", "seen", "reason", "results",
+    "confirm_implausible",
 )  # fmt: skip
 
 
@@ -276,7 +282,7 @@ def clean_request_field(name: str, value: Any) -> Any:
     if value is None:
         return None
     types, description, most = REQUEST_FIELDS[name]
-    if isinstance(value, bool) or not isinstance(value, types):
+    if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
         raise ValidationError(f'"{name}" must be {description}, not {_json_kind(value)}.')
     if isinstance(value, str):
         if "\x00" in value:

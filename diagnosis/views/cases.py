@@ -101,6 +101,8 @@ def step_rows(state) -> list[dict[str, Any]]:
                 ),
                 "computed": computed.get(step.test.index) if step.test_id else None,
                 "is_correction": step.pk in replacements,
+                # a value outside its plausible range, confirmed: the range shown then
+                "confirmed_range": case_audit.confirmed_range_text(step),
             }
         )
     return rows
@@ -117,6 +119,7 @@ def _case_context(
     entry_name: str | None = None,
     correction: dict[str, Any] | None = None,
     results_form=None,
+    implausible: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     advice = state.advice
     explanation = state.explanation
@@ -159,6 +162,8 @@ def _case_context(
         "option_rows": [{"option": o} for o in open_options],
         "steps": step_rows(state),
         "errors": errors or [],
+        # values outside their plausible range, asked about in the entry form
+        "implausible": implausible or [],
         "risks": risks,
         "risks_figure": figures.risks_figure(risks) if risks else None,
         "proba": explanation.proba if explanation and advice["kind"] != "extract" else [],
@@ -207,6 +212,9 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 request.POST, test=entry, choices=state.vocabulary.choices_for(entry)
             )
             fields["value"] = request.POST.get("value")
+            fields["confirm_implausible"] = result_blocks.confirmed_tests(
+                request.POST, {entry.name: fields["value"]}
+            )
     elif action == "classify":
         classify_form = ClassifyForm(request.POST, class_labels=list(state.class_labels))
         fields["label"] = request.POST.get("label")
@@ -218,7 +226,16 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "reason": request.POST.get("reason", ""),
         }
         if action == "correct":
-            fields.update(position=correction["position"], value=correction["value"])
+            target = next(
+                (s for s in state.steps if str(s.position) == str(correction["position"])), None
+            )
+            raw = {target.test.name: correction["value"]} if target and target.test_id else {}
+            fields.update(
+                position=correction["position"],
+                value=correction["value"],
+                confirm_implausible=bool(result_blocks.confirmed_tests(request.POST, raw)),
+            )
+            correction["raw"] = raw
     if action not in ("correct", "undo"):
         fields["test"] = entry_name
     if not state.is_open:  # a second press, or a stale tab, after the case was closed
@@ -234,6 +251,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         if confirm is not None:
             return page(request, "diagnosis/case_confirm.html", confirm)
     errors: list[str] = []
+    implausible: list[dict[str, Any]] = []
     stale = False
     if (result_form is None or result_form.is_valid()) and (
         classify_form is None or classify_form.is_valid()
@@ -254,6 +272,16 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("case-summary", pk=case.pk)
         except case_actions.StaleCase as exc:
             errors, stale = messages_of(exc), True
+        except case_services.ImplausibleValue as exc:
+            # asked, not refused: the form again, with the question and a button to confirm
+            if correction is not None:
+                correction["implausible"] = result_blocks.implausible_rows(
+                    exc.found, correction.get("raw", {})
+                )
+            else:
+                implausible = result_blocks.implausible_rows(
+                    exc.found, {entry_name: request.POST.get("value")}
+                )
         except ValidationError as exc:
             errors = messages_of(exc)
             if correction is not None:
@@ -284,6 +312,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         errors=errors,
         entry_name=entry_name,
         correction=correction,
+        implausible=implausible,
     )
     return page(request, "diagnosis/case_detail.html", context, status=409 if stale else 400)
 
@@ -307,6 +336,7 @@ def _post_results(request: HttpRequest, case: DiagnosisCase, state, entry_name) 
         errors=posted.errors,
         entry_name=entry_name,
         results_form=posted.form,
+        implausible=posted.implausible,
     )
     return page(request, "diagnosis/case_detail.html", context, status=409 if posted.stale else 400)
 

@@ -18,7 +18,37 @@ from ..selectors.entry_blocks import computed_formulas, entry_block
 from ..services import case_batch
 from .common import messages_of
 
-__all__ = ["Posted", "block_context", "computed_formulas", "post_results"]
+__all__ = [
+    "Posted",
+    "block_context",
+    "computed_formulas",
+    "confirmed_tests",
+    "implausible_rows",
+    "post_results",
+]
+
+
+def confirmed_tests(post, raw_by_test: dict[str, Any]) -> set[str]:
+    """The tests whose value the clinician confirmed although outside its plausible range.
+
+    The confirmation box (``_implausible_confirm.html``) posts ``confirm_implausible=yes``
+    and, per value it asked about, ``confirmed-<test>`` = the value as typed then: a value
+    changed since is not confirmed (it is checked, and asked about, afresh).
+    """
+    if post.get("confirm_implausible") != "yes":
+        return set()
+    return {
+        name
+        for name, raw in raw_by_test.items()
+        if raw is not None and post.get(f"confirmed-{name}") == str(raw)
+    }
+
+
+def implausible_rows(found, raw_by_test: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the confirmation box shows and posts back, per value outside its plausible range."""
+    return [
+        {"test": f.test, "message": f.message, "raw": raw_by_test.get(f.test, "")} for f in found
+    ]
 
 
 def block_context(state, entry, *, bound: ResultsForm | None = None) -> dict[str, Any]:
@@ -42,6 +72,7 @@ class Posted:
     form: ResultsForm | None = None
     errors: list[str] = field(default_factory=list)
     stale: bool = False
+    implausible: list[dict[str, Any]] = field(default_factory=list)
 
 
 def post_results(request: HttpRequest, case, state) -> Posted:
@@ -54,16 +85,20 @@ def post_results(request: HttpRequest, case, state) -> Posted:
         return Posted(saved=False, errors=[message])
     form = ResultsForm(request.POST, tests=tests, vocabulary=state.vocabulary)
     form.is_valid()  # the fields only carry text; the service checks every value
+    results = form.results()
     try:
         case_batch.take_results(
             user=request.user,
             case=case,
-            results=form.results(),
+            results=results,
             seen=request.POST.get("seen"),
             reason=request.POST.get("reason", ""),
+            confirm_implausible=confirmed_tests(request.POST, results),
         )
     except case_batch.case_actions.StaleCase as exc:
         return Posted(saved=False, form=form, errors=messages_of(exc), stale=True)
+    except case_batch.case_steps.ImplausibleValue as exc:
+        return Posted(saved=False, form=form, implausible=implausible_rows(exc.found, results))
     except ValidationError as exc:
         if hasattr(exc, "error_dict"):
             return Posted(saved=False, form=form, errors=form.add_test_errors(exc.message_dict))
