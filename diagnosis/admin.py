@@ -501,6 +501,8 @@ class StepInline(admin.TabularInline):
         "price",
         "label",
         "followed_advice",
+        "implausible_confirmed",
+        "plausible_range",
         "created_by",
         "created_at",
     ]

@@ -19,6 +19,7 @@ from .services.validation import (
     clean_formula,
     clean_matrix,
     clean_price_pair,
+    clean_plausible_range,
     clean_range,
     clean_reject_cost,
 )
@@ -258,6 +259,8 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
             "discounted_price": forms.NumberInput(attrs=_narrow(5.5, step="any")),
             "min_value": forms.NumberInput(attrs=_narrow(6, step="any")),
             "max_value": forms.NumberInput(attrs=_narrow(6, step="any")),
+            "plausible_min": forms.NumberInput(attrs=_narrow(6, step="any")),
+            "plausible_max": forms.NumberInput(attrs=_narrow(6, step="any")),
             "formula": forms.TextInput(attrs=_narrow(9)),
             "formula_tolerance": forms.NumberInput(attrs=_narrow(5, step="any")),
         }
@@ -287,9 +290,11 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
             except ValidationError as exc:
                 self.add_error("discounted_price", exc)
         try:
-            clean_range(data.get("min_value"), data.get("max_value"), name=name)
+            low, high = clean_range(data.get("min_value"), data.get("max_value"), name=name)
         except ValidationError as exc:
             self.add_error("max_value", exc)
+        else:
+            self._clean_plausible(data, name, low, high)
         if data.get("kind") == DiagnosticTest.NOMINAL and not data.get("choices"):
             self.add_error(
                 "choices", f"{name} is nominal: give its choices, one code: label per line."
@@ -319,6 +324,34 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
                 if formula is not None:
                     data["formula"] = formula.text
         return data
+
+
+    def _clean_plausible(self, data, name: str, low, high) -> None:
+        """The plausible range inside the hard range, low ≤ high, whole for a count."""
+        if data.get("kind") == DiagnosticTest.NOMINAL:
+            if data.get("plausible_min") is not None or data.get("plausible_max") is not None:
+                self.add_error(
+                    "plausible_min",
+                    f"{name} is nominal: only numeric tests have a plausible range.",
+                )
+            if data.get("integer_only"):
+                self.add_error(
+                    "integer_only", f"{name} is nominal: its codes are whole numbers already."
+                )
+            return
+        try:
+            clean_plausible_range(
+                data.get("plausible_min"),
+                data.get("plausible_max"),
+                min_value=low,
+                max_value=high,
+                integer_only=data.get("integer_only"),
+                name=name,
+                unit=data.get("unit") or "",
+            )
+        except ValidationError as exc:
+            field = "plausible_max" if data.get("plausible_max") is not None else "plausible_min"
+            self.add_error(field, exc)
 
 
 class DiagnosticTestFormSet(BaseInlineFormSet):

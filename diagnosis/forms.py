@@ -49,7 +49,10 @@ class ResultForm(forms.Form):
                 label=label, required=False, widget=forms.Select(attrs=attrs, choices=choices)
             )
         else:
-            attrs.update({"step": "any", "inputmode": "decimal"})
+            if test.integer_only:
+                attrs.update({"step": "1", "inputmode": "numeric"})
+            else:
+                attrs.update({"step": "any", "inputmode": "decimal"})
             if test.min_value is not None:
                 attrs["min"] = _fmt(test.min_value)
             if test.max_value is not None:
@@ -63,6 +66,11 @@ class ResultForm(forms.Form):
                 help_parts.append(f"At least {low}{unit}")
             elif high:
                 help_parts.append(f"At most {high}{unit}")
+            if test.integer_only:
+                help_parts.append("whole numbers only")
+            narrower = (test.plausible_min, test.plausible_max) != (test.min_value, test.max_value)
+            if test.plausible_text() and narrower:
+                help_parts.append(f"expected {test.plausible_text()}")
             self.fields["value"] = forms.CharField(
                 label=label,
                 required=False,
