@@ -10,7 +10,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diagnosis.models import DiagnosisCase
+from diagnosis.models import DiagnosisCase, DiagnosticTest
 from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.validation import MAX_BODY_BYTES
 
@@ -57,6 +57,7 @@ STEP_BODIES = st.fixed_dictionaries(
         "position": JSON_VALUES,
         "reason": JSON_VALUES,
         "seen": JSON_VALUES,
+        "confirm_implausible": JSON_VALUES,
     },
 )
 
@@ -104,6 +105,7 @@ TOY_STEP_BODIES = st.fixed_dictionaries(
         "position": SCALARS,
         "seen": SCALARS,
         "reason": st.sampled_from(["", "family history"]) | AWKWARD_TEXT,
+        "confirm_implausible": st.booleans() | SCALARS,
     },
 )
 
@@ -121,7 +123,14 @@ def both_doors(clinician):
 @given(body=TOY_STEP_BODIES)
 def test_both_apis_refuse_exactly_the_same_steps(clinician, trained_model, both_doors, body):
     """The same step body on a fresh case of each door (the session step API and /api/v1):
-    both take it or both refuse it, never a 500, each refusal a JSON message."""
+    both take it or both refuse it, never a 500, each refusal a JSON message.  Glucose has a
+    plausible range and insulin takes whole numbers, so their checks are reached too."""
+    DiagnosticTest.objects.filter(dataset=trained_model.dataset, name="glucose").update(
+        plausible_min=40, plausible_max=400
+    )
+    DiagnosticTest.objects.filter(dataset=trained_model.dataset, name="insulin").update(
+        integer_only=True
+    )
     session, token = both_doors
     text = json.dumps(body)
     answers = {}
