@@ -18,8 +18,8 @@ from .services.validation import (
     clean_choices,
     clean_formula,
     clean_matrix,
-    clean_price_pair,
     clean_plausible_range,
+    clean_price_pair,
     clean_range,
     clean_reject_cost,
 )
@@ -324,7 +324,6 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
                 if formula is not None:
                     data["formula"] = formula.text
         return data
-
 
     def _clean_plausible(self, data, name: str, low, high) -> None:
         """The plausible range inside the hard range, low ≤ high, whole for a count."""

@@ -54,7 +54,8 @@ POSTs need the CSRF token in the ``X-CSRFToken`` header, taken from the
 that does not exist *or* is not yours (the same answer, word for word, so case
 ids cannot be enumerated: only the case's own clinician may read or step it, and
 a lead clinician of their team may read it), 403 for a step posted by such a
-lead, 409 for a closed case or a stale ``seen``, 422 for an unconfirmed implausible value.  Every answer naming a case is
+lead, 409 for a closed case or a stale ``seen``, 422 for an unconfirmed implausible
+value.  Every answer naming a case is
 written to the case access log.
 """
 

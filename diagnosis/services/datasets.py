@@ -45,8 +45,9 @@ def create_dataset(
     """Save a dataset with its tests (column order = index), cases and error matrices.
 
     ``tests`` are dicts with keys among ``name, label, unit, kind, min_value,
-    max_value, plausible_min, plausible_max, integer_only, choices, price, discounted_price, group (name), delayed,
-    derived_from (names), formula, formula_tolerance``.  Nothing is saved when
+    max_value, plausible_min, plausible_max, integer_only, choices, price,
+    discounted_price, group (name), delayed, derived_from (names), formula,
+    formula_tolerance``.  Nothing is saved when
     anything is invalid.
     """
     name = (name or "").strip()

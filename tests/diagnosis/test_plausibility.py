@@ -81,7 +81,7 @@ def test_plausible_range_is_checked_against_the_hard_range(low, high, hard, whol
 
 
 def test_create_dataset_keeps_plausible_range_and_refuses_one_outside(toy_dataset):
-    """An import keeps a plausible range and whole-number flag, and refuses a range beyond min/max."""
+    """An import keeps a plausible range and whole-number flag, refuses one beyond min/max."""
     rows, labels = [[100.0], [200.0]], [0, 1]
     spec = {"name": "chol", "label": "Cholesterol", "unit": "mg/dl", "min_value": 50}
     made = create_dataset(
@@ -318,3 +318,28 @@ def test_screen_asks_then_saves_only_the_confirmed_value(case, clinician):
     page = html.unescape(client.get(url).content.decode())
     assert "is outside the plausible range 40–400 mg/dl" in page
     assert step.kind == DiagnosisStep.RESULT
+
+
+def test_migration_gives_loaded_demo_datasets_their_ranges(db):
+    """A demo dataset loaded before plausible ranges existed gets them; an admin's are kept."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("diagnosis.migrations.0015_plausible_ranges")
+    create_dataset(
+        name=demo_data.PIMA,
+        class_labels=["negative", "positive"],
+        tests=[
+            {"name": "glucose", "unit": "mg/dl", "min_value": 0},
+            {"name": "age", "unit": "years", "min_value": 0, "max_value": 120},
+            {"name": "bmi", "min_value": 0, "max_value": 100, "plausible_max": 60},
+        ],
+        rows=[[100.0, 30.0, 25.0], [150.0, 40.0, 30.0]],
+        labels=[0, 1],
+    )
+    migration.demo_ranges(apps, None)
+    tests = {t.name: t for t in DiagnosticTest.objects.filter(dataset__name=demo_data.PIMA)}
+    assert (tests["glucose"].plausible_min, tests["glucose"].plausible_max) == (40, 400)
+    assert tests["age"].integer_only and tests["age"].plausible_min == 21
+    assert (tests["bmi"].plausible_min, tests["bmi"].plausible_max) == (None, 60)  # an admin's
