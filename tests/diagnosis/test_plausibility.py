@@ -343,3 +343,24 @@ def test_migration_gives_loaded_demo_datasets_their_ranges(db):
     assert (tests["glucose"].plausible_min, tests["glucose"].plausible_max) == (40, 400)
     assert tests["age"].integer_only and tests["age"].plausible_min == 21
     assert (tests["bmi"].plausible_min, tests["bmi"].plausible_max) == (None, 60)  # an admin's
+
+
+def test_screen_results_form_saves_only_confirmed_values(case, clinician):
+    """The several-results form: an implausible value saves nothing until confirmed by value."""
+    client = _session(clinician)
+    url = reverse("case-detail", args=[case.pk])
+    glucose, insulin = _test(case, "glucose"), _test(case, "insulin")
+    post = {
+        "action": "results",
+        "tests": ["glucose", "insulin"],
+        f"t{glucose.index}": "1",
+        f"t{insulin.index}": "90",
+    }
+    assert client.post(url, post).status_code == 400
+    assert not case.steps.exists()
+    confirm = {"confirm_implausible": "yes", "confirmed-glucose": "1"}
+    assert client.post(url, {**post, **confirm}).status_code == 302
+    assert [(s.test.name, s.implausible_confirmed) for s in case.steps.order_by("position")] == [
+        ("glucose", True),
+        ("insulin", False),
+    ]
