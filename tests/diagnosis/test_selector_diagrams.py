@@ -57,8 +57,8 @@ def test_a_selector_that_chose_a_tree_is_drawn_as_that_tree(toy_dataset, model_a
 def test_a_selector_that_chose_an_ensemble_opens_the_members_page(
     toy_dataset, model_admin, clinician, client
 ):
-    """Winner Boosting (10 voting trees): the kind is "ensemble" and the members page answers 200 for a
-    clinician once the model is approved."""
+    """Winner Boosting (10 voting trees): the kind is "ensemble", and the model and members
+    pages answer 200 for a clinician once the model is approved."""
     trained, selector = _selector_model(toy_dataset, model_admin, ("boosting",))
     if selector.winner_.name != "boosting":
         pytest.fail(f"expected Boosting to beat ordering nothing here, got {selector.winner_}")
