@@ -36,6 +36,7 @@ def _queues() -> None:
     app.conf.task_routes = {
         broker.RUN_EXPERIMENT_TASK: {"queue": experiments},
         broker.DISPATCH_EXPERIMENT: {"queue": experiments},
+        broker.MEASURE_CANDIDATE: {"queue": experiments},
     }
 
 

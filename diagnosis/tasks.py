@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "TrainingRequest",
     "dispatch_experiment",
+    "measure_selection_candidate",
     "recover_experiments",
     "recover_trainings",
     "run_experiment_task",
@@ -64,6 +65,26 @@ class TrainingRequest(Request):
 def train_model(self, trained_model_id: int) -> None:
     """Fit the queued TrainedModel ``trained_model_id`` (progress and errors go to the DB)."""
     training.run_training(trained_model_id=trained_model_id, task_id=self.request.id or "")
+
+
+@shared_task(
+    name=broker.MEASURE_CANDIDATE,
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=False,  # a lost candidate is measured by its training's own worker
+    time_limit=settings.TRAINING_TIME_LIMIT + 60,
+    soft_time_limit=settings.TRAINING_TIME_LIMIT,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
+)
+def measure_selection_candidate(self, measurement_id: int) -> str:
+    """Measure one candidate of a "let the data choose" training (routed to the experiments
+    queue; a candidate already taken, measured or of a stopped training is skipped)."""
+    return training.run_candidate_measurement(
+        measurement_id=measurement_id, worker=self.request.hostname or "a worker"
+    )
 
 
 @shared_task(ignore_result=True, time_limit=120)

@@ -72,6 +72,7 @@ __all__ = [
     "CANDIDATES",
     "Candidate",
     "CostSelectedClassifier",
+    "FoldCosts",
     "SelectionCandidate",
     "fit_candidate",
 ]
@@ -167,6 +168,87 @@ class SelectionCandidate:
     @property
     def measured(self) -> bool:
         return self.mean_cost is not None
+
+
+@dataclass(frozen=True)
+class FoldCosts:
+    """One candidate measured on each of the selector's folds (what a worker sends back).
+
+    ``totals[i]``: the total cost of fold ``i``'s held-out patients, as
+    :func:`learners.evaluate` charges them; ``seconds[i]``: that fold's fit time.
+    Both None for a fold not run (the deadline had passed).  ``refused``: the
+    candidate's message when it refused the data (then no fold counts).
+    """
+
+    name: str
+    totals: tuple[float | None, ...]
+    seconds: tuple[float | None, ...]
+    refused: str = ""
+
+    @classmethod
+    def from_results(cls, name: str, results: Iterable) -> FoldCosts:
+        """From :func:`_fold_cost`'s answers, one per fold."""
+        results = list(results)
+        refused = next((r for r in results if isinstance(r, str)), "")
+        if refused:
+            return cls(name, (), (), refused)
+        pairs = [(None, None) if r is None else (float(r[0]), float(r[1])) for r in results]
+        return cls(name, tuple(t for t, _ in pairs), tuple(s for _, s in pairs))
+
+    def to_dict(self) -> dict:
+        """Plain JSON, for a task result or a database row."""
+        return {
+            "name": self.name,
+            "totals": list(self.totals),
+            "seconds": list(self.seconds),
+            "refused": self.refused,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> FoldCosts:
+        """The inverse of :meth:`to_dict`, every field checked.
+
+        Raises
+        ------
+        ValueError
+            On a malformed measurement.
+        """
+        where = "measurement"
+        data = document.mapping(data, where)
+        document.no_unknown_fields(data, ("name", "totals", "seconds", "refused"), where)
+        name = document.field(data, "name", where)
+        if not isinstance(name, str) or name not in _BY_NAME:
+            raise ValueError(f"{where}.name: expected a candidate name, got {name!r}")
+        refused = document.field(data, "refused", where)
+        if not isinstance(refused, str):
+            raise ValueError(f"{where}.refused: expected a text")
+        columns = []
+        for key in ("totals", "seconds"):
+            values = document.items(document.field(data, key, where), f"{where}.{key}")
+            columns.append(
+                tuple(
+                    None if v is None else document.number(v, f"{where}.{key}[{i}]", low=0.0)
+                    for i, v in enumerate(values)
+                )
+            )
+        totals, seconds = columns
+        if len(totals) != len(seconds) or any(
+            (t is None) != (s is None) for t, s in zip(totals, seconds, strict=True)
+        ):
+            raise ValueError(f"{where}: totals and seconds must pair up, fold by fold")
+        return cls(name, totals, seconds, refused)
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The validated data, cost parameters and folds of one selection."""
+
+    X: np.ndarray
+    y: np.ndarray
+    shared: Mapping[str, Any]
+    chosen: tuple[Candidate, ...]
+    applicable: tuple[str, ...]
+    folds: tuple[tuple[np.ndarray, np.ndarray], ...]
 
 
 def _mean_cost(line: SelectionCandidate) -> float:
@@ -433,6 +515,60 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
             "refer": self.reject_cost_,
         }
 
+    def _prepare(self, X, y) -> _Selection:
+        """Validate ``X``/``y``, set the fitted cost attributes and draw the folds."""
+        X, codes = validate_costed_fit(self, X, y)
+        chosen = self._chosen_candidates()
+        self._seed_ = self._random_seed()
+        shared = self._shared()
+        applicable = tuple(
+            c.name
+            for c in chosen
+            if c.learner != "ConditionedLossClassifier" or shared["error_cost"] is not None
+        )
+        return _Selection(
+            X=X,
+            y=self.classes_[codes],
+            shared=shared,
+            chosen=tuple(chosen),
+            applicable=applicable,
+            folds=tuple(self._folds(codes)),
+        )
+
+    def candidates_to_measure(self, X, y) -> tuple[str, ...]:
+        """Names of the candidates :meth:`fit` would measure on ``X``/``y``, in table order.
+
+        The candidates that apply to this matrix (the conditioned-loss model only with one
+        error cost); each can be measured on its own by :meth:`measure_candidate`, on any
+        machine, and the measurements handed to :meth:`fit_measured`.
+        """
+        return self._prepare(X, y).applicable
+
+    def measure_candidate(self, name: str, X, y, *, deadline: float | None = None) -> FoldCosts:
+        """One candidate's held-out cost on each of the selector's folds of ``X``/``y``.
+
+        The folds are the ones :meth:`fit` draws (the same ``random_state``, so every machine
+        draws the same); ``n_jobs`` runs the folds in parallel.  ``deadline`` (a
+        ``time.time()`` value): folds that would start after it are not run.  Ordering
+        nothing ignores the deadline: it is always measured.
+        """
+        selection = self._prepare(X, y)
+        if name not in selection.applicable:
+            raise ValueError(
+                f"candidate {name!r} is not one this selector measures on this data; "
+                f"it measures: {', '.join(selection.applicable)}"
+            )
+        candidate = _BY_NAME[name]
+        if name == "order-nothing":
+            deadline = None
+        results = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fold_cost)(
+                candidate, selection.shared, selection.X, selection.y, train, test, deadline
+            )
+            for train, test in selection.folds
+        )
+        return FoldCosts.from_results(name, results)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Measure every candidate on folds of ``X``/``y`` and refit the cheapest on all of it.
@@ -442,37 +578,70 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
         ValueError
             On malformed input or parameters, or an unknown candidate name.
         """
-        X, codes = validate_costed_fit(self, X, y)
-        y = self.classes_[codes]
-        chosen = self._chosen_candidates()
-        self._seed_ = self._random_seed()
-        shared = self._shared()
-        applicable = [
-            c
-            for c in chosen
-            if c.learner != "ConditionedLossClassifier" or shared["error_cost"] is not None
-        ]
-        folds = self._folds(codes)
+        selection = self._prepare(X, y)
         deadline = None if self.time_budget is None else time.time() + float(self.time_budget)
-        tasks = [(c, fold) for c in applicable for fold in folds]
+        tasks = [(name, fold) for name in selection.applicable for fold in selection.folds]
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_cost)(
-                c, shared, X, y, train, test, None if c.name == "order-nothing" else deadline
+                _BY_NAME[name],
+                selection.shared,
+                selection.X,
+                selection.y,
+                train,
+                test,
+                None if name == "order-nothing" else deadline,
             )
-            for c, (train, test) in tasks
+            for name, (train, test) in tasks
         )
-        per_candidate: dict[str, list] = {c.name: [] for c in applicable}
-        for (c, _), result in zip(tasks, results, strict=True):
-            per_candidate[c.name].append(result)
-        report = [self._line(c, per_candidate.get(c.name), folds, len(y)) for c in chosen]
-        measured = [line for line in report if line.measured]
-        if measured:
-            winner = min(measured, key=_mean_cost)
+        per_candidate: dict[str, list] = {name: [] for name in selection.applicable}
+        for (name, _), result in zip(tasks, results, strict=True):
+            per_candidate[name].append(result)
+        measured = {
+            name: FoldCosts.from_results(name, folds) for name, folds in per_candidate.items()
+        }
+        return self._conclude(selection, measured)
+
+    def fit_measured(self, X, y, measurements: Mapping[str, FoldCosts]):
+        """Choose and refit from measurements made elsewhere (:meth:`measure_candidate`).
+
+        ``measurements`` maps candidate names to their fold costs on this same ``X``/``y``
+        with this same selector's parameters.  A candidate with no measurement is left out
+        of the choice, its report line saying so; ordering nothing must be measured.
+
+        Raises
+        ------
+        ValueError
+            When a measurement is of an unknown candidate, has another number of folds than
+            the selector draws, or ordering nothing is missing.
+        """
+        selection = self._prepare(X, y)
+        for name, folds in measurements.items():
+            if name not in selection.applicable:
+                raise ValueError(f"measurements: {name!r} is not a candidate measured here")
+            if folds.name != name:
+                raise ValueError(f"measurements: the entry {name!r} holds {folds.name!r}")
+            if not folds.refused and len(folds.totals) != len(selection.folds):
+                raise ValueError(
+                    f"measurements: {name!r} has {len(folds.totals)} folds, "
+                    f"the selector draws {len(selection.folds)}"
+                )
+        if selection.folds and "order-nothing" not in measurements:
+            raise ValueError("measurements: ordering nothing must be measured")
+        return self._conclude(selection, measurements)
+
+    def _conclude(self, selection: _Selection, measured: Mapping[str, FoldCosts]):
+        """Report every candidate, keep the cheapest measured one, refit it on everything."""
+        report = [self._line(c, measured.get(c.name), selection) for c in selection.chosen]
+        lines = [line for line in report if line.measured]
+        if lines:
+            winner = min(lines, key=_mean_cost)
         else:  # too few cases for two folds: nothing measured, keep the safe choice
             winner = next(line for line in report if line.name == "order-nothing")
         self.selection_report_ = report
         self.winner_ = winner
-        self.best_estimator_ = _fitted(_BY_NAME[winner.name], shared, X, y)
+        self.best_estimator_ = _fitted(
+            _BY_NAME[winner.name], selection.shared, selection.X, selection.y
+        )
         return self
 
     def _folds(self, codes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -489,25 +658,34 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
         )
         return list(splitter.split(np.zeros((len(codes), 1)), codes))
 
-    def _line(self, candidate: Candidate, results, folds, n_cases: int) -> SelectionCandidate:
+    def _line(
+        self, candidate: Candidate, measured: FoldCosts | None, selection: _Selection
+    ) -> SelectionCandidate:
         def unmeasured(note: str) -> SelectionCandidate:
             return SelectionCandidate(candidate.name, candidate.label, None, None, None, note)
 
-        if results is None:
+        folds = selection.folds
+        if candidate.name not in selection.applicable:
             return unmeasured("not applicable: the error matrix has more than one error cost")
         if not folds:
             return unmeasured("not measured: a class has fewer than 2 cases")
-        refused = [r for r in results if isinstance(r, str)]
-        if refused:
-            return unmeasured(f"not applicable: {refused[0][:300]}")
-        done = [r for r in results if r is not None]
+        if measured is None:
+            return unmeasured("not measured: no measurement arrived")
+        if measured.refused:
+            return unmeasured(f"not applicable: {measured.refused[:300]}")
+        done = [
+            (total, seconds)
+            for total, seconds in zip(measured.totals, measured.seconds, strict=True)
+            if total is not None and seconds is not None
+        ]
         if not done:
             return unmeasured(f"skipped: the time budget of {self.time_budget:g} s was spent")
-        if len(done) < len(results):
+        if len(done) < len(folds):
             return unmeasured(
-                f"stopped after {len(done)} of {len(results)} folds: "
+                f"stopped after {len(done)} of {len(folds)} folds: "
                 f"the time budget of {self.time_budget:g} s was spent"
             )
+        n_cases = len(selection.y)
         sizes = np.array([len(test) for _, test in folds], dtype=float)
         totals = np.array([total for total, _ in done])
         fold_means = totals / sizes

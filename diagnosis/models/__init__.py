@@ -7,11 +7,13 @@ from .cases import DiagnosisCase, DiagnosisStep
 from .confirmations import ConfirmedDiagnosis
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from .experiments import Experiment, ExperimentTask
+from .selection import CandidateMeasurement
 from .teams import Team
 from .training import TrainedModel, TrainingCheckpoint
 
 __all__ = [
     "ApiToken",
+    "CandidateMeasurement",
     "CaseAccess",
     "ConfirmedDiagnosis",
     "Dataset",

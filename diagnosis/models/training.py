@@ -97,6 +97,10 @@ class TrainedModel(models.Model):
     )
     approval_at = models.DateTimeField(null=True, blank=True)
     approval_reason = models.TextField(blank=True)
+    cut_short = models.BooleanField(
+        default=False,
+        help_text="Approved although its training was cut short by a dead worker.",
+    )
     replaces = models.ForeignKey(
         "self",
         null=True,
@@ -140,6 +144,16 @@ class TrainedModel(models.Model):
                 fitted = type(self).objects.filter(pk=self.pk).exclude(model_json="")
                 self._has_fitted_model = fitted.exists()
             return self._has_fitted_model
+        return bool(self.model_json)
+
+    @property
+    def holds_partial_model(self) -> bool:
+        """Interrupted with a model of the rounds finished before its worker died: an admin
+        may approve it, knowing it was cut short (``services.approval.approve_model``)."""
+        if self.status != self.INTERRUPTED:
+            return False
+        if "model_json" in self.get_deferred_fields():
+            return type(self).objects.filter(pk=self.pk).exclude(model_json="").exists()
         return bool(self.model_json)
 
     @property

@@ -26,6 +26,8 @@ import numpy as np
 from learners.conditioned_loss import ConditionedLossClassifier
 from learners.tree import TreeStructure, other_edge
 
+from .model_cache import deciding_model
+
 __all__ = ["branch_rows", "decision_costs"]
 
 
@@ -51,7 +53,8 @@ def decision_costs(estimator, class_labels: Sequence[str]) -> dict:
     if getattr(estimator, "cost_matrix_", None) is None:
         return {}  # a model without an error matrix: nothing to show
     matrix = np.asarray(estimator.cost_matrix_, dtype=float)
-    if isinstance(estimator, ConditionedLossClassifier):
+    if isinstance(deciding_model(estimator), ConditionedLossClassifier):
+        estimator = deciding_model(estimator)
         penalty, reward = float(estimator.penalty), float(estimator.reward)
         loss = penalty * (1.0 - np.eye(len(labels))) - reward * np.eye(len(labels))
         return {

@@ -35,7 +35,7 @@ from .advice_context import branch_rows, decision_costs
 from .case_audit import case_steps, outcome_text
 from .explanations import Explanation, explain
 from .matrices import estimator_for_case
-from .model_cache import get_estimator
+from .model_cache import deciding_model, get_estimator
 
 if TYPE_CHECKING:
     from ..services.step_context import StepContext
@@ -196,7 +196,7 @@ def action_to_dict(
         result["unavailable_labels"] = [names.get(i, f"test {i}") for i in blocked]
     if estimator is not None:
         result["costs"] = decision_costs(estimator, result["class_labels"])
-        tree = getattr(estimator, "tree_", None)
+        tree = getattr(deciding_model(estimator), "tree_", None)
         evidence = action.evidence
         if isinstance(tree, TreeStructure) and evidence is not None and len(evidence.nodes) > 1:
             tests_now = [copy.copy(t) for t in every]  # as_trained sets their choices

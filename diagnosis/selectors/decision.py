@@ -25,11 +25,13 @@ import numpy as np
 
 from learners.conditioned_loss import ConditionedLossClassifier
 from learners.policy import decide
+from learners.selection import CostSelectedClassifier
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
 from ..services import learner_registry
 from .cases import compute_case_state, estimator_for
+from .model_cache import deciding_model
 from .models import require_model_access
 from .tree import tree_catalog, tree_nodes
 
@@ -49,6 +51,12 @@ def diagram_kind(trained: TrainedModel | None) -> str | None:
     if trained is None or trained.status != TrainedModel.SUCCEEDED:
         return None
     estimator_class = _estimator_class(trained)
+    if estimator_class is not None and issubclass(estimator_class, CostSelectedClassifier):
+        # Its kind is its winner's: the one model it loads (cached) to say which.
+        try:
+            estimator_class = type(deciding_model(estimator_for(trained)))
+        except ValueError:  # no fitted model stored
+            return None
     if estimator_class is not None and issubclass(estimator_class, ConditionedLossClassifier):
         return "decision"
     if estimator_class is not None and hasattr(estimator_class, "member_reach"):
@@ -120,7 +128,7 @@ def decision_view(
             case = None
     if diagram_kind(trained_model) != "decision":
         return None
-    estimator = estimator_for(trained_model)
+    estimator = deciding_model(estimator_for(trained_model))
     catalog = tree_catalog(trained_model)
     _, names, tests, _ = catalog
 

@@ -25,6 +25,7 @@ from ..permissions import require_case_read
 from ..services import learner_registry
 from .cases import compute_case_state, estimator_for
 from .matrices import estimator_for_case
+from .model_cache import deciding_model
 from .models import require_model_access
 from .tree import tree_catalog, tree_nodes
 
@@ -87,6 +88,7 @@ def _members(estimator) -> tuple[str, list[TreeStructure], list[float]] | None:
     conditioned-loss model also keeps a list of trees, one per set of bought tests, but
     decides by risks (``selectors.decision``).
     """
+    estimator = deciding_model(estimator)
     if not hasattr(estimator, "member_reach"):
         return None
     trees = getattr(estimator, "trees_", None)
@@ -161,7 +163,9 @@ def ensemble_view(
     if not trained_model.is_ready:
         return None
     # a case's own error matrix for the leaves' conclusions (plain Boosting may differ)
-    estimator = estimator_for_case(case) if case is not None else estimator_for(trained_model)
+    estimator = deciding_model(
+        estimator_for_case(case) if case is not None else estimator_for(trained_model)
+    )
     found = _members(estimator)
     if found is None:
         return None

@@ -19,8 +19,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from learners import model_from_json
+from learners.baselines import OrderEverything, OrderNothing
+from learners.selection import CostSelectedClassifier
 
-__all__ = ["RECORD_FIELDS", "clear", "get_estimator"]
+__all__ = ["RECORD_FIELDS", "clear", "deciding_model", "get_estimator"]
 
 MAX_MODELS = 16
 
@@ -96,3 +98,17 @@ def clear() -> None:
     """Forget every cached estimator (tests)."""
     with _lock:
         _cache.clear()
+
+
+def deciding_model(estimator):
+    """The model whose trees decide: a "let the data choose" model's refitted winner (when
+    that is a learner; a simple strategy that won has no tree), else the model itself.
+
+    The selector answers every step with its winner's, so the winner's diagram is the one
+    that explains the advice.
+    """
+    if isinstance(estimator, CostSelectedClassifier) and not isinstance(
+        estimator.best_estimator_, OrderNothing | OrderEverything
+    ):
+        return estimator.best_estimator_
+    return estimator

@@ -142,7 +142,8 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
     dataset = trained_model.dataset
     metrics = report["metrics"]
     spec = learner_registry.LEARNERS.get(trained_model.learner)
-    selection = selection_report(get_estimator(trained_model)) if trained_model.is_ready else None
+    usable = trained_model.is_ready or trained_model.holds_partial_model
+    selection = selection_report(get_estimator(trained_model)) if usable else None
     replaced = trained_model.replaces
     compared = trained_model.replacement_comparison or {}
     admin = is_model_admin(user)
@@ -187,7 +188,7 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
         "previous": previous,
         "needs_reason": bool(warnings) or worse,
         "can_approve": admin
-        and trained_model.is_ready
+        and (trained_model.is_ready or trained_model.holds_partial_model)
         and trained_model.approval != TrainedModel.APPROVED,
         "can_retire": admin and trained_model.approval == TrainedModel.APPROVED,
         "can_roll_back": admin and previous is not None,

@@ -424,16 +424,30 @@ def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
     * ``no_gain``: its held-out total cost per patient is not below ordering nothing;
     * ``no_tests``: it ordered no test for any held-out patient;
     * ``thin_support``: at least ``THIN_SHARE`` of its held-out conclusions rest
-      on fewer than ``THIN_SUPPORT`` training patients.
+      on fewer than ``THIN_SUPPORT`` training patients;
+    * ``cut_short``: its training was cut short by a dead worker (interrupted, or approved
+      although it was), so it is the model of the rounds finished before.
 
     Only a model with held-out figures is judged; figures it lacks (an old
     model) give no warning of that kind.
     """
     require_model_access(user, trained_model)
     metrics = trained_model.metrics or {}
-    if not trained_model.is_ready or metrics.get("mean_total_cost") is None:
+    cut_short = trained_model.cut_short or trained_model.holds_partial_model
+    if not (trained_model.is_ready or cut_short):
         return []
     warnings = []
+    if cut_short:
+        warnings.append(
+            {
+                "code": "cut_short",
+                "text": "Cut short: the worker died before this training finished "
+                f"({trained_model.progress_message or 'no progress was recorded'}); it is the "
+                "model of the rounds finished before.",
+            }
+        )
+    if metrics.get("mean_total_cost") is None:
+        return warnings
     labels = vocabulary_of(trained_model).class_labels
     nothing = (metrics.get("baselines") or {}).get("order_nothing") or {}
     own, plain = metrics.get("mean_total_cost"), nothing.get("mean_total_cost")

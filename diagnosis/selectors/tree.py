@@ -10,13 +10,14 @@ from ..services.costs import cost_model_from_snapshot
 from ..services.vocabulary import vocabulary_of
 from .advice_context import edge_label
 from .cases import compute_case_state, estimator_for
+from .model_cache import deciding_model
 from .models import require_model_access
 
 __all__ = ["model_has_tree", "tree_layout", "tree_nodes"]
 
 
 def _tree_of(estimator) -> TreeStructure | None:
-    tree = getattr(estimator, "tree_", None)
+    tree = getattr(deciding_model(estimator), "tree_", None)
     return tree if isinstance(tree, TreeStructure) else None
 
 
@@ -69,7 +70,7 @@ def layout(trained: TrainedModel, *, case: DiagnosisCase | None = None) -> dict 
     nodes the walk touched in order, for the text under the diagram.
     Positions are left to :func:`diagnosis.figures.tree_drawing`.
     """
-    estimator = estimator_for(trained)
+    estimator = deciding_model(estimator_for(trained))
     tree = _tree_of(estimator)
     if tree is None:
         return None

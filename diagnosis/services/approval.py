@@ -121,7 +121,8 @@ def approve_model(*, user, trained_model: TrainedModel, reason: str = "") -> Tra
     require_model_admin(user)
     reason = _clean_reason(reason)
     trained = _locked(trained_model)
-    if not trained.is_ready:
+    cut_short = trained.holds_partial_model
+    if not (trained.is_ready or cut_short):
         raise ValidationError(
             f"{trained} has no fitted model (training {trained.get_status_display().lower()}); "
             "only a trained model can be approved."
@@ -145,6 +146,12 @@ def approve_model(*, user, trained_model: TrainedModel, reason: str = "") -> Tra
             + " Write why clinicians should use it anyway, or keep it as a draft."
         )
     basis = {"warnings": flags, "comparison": trained.replacement_comparison or {}}
+    if cut_short:
+        # Usable from now on, as every succeeded model; ``cut_short`` keeps saying what it is.
+        TrainedModel.objects.filter(pk=trained.pk).update(
+            status=TrainedModel.SUCCEEDED, cut_short=True
+        )
+        trained.status, trained.cut_short = TrainedModel.SUCCEEDED, True
     _set_approval(trained, TrainedModel.APPROVED, user=user, reason=reason)
     _decide(trained, ModelDecision.APPROVE, user=user, reason=reason, other=replaced, basis=basis)
     if replaced is not None:

@@ -14,6 +14,7 @@ import json
 
 __all__ = [
     "DISPATCH_EXPERIMENT",
+    "MEASURE_CANDIDATE",
     "RUN_EXPERIMENT_TASK",
     "TRAIN_MODEL",
     "held_task_ids",
@@ -24,6 +25,7 @@ __all__ = [
 TRAIN_MODEL = "diagnosis.tasks.train_model"
 RUN_EXPERIMENT_TASK = "diagnosis.tasks.run_experiment_task"
 DISPATCH_EXPERIMENT = "diagnosis.tasks.dispatch_experiment"
+MEASURE_CANDIDATE = "diagnosis.tasks.measure_selection_candidate"
 
 
 def send(name: str, *, args: list, task_id: str | None = None) -> None:

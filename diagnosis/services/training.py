@@ -14,9 +14,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from learners.selection import CostSelectedClassifier
+
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
-from . import approval, learner_registry, training_memory, training_queue
+from . import approval, learner_registry, selection_fanout, training_memory, training_queue
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
@@ -219,21 +221,25 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
             random_state=RANDOM_STATE,
         )
         return _with_baselines(result, trained, X, y, train, test, cost_model, categorical)
-    estimator = learner_registry.build_estimator(
-        trained.learner,
-        trained.params,
-        cost_model=cost_model,
-        cost_matrix=trained.matrix_snapshot,
-        reject_cost=trained.reject_cost_snapshot,
-        categorical_features=categorical,
-        random_state=RANDOM_STATE,
-    )
+    estimator = _estimator(trained, cost_model, categorical)
     if "progress_callback" in estimator.get_params(deep=False):
         # Anytime learners report their own progress; it fills the 10%..80% stretch of the bar.
         estimator.set_params(progress_callback=lambda f, message: writer(0.1 + 0.7 * f, message))
     writer(0.1, f"Fitting on {len(train)} cases", force=True)
     started = time.perf_counter()
-    estimator.fit(X[train], y[train])
+    if isinstance(estimator, CostSelectedClassifier) and settings.SELECTION_FAN_OUT:
+        # Its candidates are measured by this worker and by any worker of the experiments queue.
+        selection_fanout.measure_everywhere(
+            trained=trained,
+            estimator=estimator,
+            X=X[train],
+            y=y[train],
+            progress=lambda f, message: writer(0.1 + 0.7 * f, message),
+            heartbeat_seconds=settings.TRAINING_HEARTBEAT_SECONDS,
+            stale_seconds=settings.TRAINING_STALE_SECONDS,
+        )
+    else:
+        estimator.fit(X[train], y[train])
     fit_seconds = time.perf_counter() - started
     writer(0.8, f"Evaluating on {len(test)} held-out cases", force=True)
     metrics = held_out_report(estimator, X[test], y[test], trained=trained, cost_model=cost_model)
@@ -244,6 +250,46 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     result = _with_baselines(result, trained, X, y, train, test, cost_model, categorical)
     writer(0.95, "Saving the model", force=True)
     return result
+
+
+def _estimator(trained: TrainedModel, cost_model, categorical):
+    """The unfitted estimator a training asked for, with its snapshotted prices and matrix."""
+    return learner_registry.build_estimator(
+        trained.learner,
+        trained.params,
+        cost_model=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        reject_cost=trained.reject_cost_snapshot,
+        categorical_features=categorical,
+        random_state=RANDOM_STATE,
+    )
+
+
+def run_candidate_measurement(*, measurement_id: int, worker: str) -> str:
+    """Measure one selector candidate of a running training on this worker, if still waiting.
+
+    The patients, split, prices and selector are the training's own, so the folds are the
+    ones its coordinator draws.  Returns what happened, for the worker's log.
+    """
+    row = selection_fanout.claim(measurement_id=measurement_id, worker=worker)
+    if row is None:
+        return "skipped: taken, measured, or its training is no longer running"
+    trained = TrainedModel.objects.select_related("dataset").get(pk=row.trained_model_id)
+    X, y, categorical = dataset_arrays(trained.dataset)
+    train, _ = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
+    estimator = _estimator(trained, cost_model_from_snapshot(trained.cost_snapshot), categorical)
+    try:
+        with training_memory.address_space_limit(settings.TRAINING_MEMORY_LIMIT_MB):
+            selection_fanout.measure_claimed(
+                row,
+                estimator=estimator,
+                X=X[train],
+                y=y[train],
+                heartbeat_seconds=settings.TRAINING_HEARTBEAT_SECONDS,
+            )
+    except ValueError as exc:  # the patients changed: the coordinator measures it on its rows
+        return f"released: {exc}"
+    return f"measured {row.candidate} of training {trained.pk}"
 
 
 def _with_baselines(result: dict, trained, X, y, train, test, cost_model, categorical) -> dict:

@@ -154,6 +154,42 @@ def test_approving_a_flagged_model_needs_a_written_reason(flagged_model, model_a
     assert reason in web.get(url).content.decode()  # the card shows the decision
 
 
+def test_a_training_cut_short_is_approved_only_knowing_it(trained_model, model_admin, clinician):
+    """An interrupted training's partial model is a draft no clinician sees; its card offers
+    approval, which needs a reason naming nothing less than the cut; once approved it is
+    usable, still says it was cut short, and the audit keeps the warning."""
+    cut = _fitted_draft(trained_model, model_admin)
+    TrainedModel.objects.filter(pk=cut.pk).update(
+        status=TrainedModel.INTERRUPTED,
+        progress_message="Interrupted: the worker died; round r=1 of 8 was kept",
+    )
+    cut.refresh_from_db()
+    assert not cut.is_ready and cut.holds_partial_model
+    assert cut not in list(models_for_user(user=clinician))
+    codes = [w["code"] for w in model_warnings(user=model_admin, trained_model=cut)]
+    assert codes[0] == "cut_short"
+    card = model_card(user=model_admin, trained_model=cut)
+    assert card["can_approve"] and card["needs_reason"]
+
+    web = _client(model_admin)
+    url = reverse("model-card", args=[cut.pk])
+    refused = web.post(url, {"action": "approve", "reason": ""})
+    assert refused.status_code == 400
+    assert "Cut short: the worker died before this training finished" in refused.content.decode()
+    cut.refresh_from_db()
+    assert (cut.status, cut.approval) == (TrainedModel.INTERRUPTED, TrainedModel.DRAFT)
+
+    reason = "Round 1 already beats ordering nothing on held-out patients; retraining tonight."
+    assert web.post(url, {"action": "approve", "reason": reason}).status_code == 302
+    cut.refresh_from_db()
+    assert (cut.status, cut.approval, cut.cut_short) == ("succeeded", "approved", True)
+    assert cut in list(models_for_user(user=clinician))
+    after = [w["code"] for w in model_warnings(user=clinician, trained_model=cut)]
+    assert "cut_short" in after  # the home card and model page keep saying so
+    decision = ModelDecision.objects.get(trained_model=cut)
+    assert "cut_short" in [w["code"] for w in decision.basis["warnings"]]
+
+
 def test_a_retired_models_cases_stay_readable(trained_model, model_admin, clinician):
     """Retired: gone from the list and its page, but its clinician reads their case, its
     summary and its path on the tree; no new case starts with it."""

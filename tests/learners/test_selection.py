@@ -8,7 +8,7 @@ import pytest
 from learners import CostModel, ModelDocumentError, evaluate, model_from_json
 from learners.baselines import OrderNothing
 from learners.evaluation import cross_validate
-from learners.selection import CANDIDATES, CostSelectedClassifier, SelectionCandidate
+from learners.selection import CANDIDATES, CostSelectedClassifier, FoldCosts, SelectionCandidate
 from learners.tree import EG2Classifier
 
 CHEAP = ("order-everything", "eg2", "dtmc")
@@ -119,6 +119,55 @@ def test_parallel_folds_give_the_same_choice(fitted):
     assert [line.mean_cost for line in parallel.selection_report_] == [
         line.mean_cost for line in fitted.selection_report_
     ]
+
+
+def test_candidates_measured_one_by_one_elsewhere_give_the_same_choice(fitted):
+    """measure_candidate per candidate (as separate workers do, through JSON) then
+    fit_measured gives fit's report, winner and refitted policy."""
+    X, y, _ = _table()
+    names = _selector(100.0).candidates_to_measure(X, y)
+    assert names == ("order-nothing", *CHEAP)
+    shipped = {
+        name: FoldCosts.from_dict(
+            json.loads(json.dumps(_selector(100.0).measure_candidate(name, X, y).to_dict()))
+        )
+        for name in names
+    }
+    assembled = _selector(100.0).fit_measured(X, y, shipped)
+
+    def costs(model):  # fit times are clock readings and differ from run to run
+        return [(c.name, c.mean_cost, c.standard_error, c.note) for c in model.selection_report_]
+
+    assert costs(assembled) == costs(fitted)
+    assert assembled.winner_.name == fitted.winner_.name
+    assert (
+        json.loads(assembled.to_json())["fitted"]["fitted_winner"]
+        == (json.loads(fitted.to_json())["fitted"]["fitted_winner"])
+    )
+
+
+def test_fit_measured_refuses_measurements_that_do_not_fit_its_folds():
+    """A measurement of a foreign candidate, of another fold count, or none for ordering
+    nothing is refused with a message; a missing candidate is reported, not chosen."""
+    X, y, _ = _table()
+    selector = _selector(100.0)
+    nothing = selector.measure_candidate("order-nothing", X, y)
+    eg2 = selector.measure_candidate("eg2", X, y)
+    with pytest.raises(ValueError, match="not a candidate measured here"):
+        selector.fit_measured(X, y, {"order-nothing": nothing, "idx": eg2})
+    short = FoldCosts("eg2", eg2.totals[:2], eg2.seconds[:2])
+    with pytest.raises(ValueError, match="has 2 folds"):
+        selector.fit_measured(X, y, {"order-nothing": nothing, "eg2": short})
+    with pytest.raises(ValueError, match="ordering nothing must be measured"):
+        selector.fit_measured(X, y, {"eg2": eg2})
+    partial = selector.fit_measured(X, y, {"order-nothing": nothing, "eg2": eg2})
+    lines = {line.name: line for line in partial.selection_report_}
+    assert lines["dtmc"].note == "not measured: no measurement arrived"
+    assert partial.winner_.name in {"order-nothing", "eg2"}
+    with pytest.raises(ValueError, match="pair up"):
+        FoldCosts.from_dict({"name": "eg2", "totals": [1.0], "seconds": [], "refused": ""})
+    with pytest.raises(ValueError, match="candidate name"):
+        FoldCosts.from_dict({"name": "nope", "totals": [], "seconds": [], "refused": ""})
 
 
 def test_document_round_trip_and_a_forged_winner_is_refused(fitted):
