@@ -40,51 +40,78 @@ def demo_ranges(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('diagnosis', '0014_merge_approval_confirmations_restores_interrupts'),
+        ("diagnosis", "0014_merge_approval_confirmations_restores_interrupts"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='diagnosisstep',
-            name='implausible_confirmed',
+            model_name="diagnosisstep",
+            name="implausible_confirmed",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='diagnosisstep',
-            name='plausible_range',
+            model_name="diagnosisstep",
+            name="plausible_range",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='diagnostictest',
-            name='integer_only',
-            field=models.BooleanField(default=False, help_text='A count (vessels, pregnancies): a value such as 1.5 is refused.', verbose_name='whole numbers only'),
+            model_name="diagnostictest",
+            name="integer_only",
+            field=models.BooleanField(
+                default=False,
+                help_text="A count (vessels, pregnancies): a value such as 1.5 is refused.",
+                verbose_name="whole numbers only",
+            ),
         ),
         migrations.AddField(
-            model_name='diagnostictest',
-            name='plausible_max',
-            field=models.FloatField(blank=True, help_text='Highest value expected; a higher one (still in range) must be confirmed.', null=True, verbose_name='plausible to'),
+            model_name="diagnostictest",
+            name="plausible_max",
+            field=models.FloatField(
+                blank=True,
+                help_text="Highest value expected; a higher one (still in range) must be confirmed.",
+                null=True,
+                verbose_name="plausible to",
+            ),
         ),
         migrations.AddField(
-            model_name='diagnostictest',
-            name='plausible_min',
-            field=models.FloatField(blank=True, help_text='Lowest value expected; a lower one (still in range) must be confirmed.', null=True, verbose_name='plausible from'),
+            model_name="diagnostictest",
+            name="plausible_min",
+            field=models.FloatField(
+                blank=True,
+                help_text="Lowest value expected; a lower one (still in range) must be confirmed.",
+                null=True,
+                verbose_name="plausible from",
+            ),
         ),
         migrations.AddField(
-            model_name='historicaldiagnostictest',
-            name='integer_only',
-            field=models.BooleanField(default=False, help_text='A count (vessels, pregnancies): a value such as 1.5 is refused.', verbose_name='whole numbers only'),
+            model_name="historicaldiagnostictest",
+            name="integer_only",
+            field=models.BooleanField(
+                default=False,
+                help_text="A count (vessels, pregnancies): a value such as 1.5 is refused.",
+                verbose_name="whole numbers only",
+            ),
         ),
         migrations.AddField(
-            model_name='historicaldiagnostictest',
-            name='plausible_max',
-            field=models.FloatField(blank=True, help_text='Highest value expected; a higher one (still in range) must be confirmed.', null=True, verbose_name='plausible to'),
+            model_name="historicaldiagnostictest",
+            name="plausible_max",
+            field=models.FloatField(
+                blank=True,
+                help_text="Highest value expected; a higher one (still in range) must be confirmed.",
+                null=True,
+                verbose_name="plausible to",
+            ),
         ),
         migrations.AddField(
-            model_name='historicaldiagnostictest',
-            name='plausible_min',
-            field=models.FloatField(blank=True, help_text='Lowest value expected; a lower one (still in range) must be confirmed.', null=True, verbose_name='plausible from'),
+            model_name="historicaldiagnostictest",
+            name="plausible_min",
+            field=models.FloatField(
+                blank=True,
+                help_text="Lowest value expected; a lower one (still in range) must be confirmed.",
+                null=True,
+                verbose_name="plausible from",
+            ),
         ),
         migrations.RunPython(demo_ranges, migrations.RunPython.noop),
     ]

@@ -5,31 +5,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('diagnosis', '0014_merge_approval_confirmations_restores_interrupts'),
+        ("diagnosis", "0014_merge_approval_confirmations_restores_interrupts"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CandidateMeasurement',
+            name="CandidateMeasurement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('candidate', models.CharField(max_length=50)),
-                ('position', models.PositiveIntegerField(help_text="Order in the selector's candidate table.")),
-                ('status', models.CharField(choices=[('pending', 'Waiting'), ('running', 'Being measured'), ('done', 'Measured')], default='pending', max_length=10)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('claimed_by', models.CharField(blank=True, max_length=200)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('deadline', models.FloatField(blank=True, help_text='Unix time after which no fold starts (the time budget).', null=True)),
-                ('fingerprint', models.CharField(blank=True, help_text='Hash of the training patients the folds are drawn on.', max_length=64)),
-                ('folds', models.JSONField(blank=True, default=dict)),
-                ('trained_model', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='candidate_measurements', to='diagnosis.trainedmodel')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("candidate", models.CharField(max_length=50)),
+                (
+                    "position",
+                    models.PositiveIntegerField(
+                        help_text="Order in the selector's candidate table."
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Waiting"),
+                            ("running", "Being measured"),
+                            ("done", "Measured"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("claimed_by", models.CharField(blank=True, max_length=200)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "deadline",
+                    models.FloatField(
+                        blank=True,
+                        help_text="Unix time after which no fold starts (the time budget).",
+                        null=True,
+                    ),
+                ),
+                (
+                    "fingerprint",
+                    models.CharField(
+                        blank=True,
+                        help_text="Hash of the training patients the folds are drawn on.",
+                        max_length=64,
+                    ),
+                ),
+                ("folds", models.JSONField(blank=True, default=dict)),
+                (
+                    "trained_model",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="candidate_measurements",
+                        to="diagnosis.trainedmodel",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['trained_model', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('trained_model', 'candidate'), name='one_measurement_per_candidate')],
+                "ordering": ["trained_model", "position"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("trained_model", "candidate"), name="one_measurement_per_candidate"
+                    )
+                ],
             },
         ),
     ]

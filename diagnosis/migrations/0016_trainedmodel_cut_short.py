@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('diagnosis', '0015_selection_candidate_measurements'),
+        ("diagnosis", "0015_selection_candidate_measurements"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='trainedmodel',
-            name='cut_short',
-            field=models.BooleanField(default=False, help_text='Approved although its training was cut short by a dead worker.'),
+            model_name="trainedmodel",
+            name="cut_short",
+            field=models.BooleanField(
+                default=False,
+                help_text="Approved although its training was cut short by a dead worker.",
+            ),
         ),
     ]
