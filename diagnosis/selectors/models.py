@@ -441,9 +441,8 @@ def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
         warnings.append(
             {
                 "code": "cut_short",
-                "text": "Cut short: the worker died before this training finished "
-                f"({trained_model.progress_message or 'no progress was recorded'}); it is the "
-                "model of the rounds finished before.",
+                "text": "Cut short: the worker died before this training finished, so this "
+                "is the model of the rounds finished before.",
             }
         )
     if metrics.get("mean_total_cost") is None:

@@ -186,3 +186,55 @@ def test_retrain_compares_old_and_new_and_the_old_is_kept(chromium, live_server,
     heart_model.refresh_from_db()
     retrain.refresh_from_db()
     assert (heart_model.approval, retrain.approval) == ("approved", "retired")
+
+
+def test_a_model_cut_short_is_approved_on_its_card_knowing_it(chromium, live_server, heart_model):
+    """An interrupted training's page says clinicians are not offered it and links its card;
+    the card flags it "Cut short", refuses approval without a reason, and approves with one."""
+    from django.contrib.auth.models import User
+
+    from diagnosis.models import TrainedModel
+    from diagnosis.services.training import create_training
+
+    cut = create_training(
+        user=User.objects.get(username=ADMIN[0]),
+        dataset=heart_model.dataset,
+        learner=heart_model.learner,
+        params={},
+        error_matrix=heart_model.error_matrix,
+        name="Heart model cut short",
+    )
+    TrainedModel.objects.filter(pk=cut.pk).update(
+        status=TrainedModel.INTERRUPTED,
+        progress_message="Interrupted: the worker died; the model of round r=1 of 8 was kept",
+        model_json=heart_model.model_json,
+        metrics=heart_model.metrics,
+    )
+    reason = "Round 1 already beats ordering nothing; a full retrain is queued for tonight."
+    for size in ("tablet", "laptop"):  # the approval comes last, on the laptop
+        width, height = SIZES[size]
+        context, page = new_page(chromium, live_server, width=width, height=height)
+        try:
+            log_in(page, *ADMIN)
+            page.goto(f"/models/{cut.pk}/")
+            notice = page.locator("#training-interrupted")
+            expect(notice).to_contain_text("Clinicians are not offered it")
+            _shot(page, "model-page-cut-short", size)
+            notice.get_by_role("link", name="model card").click()
+            expect(page.locator("#approve-form")).to_contain_text("Use with caution")
+            expect(page.locator("main")).to_contain_text("Cut short: the worker died")
+            _shot(page, "model-card-cut-short", size)
+            if size == "laptop":
+                with page.expect_navigation():
+                    page.get_by_role("button", name="Approve this model").click()
+                expect(page.locator("#decision-errors")).to_contain_text("Cut short")
+                expect(page.locator("#approval-state")).to_have_text("Draft")
+                page.get_by_label("Reason (required)").fill(reason)
+                with page.expect_navigation():
+                    page.get_by_role("button", name="Approve this model").click()
+                expect(page.locator("#approval-state")).to_have_text("Approved")
+                _shot(page, "model-card-cut-short-approved", size)
+        finally:
+            context.close()
+    cut.refresh_from_db()
+    assert (cut.status, cut.approval, cut.cut_short) == ("succeeded", "approved", True)
