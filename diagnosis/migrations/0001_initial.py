@@ -6,6 +6,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
@@ -14,450 +15,175 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name="Dataset",
+            name='Dataset',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=200, unique=True)),
-                ("description", models.TextField(blank=True)),
-                (
-                    "class_labels",
-                    models.JSONField(
-                        default=list,
-                        help_text="Class names; the position in the list is the class code.",
-                    ),
-                ),
-                ("source", models.CharField(blank=True, max_length=500)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=200, unique=True)),
+                ('description', models.TextField(blank=True)),
+                ('class_labels', models.JSONField(default=list, help_text='Class names; the position in the list is the class code.')),
+                ('source', models.CharField(blank=True, max_length=500)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                "ordering": ["name"],
+                'ordering': ['name'],
             },
         ),
         migrations.CreateModel(
-            name="DatasetCase",
+            name='DatasetCase',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "values",
-                    models.JSONField(
-                        help_text="One value per test in index order; null = missing."
-                    ),
-                ),
-                (
-                    "label",
-                    models.PositiveIntegerField(help_text="Index into the dataset's class labels."),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="cases",
-                        to="diagnosis.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('values', models.JSONField(help_text='One value per test in index order; null = missing.')),
+                ('label', models.PositiveIntegerField(help_text="Index into the dataset's class labels.")),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cases', to='diagnosis.dataset')),
             ],
             options={
-                "ordering": ["id"],
+                'ordering': ['id'],
             },
         ),
         migrations.CreateModel(
-            name="ErrorMatrix",
+            name='ErrorMatrix',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=100)),
-                (
-                    "matrix",
-                    models.JSONField(help_text="K x K list of lists, matrix[actual][predicted]."),
-                ),
-                (
-                    "reject_cost",
-                    models.FloatField(
-                        blank=True,
-                        help_text="Cost of referring a patient; empty = never refer.",
-                        null=True,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="error_matrices",
-                        to="diagnosis.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=100)),
+                ('matrix', models.JSONField(help_text='K x K list of lists, matrix[actual][predicted].')),
+                ('reject_cost', models.FloatField(blank=True, help_text='Cost of referring a patient; empty = never refer.', null=True)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='error_matrices', to='diagnosis.dataset')),
             ],
             options={
-                "ordering": ["dataset_id", "name"],
+                'ordering': ['dataset_id', 'name'],
             },
         ),
         migrations.CreateModel(
-            name="TestGroup",
+            name='TestGroup',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=100)),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="groups",
-                        to="diagnosis.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=100)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='groups', to='diagnosis.dataset')),
             ],
             options={
-                "ordering": ["name"],
+                'ordering': ['name'],
             },
         ),
         migrations.CreateModel(
-            name="DiagnosticTest",
+            name='DiagnosticTest',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "index",
-                    models.PositiveIntegerField(
-                        help_text="Column position in the dataset's cases."
-                    ),
-                ),
-                (
-                    "name",
-                    models.CharField(
-                        help_text="Machine name, unique in the dataset.", max_length=100
-                    ),
-                ),
-                (
-                    "label",
-                    models.CharField(
-                        blank=True, help_text="Name shown to clinicians.", max_length=200
-                    ),
-                ),
-                ("unit", models.CharField(blank=True, max_length=50)),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[("numeric", "Numeric"), ("nominal", "Nominal (coded categories)")],
-                        default="numeric",
-                        max_length=10,
-                    ),
-                ),
-                ("min_value", models.FloatField(blank=True, null=True)),
-                ("max_value", models.FloatField(blank=True, null=True)),
-                (
-                    "choices",
-                    models.JSONField(
-                        blank=True,
-                        default=list,
-                        help_text='Nominal only: [{"code": 0, "label": "..."}, ...]',
-                    ),
-                ),
-                ("price", models.FloatField(default=1.0)),
-                (
-                    "discounted_price",
-                    models.FloatField(
-                        default=1.0,
-                        help_text="Charged when another test of the same group is already done.",
-                    ),
-                ),
-                (
-                    "delayed",
-                    models.BooleanField(default=False, help_text="The result arrives later (lab)."),
-                ),
-                (
-                    "derived_from",
-                    models.JSONField(
-                        blank=True,
-                        default=list,
-                        help_text="Names of the tests this one is computed from.",
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="tests",
-                        to="diagnosis.dataset",
-                    ),
-                ),
-                (
-                    "group",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="tests",
-                        to="diagnosis.testgroup",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('index', models.PositiveIntegerField(help_text="Column position in the dataset's cases.")),
+                ('name', models.CharField(help_text='Machine name, unique in the dataset.', max_length=100)),
+                ('label', models.CharField(blank=True, help_text='Name shown to clinicians.', max_length=200)),
+                ('unit', models.CharField(blank=True, max_length=50)),
+                ('kind', models.CharField(choices=[('numeric', 'Numeric'), ('nominal', 'Nominal (coded categories)')], default='numeric', max_length=10)),
+                ('min_value', models.FloatField(blank=True, null=True)),
+                ('max_value', models.FloatField(blank=True, null=True)),
+                ('choices', models.JSONField(blank=True, default=list, help_text='Nominal only: [{"code": 0, "label": "..."}, ...]')),
+                ('price', models.FloatField(default=1.0)),
+                ('discounted_price', models.FloatField(default=1.0, help_text='Charged when another test of the same group is already done.')),
+                ('delayed', models.BooleanField(default=False, help_text='The result arrives later (lab).')),
+                ('derived_from', models.JSONField(blank=True, default=list, help_text='Names of the tests this one is computed from.')),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tests', to='diagnosis.dataset')),
+                ('group', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='tests', to='diagnosis.testgroup')),
             ],
             options={
-                "ordering": ["dataset_id", "index"],
+                'ordering': ['dataset_id', 'index'],
             },
         ),
         migrations.CreateModel(
-            name="TrainedModel",
+            name='TrainedModel',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(blank=True, max_length=200)),
-                (
-                    "learner",
-                    models.CharField(help_text="Key in the learner registry.", max_length=50),
-                ),
-                ("params", models.JSONField(blank=True, default=dict)),
-                (
-                    "cost_snapshot",
-                    models.JSONField(
-                        blank=True,
-                        default=dict,
-                        help_text="CostModel.to_dict() plus test names, at training time.",
-                    ),
-                ),
-                ("matrix_snapshot", models.JSONField(blank=True, default=list)),
-                ("reject_cost_snapshot", models.FloatField(blank=True, null=True)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("succeeded", "Succeeded"),
-                            ("failed", "Failed"),
-                            ("cancelled", "Cancelled"),
-                        ],
-                        default="queued",
-                        max_length=10,
-                    ),
-                ),
-                ("progress", models.FloatField(default=0.0)),
-                ("progress_message", models.CharField(blank=True, max_length=300)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
-                ("fit_seconds", models.FloatField(blank=True, null=True)),
-                ("metrics", models.JSONField(blank=True, default=dict)),
-                ("model_json", models.TextField(blank=True)),
-                ("error", models.TextField(blank=True)),
-                ("celery_task_id", models.CharField(blank=True, max_length=100)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="trained_models",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="trained_models",
-                        to="diagnosis.dataset",
-                    ),
-                ),
-                (
-                    "error_matrix",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="trained_models",
-                        to="diagnosis.errormatrix",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(blank=True, max_length=200)),
+                ('learner', models.CharField(help_text='Key in the learner registry.', max_length=50)),
+                ('params', models.JSONField(blank=True, default=dict)),
+                ('cost_snapshot', models.JSONField(blank=True, default=dict, help_text='CostModel.to_dict() plus test names, at training time.')),
+                ('matrix_snapshot', models.JSONField(blank=True, default=list)),
+                ('reject_cost_snapshot', models.FloatField(blank=True, null=True)),
+                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=10)),
+                ('progress', models.FloatField(default=0.0)),
+                ('progress_message', models.CharField(blank=True, max_length=300)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
+                ('fit_seconds', models.FloatField(blank=True, null=True)),
+                ('metrics', models.JSONField(blank=True, default=dict)),
+                ('model_json', models.TextField(blank=True)),
+                ('error', models.TextField(blank=True)),
+                ('celery_task_id', models.CharField(blank=True, max_length=100)),
+                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='trained_models', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='trained_models', to='diagnosis.dataset')),
+                ('error_matrix', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='trained_models', to='diagnosis.errormatrix')),
             ],
             options={
-                "ordering": ["-created_at", "-id"],
+                'ordering': ['-created_at', '-id'],
             },
         ),
         migrations.CreateModel(
-            name="DiagnosisCase",
+            name='DiagnosisCase',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("patient_reference", models.CharField(blank=True, max_length=200)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("open", "Open"),
-                            ("classified", "Classified"),
-                            ("referred", "Referred"),
-                        ],
-                        default="open",
-                        max_length=12,
-                    ),
-                ),
-                ("final_label", models.IntegerField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                ("closed_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "clinician",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="diagnosis_cases",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "trained_model",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="cases",
-                        to="diagnosis.trainedmodel",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('patient_reference', models.CharField(blank=True, max_length=200)),
+                ('status', models.CharField(choices=[('open', 'Open'), ('classified', 'Classified'), ('referred', 'Referred')], default='open', max_length=12)),
+                ('final_label', models.IntegerField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('closed_at', models.DateTimeField(blank=True, null=True)),
+                ('clinician', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='diagnosis_cases', to=settings.AUTH_USER_MODEL)),
+                ('trained_model', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='cases', to='diagnosis.trainedmodel')),
             ],
             options={
-                "ordering": ["-updated_at", "-id"],
+                'ordering': ['-updated_at', '-id'],
             },
         ),
         migrations.CreateModel(
-            name="TrainingCheckpoint",
+            name='TrainingCheckpoint',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("elapsed_seconds", models.FloatField()),
-                ("estimated_cost", models.FloatField(blank=True, null=True)),
-                ("label", models.CharField(blank=True, max_length=100)),
-                ("model_json", models.TextField(blank=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "trained_model",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="checkpoints",
-                        to="diagnosis.trainedmodel",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('elapsed_seconds', models.FloatField()),
+                ('estimated_cost', models.FloatField(blank=True, null=True)),
+                ('label', models.CharField(blank=True, max_length=100)),
+                ('model_json', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('trained_model', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='checkpoints', to='diagnosis.trainedmodel')),
             ],
             options={
-                "ordering": ["trained_model_id", "elapsed_seconds", "id"],
+                'ordering': ['trained_model_id', 'elapsed_seconds', 'id'],
             },
         ),
         migrations.CreateModel(
-            name="DiagnosisStep",
+            name='DiagnosisStep',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("position", models.PositiveIntegerField()),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[
-                            ("result", "Test result"),
-                            ("unavailable", "Test unavailable"),
-                            ("classify", "Classified"),
-                            ("refer", "Referred"),
-                        ],
-                        max_length=12,
-                    ),
-                ),
-                ("value", models.FloatField(blank=True, null=True)),
-                ("price", models.FloatField(default=0.0)),
-                ("advice", models.JSONField(blank=True, null=True)),
-                ("followed_advice", models.BooleanField(default=False)),
-                ("label", models.IntegerField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "case",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="steps",
-                        to="diagnosis.diagnosiscase",
-                    ),
-                ),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="diagnosis_steps",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "test",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="steps",
-                        to="diagnosis.diagnostictest",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('position', models.PositiveIntegerField()),
+                ('kind', models.CharField(choices=[('result', 'Test result'), ('unavailable', 'Test unavailable'), ('classify', 'Classified'), ('refer', 'Referred')], max_length=12)),
+                ('value', models.FloatField(blank=True, null=True)),
+                ('price', models.FloatField(default=0.0)),
+                ('advice', models.JSONField(blank=True, null=True)),
+                ('followed_advice', models.BooleanField(default=False)),
+                ('label', models.IntegerField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='steps', to='diagnosis.diagnosiscase')),
+                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='diagnosis_steps', to=settings.AUTH_USER_MODEL)),
+                ('test', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='steps', to='diagnosis.diagnostictest')),
             ],
             options={
-                "ordering": ["case_id", "position"],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("case", "position"), name="unique_step_position"
-                    )
-                ],
+                'ordering': ['case_id', 'position'],
+                'constraints': [models.UniqueConstraint(fields=('case', 'position'), name='unique_step_position')],
             },
         ),
         migrations.AddConstraint(
-            model_name="errormatrix",
-            constraint=models.UniqueConstraint(
-                fields=("dataset", "name"), name="unique_matrix_name"
-            ),
+            model_name='errormatrix',
+            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='unique_matrix_name'),
         ),
         migrations.AddConstraint(
-            model_name="testgroup",
-            constraint=models.UniqueConstraint(
-                fields=("dataset", "name"), name="unique_group_name_per_dataset"
-            ),
+            model_name='testgroup',
+            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='unique_group_name_per_dataset'),
         ),
         migrations.AddConstraint(
-            model_name="diagnostictest",
-            constraint=models.UniqueConstraint(
-                fields=("dataset", "index"), name="unique_test_index"
-            ),
+            model_name='diagnostictest',
+            constraint=models.UniqueConstraint(fields=('dataset', 'index'), name='unique_test_index'),
         ),
         migrations.AddConstraint(
-            model_name="diagnostictest",
-            constraint=models.UniqueConstraint(fields=("dataset", "name"), name="unique_test_name"),
+            model_name='diagnostictest',
+            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='unique_test_name'),
         ),
     ]

@@ -4,26 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("diagnosis", "0002_role_groups"),
+        ('diagnosis', '0002_role_groups'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="trainedmodel",
-            name="anytime_round",
-            field=models.CharField(
-                blank=True,
-                help_text='The anytime round whose model is in use (e.g. "r=4"); blank otherwise.',
-                max_length=100,
-            ),
+            model_name='trainedmodel',
+            name='anytime_round',
+            field=models.CharField(blank=True, help_text='The anytime round whose model is in use (e.g. "r=4"); blank otherwise.', max_length=100),
         ),
         migrations.AddField(
-            model_name="trainedmodel",
-            name="stop_requested",
-            field=models.BooleanField(
-                default=False,
-                help_text="An anytime training ends at the next check and keeps its best model so far.",
-            ),
+            model_name='trainedmodel',
+            name='stop_requested',
+            field=models.BooleanField(default=False, help_text='An anytime training ends at the next check and keeps its best model so far.'),
         ),
     ]

@@ -6,81 +6,45 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("diagnosis", "0003_anytime_stop"),
+        ('diagnosis', '0003_anytime_stop'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="diagnosisstep",
-            name="corrected_at",
+            model_name='diagnosisstep',
+            name='corrected_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="diagnosisstep",
-            name="corrected_by",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="corrected_diagnosis_steps",
-                to=settings.AUTH_USER_MODEL,
-            ),
+            model_name='diagnosisstep',
+            name='corrected_by',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='corrected_diagnosis_steps', to=settings.AUTH_USER_MODEL),
         ),
         migrations.AddField(
-            model_name="diagnosisstep",
-            name="correction",
-            field=models.CharField(
-                blank=True,
-                choices=[("corrected", "Value corrected"), ("undone", "Undone")],
-                default="",
-                max_length=12,
-            ),
+            model_name='diagnosisstep',
+            name='correction',
+            field=models.CharField(blank=True, choices=[('corrected', 'Value corrected'), ('undone', 'Undone')], default='', max_length=12),
         ),
         migrations.AddField(
-            model_name="diagnosisstep",
-            name="correction_reason",
-            field=models.TextField(blank=True, default=""),
+            model_name='diagnosisstep',
+            name='correction_reason',
+            field=models.TextField(blank=True, default=''),
         ),
         migrations.AddField(
-            model_name="diagnosisstep",
-            name="overrule_reason",
-            field=models.TextField(blank=True, default=""),
+            model_name='diagnosisstep',
+            name='overrule_reason',
+            field=models.TextField(blank=True, default=''),
         ),
         migrations.AddField(
-            model_name="diagnosisstep",
-            name="superseded_by",
-            field=models.OneToOneField(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="supersedes",
-                to="diagnosis.diagnosisstep",
-            ),
+            model_name='diagnosisstep',
+            name='superseded_by',
+            field=models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='supersedes', to='diagnosis.diagnosisstep'),
         ),
         migrations.AddConstraint(
-            model_name="diagnosisstep",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(
-                        ("corrected_at__isnull", True),
-                        ("correction", ""),
-                        ("superseded_by__isnull", True),
-                    ),
-                    models.Q(
-                        ("corrected_at__isnull", False),
-                        ("correction", "undone"),
-                        ("superseded_by__isnull", True),
-                    ),
-                    models.Q(
-                        ("corrected_at__isnull", False),
-                        ("correction", "corrected"),
-                        ("superseded_by__isnull", False),
-                    ),
-                    _connector="OR",
-                ),
-                name="step_correction_marked",
-            ),
+            model_name='diagnosisstep',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('corrected_at__isnull', True), ('correction', ''), ('superseded_by__isnull', True)), models.Q(('corrected_at__isnull', False), ('correction', 'undone'), ('superseded_by__isnull', True)), models.Q(('corrected_at__isnull', False), ('correction', 'corrected'), ('superseded_by__isnull', False)), _connector='OR'), name='step_correction_marked'),
         ),
     ]

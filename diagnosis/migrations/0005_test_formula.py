@@ -4,26 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("diagnosis", "0004_step_corrections"),
+        ('diagnosis', '0004_step_corrections'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="diagnostictest",
-            name="formula",
-            field=models.CharField(
-                blank=True,
-                help_text="Derived tests only: how the value follows from the inputs, with test names, numbers, + - * / and parentheses, e.g. TT4 / T4U. Empty = typed in with its inputs.",
-                max_length=200,
-            ),
+            model_name='diagnostictest',
+            name='formula',
+            field=models.CharField(blank=True, help_text='Derived tests only: how the value follows from the inputs, with test names, numbers, + - * / and parentheses, e.g. TT4 / T4U. Empty = typed in with its inputs.', max_length=200),
         ),
         migrations.AddField(
-            model_name="diagnostictest",
-            name="formula_tolerance",
-            field=models.FloatField(
-                default=0.05,
-                help_text="A typed value may differ from the formula's by this fraction at most (0.05 = 5%); beyond it the value is refused as contradicting its inputs.",
-            ),
+            model_name='diagnostictest',
+            name='formula_tolerance',
+            field=models.FloatField(default=0.05, help_text="A typed value may differ from the formula's by this fraction at most (0.05 = 5%); beyond it the value is refused as contradicting its inputs."),
         ),
     ]

@@ -4,26 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("diagnosis", "0005_test_formula"),
+        ('diagnosis', '0005_test_formula'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="trainedmodel",
-            name="attempts",
-            field=models.PositiveIntegerField(
-                default=0,
-                help_text="Times a worker has started this training (a killed one is retried).",
-            ),
+            model_name='trainedmodel',
+            name='attempts',
+            field=models.PositiveIntegerField(default=0, help_text='Times a worker has started this training (a killed one is retried).'),
         ),
         migrations.AddField(
-            model_name="trainedmodel",
-            name="enqueued_at",
-            field=models.DateTimeField(
-                blank=True,
-                help_text="Last handed to the task queue; empty = not yet (outbox).",
-                null=True,
-            ),
+            model_name='trainedmodel',
+            name='enqueued_at',
+            field=models.DateTimeField(blank=True, help_text='Last handed to the task queue; empty = not yet (outbox).', null=True),
         ),
     ]

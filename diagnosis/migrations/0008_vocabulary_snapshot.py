@@ -18,9 +18,7 @@ def freeze_vocabulary(apps, schema_editor):
         snapshot["vocabulary"] = {
             "class_labels": [str(c) for c in trained.dataset.class_labels],
             "choices": {
-                t.name: [
-                    {"code": int(c["code"]), "label": str(c["label"])} for c in t.choices or []
-                ]
+                t.name: [{"code": int(c["code"]), "label": str(c["label"])} for c in t.choices or []]
                 for t in tests.order_by("index")
             },
         }

@@ -7,73 +7,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("diagnosis", "0012_case_matrix_snapshot"),
+        ('diagnosis', '0012_case_matrix_snapshot'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name="caseaccess",
-            name="action",
-            field=models.CharField(
-                choices=[
-                    ("view", "read the case page"),
-                    ("summary", "read the summary"),
-                    ("tree", "read the patient's path on the tree"),
-                    ("api-read", "read through an API"),
-                    ("step", "took a step"),
-                    ("results", "recorded several results"),
-                    ("correct", "corrected a value"),
-                    ("undo", "undid a step"),
-                    ("confirm", "recorded a confirmed diagnosis"),
-                ],
-                max_length=12,
-            ),
+            model_name='caseaccess',
+            name='action',
+            field=models.CharField(choices=[('view', 'read the case page'), ('summary', 'read the summary'), ('tree', "read the patient's path on the tree"), ('api-read', 'read through an API'), ('step', 'took a step'), ('results', 'recorded several results'), ('correct', 'corrected a value'), ('undo', 'undid a step'), ('confirm', 'recorded a confirmed diagnosis')], max_length=12),
         ),
         migrations.CreateModel(
-            name="ConfirmedDiagnosis",
+            name='ConfirmedDiagnosis',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "label",
-                    models.IntegerField(help_text="Class code in the model's vocabulary snapshot."),
-                ),
-                ("label_name", models.CharField(max_length=200)),
-                ("recorded_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "source",
-                    models.CharField(
-                        choices=[("case", "case screen"), ("api", "API"), ("csv", "CSV upload")],
-                        max_length=8,
-                    ),
-                ),
-                (
-                    "case",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="confirmations",
-                        to="diagnosis.diagnosiscase",
-                    ),
-                ),
-                (
-                    "recorded_by",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="confirmed_diagnoses",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('label', models.IntegerField(help_text="Class code in the model's vocabulary snapshot.")),
+                ('label_name', models.CharField(max_length=200)),
+                ('recorded_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('source', models.CharField(choices=[('case', 'case screen'), ('api', 'API'), ('csv', 'CSV upload')], max_length=8)),
+                ('case', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='confirmations', to='diagnosis.diagnosiscase')),
+                ('recorded_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='confirmed_diagnoses', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "verbose_name_plural": "confirmed diagnoses",
-                "ordering": ["case_id", "-recorded_at", "-id"],
-                "indexes": [models.Index(fields=["case", "recorded_at"], name="confirmed_case_at")],
+                'verbose_name_plural': 'confirmed diagnoses',
+                'ordering': ['case_id', '-recorded_at', '-id'],
+                'indexes': [models.Index(fields=['case', 'recorded_at'], name='confirmed_case_at')],
             },
         ),
     ]

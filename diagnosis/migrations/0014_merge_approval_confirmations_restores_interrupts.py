@@ -4,11 +4,13 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("diagnosis", "0013_confirmed_diagnosis"),
-        ("diagnosis", "0013_model_approval"),
-        ("diagnosis", "0013_step_restored"),
-        ("diagnosis", "0013_training_interrupted"),
+        ('diagnosis', '0013_confirmed_diagnosis'),
+        ('diagnosis', '0013_model_approval'),
+        ('diagnosis', '0013_step_restored'),
+        ('diagnosis', '0013_training_interrupted'),
     ]
 
-    operations = []
+    operations = [
+    ]
