@@ -97,6 +97,8 @@ MIDDLEWARE = [
     "diagnosis.middleware.DatabaseRetryMiddleware",
     # Patient pages and JSON are never cached; browsers are denied sensors they never need.
     "diagnosis.middleware.PrivateResponseMiddleware",
+    # A sign-in beyond the few a process hashes at once is answered 503 + Retry-After at once.
+    "diagnosis.middleware.SignInLimitMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -310,6 +312,18 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client address as every other limit reads it (trusted proxies only).
 AXES_CLIENT_IP_CALLABLE = "diagnosis.client_address.client_address"
+
+# Sign-ins at once, per web process (diagnosis.middleware.SignInGate): a sign-in hashes its
+# password (PBKDF2, about half a second of CPU), so a crowd of them could hold every thread while
+# steps wait. SIGN_IN_CONCURRENCY hash at once, SIGN_IN_QUEUE more wait up to
+# SIGN_IN_WAIT_SECONDS for a turn, and any other is answered at once: 503 with Retry-After
+# (SIGN_IN_RETRY_AFTER_SECONDS) and the sign-in page asking to press "Sign in" again then.
+# Kept below the threads of a web worker (config/gunicorn.py, WEB_THREADS) so steps always have
+# free ones.
+SIGN_IN_CONCURRENCY = int(os.environ.get("SIGN_IN_CONCURRENCY", "2"))
+SIGN_IN_QUEUE = int(os.environ.get("SIGN_IN_QUEUE", "2"))
+SIGN_IN_WAIT_SECONDS = float(os.environ.get("SIGN_IN_WAIT_SECONDS", "5"))
+SIGN_IN_RETRY_AFTER_SECONDS = float(os.environ.get("SIGN_IN_RETRY_AFTER_SECONDS", "3"))
 
 # Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.
 SESSION_COOKIE_AGE = 60 * int(os.environ.get("SESSION_IDLE_MINUTES", "30"))
