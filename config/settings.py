@@ -141,6 +141,17 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 
+# Django's PBKDF2 first (stored hashes unchanged), computed on low-priority threads so that a
+# crowd of sign-ins never takes the CPU from the steps (diagnosis/hashers.py); Django's other
+# default hashers after it, to read hashes they made.
+PASSWORD_HASHERS = [
+    "diagnosis.hashers.LowPriorityPBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -215,8 +226,9 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "diagnosis")
 # within stale + sweep = 40 s. A queued training whose message is neither in the broker's queue
 # nor held unacknowledged by a worker (Redis restarted empty, say) is sent again by the next
 # sweep, once TRAINING_SEND_GRACE_SECONDS passed since it was sent (a message moving from the
-# queue to a worker is briefly in neither); a broker whose state cannot be read (the
-# filesystem queue) falls back to re-sending after TRAINING_RESEND_SECONDS.
+# queue to a worker is briefly in neither). Both brokers' states are read: Redis's lists and
+# unacked hash, and the filesystem queue's folder (a message file present = held); a broker
+# whose state cannot be read falls back to re-sending after TRAINING_RESEND_SECONDS.
 TRAINING_TIME_LIMIT = int(os.environ.get("TRAINING_TIME_LIMIT", "3600"))
 TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "5"))
 TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "30"))
@@ -323,7 +335,10 @@ AXES_CLIENT_IP_CALLABLE = "diagnosis.client_address.client_address"
 SIGN_IN_CONCURRENCY = int(os.environ.get("SIGN_IN_CONCURRENCY", "2"))
 SIGN_IN_QUEUE = int(os.environ.get("SIGN_IN_QUEUE", "2"))
 SIGN_IN_WAIT_SECONDS = float(os.environ.get("SIGN_IN_WAIT_SECONDS", "5"))
-SIGN_IN_RETRY_AFTER_SECONDS = float(os.environ.get("SIGN_IN_RETRY_AFTER_SECONDS", "3"))
+SIGN_IN_RETRY_AFTER_SECONDS = float(os.environ.get("SIGN_IN_RETRY_AFTER_SECONDS", "5"))
+# The hashes run on SIGN_IN_CONCURRENCY threads per process with this nice (Linux, per thread):
+# a step wanting a core gets it first. 0 keeps the normal priority.
+SIGN_IN_HASH_NICE = int(os.environ.get("SIGN_IN_HASH_NICE", "10"))
 
 # Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.
 SESSION_COOKIE_AGE = 60 * int(os.environ.get("SESSION_IDLE_MINUTES", "30"))

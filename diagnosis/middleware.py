@@ -4,6 +4,7 @@ request run once more when its database connection was lost, and a limit on sign
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from collections.abc import Callable
 
@@ -244,7 +245,8 @@ def _sign_in_paths() -> frozenset[str]:
 class SignInLimitMiddleware:
     """A sign-in (the POST of the login form or the admin's) passes :class:`SignInGate`; one it
     refuses is answered at once with 503, ``Retry-After`` and the sign-in page saying that too
-    many people are signing in and to press "Sign in" again in a few seconds.
+    many people are signing in and to press "Sign in" again in a few seconds (``Retry-After``:
+    ``SIGN_IN_RETRY_AFTER_SECONDS`` to twice that, at random).
 
     Nothing else is limited: pages, steps and API calls never wait for a sign-in.
     """
@@ -273,7 +275,10 @@ class SignInLimitMiddleware:
     def _busy(request: HttpRequest) -> HttpResponse:
         from django.template.response import TemplateResponse
 
-        retry_after = max(int(round(settings.SIGN_IN_RETRY_AFTER_SECONDS)), 1)
+        # Between the setting and twice it, at random: a crowd told to come back all at the same
+        # second would come back as the same crowd.
+        base = max(int(round(settings.SIGN_IN_RETRY_AFTER_SECONDS)), 1)
+        retry_after = base + random.randint(0, base)
         response = TemplateResponse(
             request,
             "registration/sign_in_busy.html",
