@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -33,16 +34,21 @@ def _json(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
+def _page(template: str, status: int, context: dict | None = None) -> HttpResponse:
+    """A page for people, rendered without the request (as Django renders its 400 and 500
+    pages): whatever went wrong with the request cannot go wrong again here."""
+    return HttpResponse(loader.render_to_string(template, context or {}), status=status)
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if isinstance(exception, RequestDataTooBig):
         if _for_a_program(request):
             return _json(too_large_message(), 413)
-        response = defaults.bad_request(request, exception)
-        response.status_code = 413
-        return response
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 1_000_000
+        return _page("413.html", 413, {"limit_mb": f"{limit:.3g}"})
     if _for_a_program(request):
         return _json(f"Bad request: {exception}" if str(exception) else "Bad request.", 400)
-    return defaults.bad_request(request, exception)
+    return _page("400.html", 400)
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
