@@ -29,11 +29,15 @@ def _page(response, status: int) -> str:
 
 def test_a_request_the_server_cannot_read_gets_the_400_page(signed_in, settings):
     """A form with more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS: 400, saying nothing was
-    saved and to reload and do it again; not Django's bare "Bad Request"."""
+    saved and to reload and do it again, with a link back to the form; not Django's bare
+    "Bad Request"."""
     settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
     form = {f"field{i}": "x" for i in range(50)}
-    page = _page(signed_in.post(reverse("case-new"), form), 400)
+    came_from = "http://testserver" + reverse("case-new")
+    page = _page(signed_in.post(reverse("case-new"), form, HTTP_REFERER=came_from), 400)
     assert "This request could not be read" in page
+    assert f'<a href="{came_from}">Back to the page you were on</a>' in page
+    assert "Signed in as" in page  # the header as on every page
     assert "nothing was saved" in page
     assert "reload the page, and do it again" in page
     assert "<h1>Bad Request (400)</h1>" not in page
@@ -41,17 +45,21 @@ def test_a_request_the_server_cannot_read_gets_the_400_page(signed_in, settings)
 
 def test_a_body_over_the_size_limit_gets_the_413_page(signed_in, settings):
     """A form body over DATA_UPLOAD_MAX_MEMORY_SIZE: 413 naming the limit in MB and what to
-    send instead."""
+    send instead; no link back to another site."""
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440  # Django's default, 2.5 MiB
     body = "reason=" + "x" * 2_700_000
     response = signed_in.post(
-        reverse("case-new"), body, content_type="application/x-www-form-urlencoded"
+        reverse("case-new"),
+        body,
+        content_type="application/x-www-form-urlencoded",
+        HTTP_REFERER="https://elsewhere.example/form",
     )
     page = _page(response, 413)
     assert "Too much sent at once" in page
-    assert "larger than <strong>2.62 MB</strong>" in page
+    assert "larger than <strong>2.5 MB</strong>" in page
     assert "nothing was saved" in page
     assert "send less at once" in page
+    assert "elsewhere.example" not in page  # a link back only to this site's own pages
 
 
 def test_a_page_the_user_may_not_open_gets_the_403_page(signed_in):
@@ -99,3 +107,14 @@ def test_api_paths_still_answer_json_for_the_same_faults(signed_in, settings):
     )
     assert response.status_code == 413
     assert response.json()["error"]
+
+
+def test_a_host_not_allowed_gets_the_400_page_not_a_500(signed_in):
+    """A Host header not in ALLOWED_HOSTS (Django's DisallowedHost): the 400 page, no link
+    back to that host."""
+    response = signed_in.get(
+        reverse("home"), HTTP_HOST="evil.example", HTTP_REFERER="http://evil.example/"
+    )
+    page = _page(response, 400)
+    assert "This request could not be read" in page
+    assert "evil.example" not in page
