@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
-from . import approval, learner_registry, training_memory, training_queue
+from . import approval, learner_registry, training_memory, training_queue, warmup
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
@@ -151,6 +151,11 @@ def run_training(
     try:
         # The heartbeat is a thread of its own: a long fit never delays it.
         with Heartbeat(trained.pk, interval=settings.TRAINING_HEARTBEAT_SECONDS):
+            # the memory limit is the whole process's: a warm-up still loading kernels here
+            # would count against this training, so it finishes first (seconds from the cache)
+            if not warmup.wait_for_warm_up(timeout=0):
+                writer(0.0, "Waiting for the worker to load the learners' kernels", force=True)
+                warmup.wait_for_warm_up(timeout=settings.TRAINING_TIME_LIMIT)
             with training_memory.address_space_limit(limit_mb):
                 result = _fit_and_evaluate(trained, writer)
     except AnytimeStopped as exc:
