@@ -332,13 +332,15 @@ AXES_CLIENT_IP_CALLABLE = "diagnosis.client_address.client_address"
 # (SIGN_IN_RETRY_AFTER_SECONDS) and the sign-in page asking to press "Sign in" again then.
 # Kept below the threads of a web worker (config/gunicorn.py, WEB_THREADS) so steps always have
 # free ones.
-SIGN_IN_CONCURRENCY = int(os.environ.get("SIGN_IN_CONCURRENCY", "2"))
+SIGN_IN_CONCURRENCY = int(os.environ.get("SIGN_IN_CONCURRENCY", "1"))
 SIGN_IN_QUEUE = int(os.environ.get("SIGN_IN_QUEUE", "2"))
 SIGN_IN_WAIT_SECONDS = float(os.environ.get("SIGN_IN_WAIT_SECONDS", "5"))
 SIGN_IN_RETRY_AFTER_SECONDS = float(os.environ.get("SIGN_IN_RETRY_AFTER_SECONDS", "5"))
 # The hashes run on SIGN_IN_CONCURRENCY threads per process with this nice (Linux, per thread):
-# a step wanting a core gets it first. 0 keeps the normal priority.
-SIGN_IN_HASH_NICE = int(os.environ.get("SIGN_IN_HASH_NICE", "10"))
+# a step wanting a core gets it first. 0 keeps the normal priority. benchmarks/sign_in_load, 100
+# sign-ins at once with 3 workers: concurrency 2 and nice 10 left the steps' p95 at 2.6-3.4x
+# their baseline, 1 and 19 at 2.0x, with as many signed in (README of benchmarks/).
+SIGN_IN_HASH_NICE = int(os.environ.get("SIGN_IN_HASH_NICE", "19"))
 
 # Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.
 SESSION_COOKIE_AGE = 60 * int(os.environ.get("SESSION_IDLE_MINUTES", "30"))

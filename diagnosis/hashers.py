@@ -2,12 +2,13 @@
 
 A sign-in spends about half a second of CPU on Django's PBKDF2.  A crowd of sign-ins (a shift
 change) on the web workers' threads took the cores from the clinicians' steps: 100 sign-ins at
-once made the steps' p95 eleven times slower.  Here the same hash (same algorithm name,
-iterations and result: stored passwords are unchanged) is computed on a small pool of threads
-of lowered CPU priority (``SIGN_IN_HASH_NICE``, Linux's per-thread nice), one pool per process
-with ``SIGN_IN_CONCURRENCY`` threads: when steps and sign-ins both want a core, the kernel gives
-it to the step; with no steps waiting the hashes run at full speed.  The request's thread
-waits for its hash without using the CPU (PBKDF2 runs in OpenSSL without Python's lock).
+once made the steps' p95 eleven times slower (``benchmarks/sign_in_load``).  Here the same hash
+(same algorithm name, iterations and result: stored passwords are unchanged) is computed on a
+small pool of threads of lowered CPU priority (``SIGN_IN_HASH_NICE``, Linux's per-thread nice),
+one pool per process with ``SIGN_IN_CONCURRENCY`` threads: when steps and sign-ins both want a
+core, the kernel gives it to the step; with no steps waiting the hashes run at full speed.  The
+request's thread waits for its hash without using the CPU (PBKDF2 runs in OpenSSL without
+Python's lock).
 """
 
 from __future__ import annotations
