@@ -18,20 +18,22 @@ from diagnosis.services import broker, training, training_queue
 
 @pytest.fixture
 def folder_broker(tmp_path):
-    """A Celery app on kombu's filesystem transport in ``tmp_path`` (as config/settings.py
-    configures it without REDIS_URL), current for the test; its queue folder."""
-    queue = tmp_path / "queue"
+    """A Celery app on kombu's filesystem transport in ``tmp_path/celery`` (as
+    config/settings.py configures it without REDIS_URL, with DIAGNOSIS_VAR_DIR=tmp_path),
+    current for the test; its queue folder."""
+    root = tmp_path / "celery"
+    queue = root / "queue"
     for sub in ("queue", "processed", "control"):
-        (tmp_path / sub).mkdir()
+        (root / sub).mkdir(parents=True)
     app = Celery("folder-broker-test", set_as_current=False)
     app.conf.update(
         broker_url="filesystem://",
         broker_transport_options={
             "data_folder_in": str(queue),
             "data_folder_out": str(queue),
-            "processed_folder": str(tmp_path / "processed"),
+            "processed_folder": str(root / "processed"),
             "store_processed": False,
-            "control_folder": str(tmp_path / "control"),
+            "control_folder": str(root / "control"),
         },
         task_default_queue=settings.CELERY_TASK_DEFAULT_QUEUE,
         task_routes=celery_app.conf.task_routes,
@@ -116,3 +118,45 @@ def test_a_message_just_sent_is_given_the_grace(folder_broker, toy_dataset, mode
         enqueued_at=timezone.now() - timedelta(seconds=settings.TRAINING_SEND_GRACE_SECONDS + 1)
     )
     assert _sweep().sent == 1
+
+
+@pytest.mark.celery_worker
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_on_the_folder_runs_a_training_whose_message_was_lost_within_60_s(
+    folder_broker, toy_dataset, model_admin, tmp_path
+):
+    """bin/run without Redis: a queued training's message file is lost before any worker takes
+    it; a real worker with beat (the settings' sweep and grace) sends it again and trains it,
+    within 60 s of the loss."""
+    import time
+
+    from celery_workers import start_worker, stop_worker, wait_until_finished, worker_database_url
+    from django.db import connection
+
+    from diagnosis.services.training import request_training
+
+    if connection.vendor != "postgresql":
+        pytest.fail("this test needs PostgreSQL (run it with bin/test)")
+    trained = request_training(user=model_admin, dataset=toy_dataset, learner="eg2", params={})
+    files = _files(folder_broker)
+    assert len(files) == 1 and trained.celery_task_id in files[0].read_text()
+    files[0].unlink()  # lost: what emptying var/celery/queue/ does
+    lost_at = time.monotonic()
+    log = tmp_path / "folder-worker.log"
+    worker = start_worker(
+        database_url=worker_database_url(),
+        broker="filesystem://",
+        log=log,
+        name="folder-worker",
+        env={"REDIS_URL": "", "DIAGNOSIS_VAR_DIR": str(tmp_path)},
+        beat=True,
+    )
+    try:
+        trained = wait_until_finished(trained, log)
+        took = time.monotonic() - lost_at
+    finally:
+        stop_worker(worker)
+    print(f"\nfilesystem broker: the lost training finished {took:.1f} s after the loss")
+    assert trained.status == TrainedModel.SUCCEEDED, trained.error
+    assert took < 60, f"{took:.0f} s:\n{log.read_text(errors='replace')[-3000:]}"
