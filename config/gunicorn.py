@@ -5,11 +5,22 @@ clinician's first case or tree page waits for a model to be parsed.  It does so 
 background thread: loading a model may run numba-compiled code, and on a fresh clone (no
 kernel cache yet) compiling it took minutes in every worker while bin/run's first page,
 which needs no model, waited.  A page that needs a model meanwhile loads it itself.
+
+Each worker serves ``WEB_THREADS`` requests at once (gunicorn's ``gthread`` workers; 8 unless
+set).  A sign-in spends about half a second hashing its password: with one request per worker
+(the ``sync`` class) 100 sign-ins at once held all three workers and 58 of them waited past
+30 s while steps queued behind them.  With threads, and the sign-in limit in
+``diagnosis.middleware.SignInLimitMiddleware`` keeping sign-ins to a few threads per worker,
+steps always find a free thread.  Set ``WEB_THREADS=1`` for one request per worker.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+
+worker_class = "gthread"
+threads = max(int(os.environ.get("WEB_THREADS", "8")), 1)
 
 
 def _preload() -> None:

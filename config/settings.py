@@ -97,6 +97,8 @@ MIDDLEWARE = [
     "diagnosis.middleware.DatabaseRetryMiddleware",
     # Patient pages and JSON are never cached; browsers are denied sensors they never need.
     "diagnosis.middleware.PrivateResponseMiddleware",
+    # A sign-in beyond the few a process hashes at once is answered 503 + Retry-After at once.
+    "diagnosis.middleware.SignInLimitMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -137,6 +139,17 @@ AUTHENTICATION_BACKENDS = [
     # First, so a locked-out username is refused before its password is even checked.
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+]
+
+# Django's PBKDF2 first (stored hashes unchanged), computed on low-priority threads so that a
+# crowd of sign-ins never takes the CPU from the steps (diagnosis/hashers.py); Django's other
+# default hashers after it, to read hashes they made.
+PASSWORD_HASHERS = [
+    "diagnosis.hashers.LowPriorityPBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
 ]
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -213,8 +226,9 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "diagnosis")
 # within stale + sweep = 40 s. A queued training whose message is neither in the broker's queue
 # nor held unacknowledged by a worker (Redis restarted empty, say) is sent again by the next
 # sweep, once TRAINING_SEND_GRACE_SECONDS passed since it was sent (a message moving from the
-# queue to a worker is briefly in neither); a broker whose state cannot be read (the
-# filesystem queue) falls back to re-sending after TRAINING_RESEND_SECONDS.
+# queue to a worker is briefly in neither). Both brokers' states are read: Redis's lists and
+# unacked hash, and the filesystem queue's folder (a message file present = held); a broker
+# whose state cannot be read falls back to re-sending after TRAINING_RESEND_SECONDS.
 TRAINING_TIME_LIMIT = int(os.environ.get("TRAINING_TIME_LIMIT", "3600"))
 TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "5"))
 TRAINING_STALE_SECONDS = int(os.environ.get("TRAINING_STALE_SECONDS", "30"))
@@ -318,6 +332,23 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client address as every other limit reads it (trusted proxies only).
 AXES_CLIENT_IP_CALLABLE = "diagnosis.client_address.client_address"
+
+# Sign-ins at once, per web process (diagnosis.middleware.SignInGate): a sign-in hashes its
+# password (PBKDF2, about half a second of CPU), so a crowd of them could hold every thread while
+# steps wait. SIGN_IN_CONCURRENCY hash at once, SIGN_IN_QUEUE more wait up to
+# SIGN_IN_WAIT_SECONDS for a turn, and any other is answered at once: 503 with Retry-After
+# (SIGN_IN_RETRY_AFTER_SECONDS) and the sign-in page asking to press "Sign in" again then.
+# Kept below the threads of a web worker (config/gunicorn.py, WEB_THREADS) so steps always have
+# free ones.
+SIGN_IN_CONCURRENCY = int(os.environ.get("SIGN_IN_CONCURRENCY", "1"))
+SIGN_IN_QUEUE = int(os.environ.get("SIGN_IN_QUEUE", "2"))
+SIGN_IN_WAIT_SECONDS = float(os.environ.get("SIGN_IN_WAIT_SECONDS", "5"))
+SIGN_IN_RETRY_AFTER_SECONDS = float(os.environ.get("SIGN_IN_RETRY_AFTER_SECONDS", "5"))
+# The hashes run on SIGN_IN_CONCURRENCY threads per process with this nice (Linux, per thread):
+# a step wanting a core gets it first. 0 keeps the normal priority. benchmarks/sign_in_load, 100
+# sign-ins at once with 3 workers: concurrency 2 and nice 10 left the steps' p95 at 2.6-3.4x
+# their baseline, 1 and 19 at 2.0x, with as many signed in (README of benchmarks/).
+SIGN_IN_HASH_NICE = int(os.environ.get("SIGN_IN_HASH_NICE", "19"))
 
 # Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.
 SESSION_COOKIE_AGE = 60 * int(os.environ.get("SESSION_IDLE_MINUTES", "30"))

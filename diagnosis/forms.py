@@ -45,8 +45,13 @@ class ResultForm(forms.Form):
             choices = [("", "— choose —")] + [
                 (str(int(c["code"])), str(c["label"])) for c in self.choices
             ]
+            # strip=False: the value reaches clean_value as sent, which refuses a padded one
+            # (" 1", " male") as both JSON APIs do
             self.fields["value"] = forms.CharField(
-                label=label, required=False, widget=forms.Select(attrs=attrs, choices=choices)
+                label=label,
+                required=False,
+                strip=False,
+                widget=forms.Select(attrs=attrs, choices=choices),
             )
         else:
             if test.integer_only:

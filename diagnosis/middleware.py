@@ -1,11 +1,14 @@
-"""Response headers every page and API answer carries (static files never reach this), and a
-request run once more when its database connection was lost."""
+"""Response headers every page and API answer carries (static files never reach this), a
+request run once more when its database connection was lost, and a limit on sign-ins at once."""
 
 from __future__ import annotations
 
 import logging
+import random
+import threading
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import add_never_cache_headers, patch_cache_control
@@ -169,3 +172,123 @@ class DatabaseRetryMiddleware:
         )
         connection.close()  # the next query opens a new one
         return match.func(request, *match.args, **match.kwargs)
+
+
+# ------------------------------------------------------------------ sign-ins at once
+class SignInGate:
+    """How many sign-ins one web process works on at once.
+
+    A sign-in hashes its password (PBKDF2: about half a second of CPU).  ``active`` may hash
+    at the same time; ``waiting`` more wait up to ``wait_seconds`` for one of them to finish;
+    any other is refused at once.  So sign-ins never hold more than ``active + waiting`` of the
+    process's threads, and steps always find one free.
+    """
+
+    def __init__(self, *, active: int, waiting: int, wait_seconds: float) -> None:
+        self.active = max(int(active), 1)
+        self.most = self.active + max(int(waiting), 0)
+        self.wait_seconds = max(float(wait_seconds), 0.0)
+        self._slots = threading.BoundedSemaphore(self.active)
+        self._lock = threading.Lock()
+        self._inside = 0
+
+    def enter(self) -> bool:
+        """Take a hashing slot (True), or refuse (False): too many inside, or the wait ran out.
+        After True the caller must call :meth:`leave`."""
+        with self._lock:
+            if self._inside >= self.most:
+                return False
+            self._inside += 1
+        if self._slots.acquire(timeout=self.wait_seconds):
+            return True
+        with self._lock:
+            self._inside -= 1
+        return False
+
+    def leave(self) -> None:
+        self._slots.release()
+        with self._lock:
+            self._inside -= 1
+
+
+_gate: SignInGate | None = None
+_gate_lock = threading.Lock()
+
+
+def sign_in_gate() -> SignInGate:
+    """This process's gate, sized by the settings ``SIGN_IN_CONCURRENCY``, ``SIGN_IN_QUEUE``
+    and ``SIGN_IN_WAIT_SECONDS`` when first used."""
+    global _gate
+    with _gate_lock:
+        if _gate is None:
+            _gate = SignInGate(
+                active=settings.SIGN_IN_CONCURRENCY,
+                waiting=settings.SIGN_IN_QUEUE,
+                wait_seconds=settings.SIGN_IN_WAIT_SECONDS,
+            )
+        return _gate
+
+
+def reset_sign_in_gate() -> None:
+    """Forget the gate, so the next sign-in sizes a new one from the settings (tests)."""
+    global _gate
+    with _gate_lock:
+        _gate = None
+
+
+def _sign_in_paths() -> frozenset[str]:
+    from django.urls import reverse
+
+    return frozenset({reverse("login"), reverse("admin:login")})
+
+
+class SignInLimitMiddleware:
+    """A sign-in (the POST of the login form or the admin's) passes :class:`SignInGate`; one it
+    refuses is answered at once with 503, ``Retry-After`` and the sign-in page saying that too
+    many people are signing in and to press "Sign in" again in a few seconds (``Retry-After``:
+    ``SIGN_IN_RETRY_AFTER_SECONDS`` to twice that, at random).
+
+    Nothing else is limited: pages, steps and API calls never wait for a sign-in.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self._paths: frozenset[str] | None = None
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method != "POST":
+            return self.get_response(request)
+        if self._paths is None:
+            self._paths = _sign_in_paths()
+        if request.path not in self._paths:
+            return self.get_response(request)
+        gate = sign_in_gate()
+        if not gate.enter():
+            logger.warning("Sign-in refused: %d already being worked on here.", gate.most)
+            return self._busy(request)
+        try:
+            return self.get_response(request)
+        finally:
+            gate.leave()
+
+    @staticmethod
+    def _busy(request: HttpRequest) -> HttpResponse:
+        from django.template.response import TemplateResponse
+
+        # Between the setting and twice it, at random: a crowd told to come back all at the same
+        # second would come back as the same crowd.
+        base = max(int(round(settings.SIGN_IN_RETRY_AFTER_SECONDS)), 1)
+        retry_after = base + random.randint(0, base)
+        response = TemplateResponse(
+            request,
+            "registration/sign_in_busy.html",
+            {
+                "retry_after": retry_after,
+                "username": str(request.POST.get("username", ""))[:150],
+                "next": str(request.POST.get("next", ""))[:2000],
+                "action": request.path,
+            },
+            status=503,
+        )
+        response["Retry-After"] = str(retry_after)
+        return response.render()

@@ -11,6 +11,8 @@ queue comes from the app's routes.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 __all__ = [
     "DISPATCH_EXPERIMENT",
@@ -48,22 +50,36 @@ def queue_of(name: str) -> str:
 
 
 def held_task_ids(queue: str) -> frozenset[str] | None:
-    """Ids of the tasks the broker holds for ``queue``: waiting in it, or delivered to a worker
-    and not yet acknowledged (late acknowledgement: a running training stays there).
+    """Ids of the tasks the broker holds for ``queue``: waiting in it, or (Redis) delivered to a
+    worker and not yet acknowledged (late acknowledgement: a running training stays there).
 
-    Read from the broker's own state, so a message it lost (a restart that emptied it) is
-    seen missing at once. ``None`` when this broker's state cannot be read this way (only
-    Redis's is: kombu keeps a queue as one list per priority step, named as its Redis
-    channel names them, and every unacknowledged message in one hash). Raises whatever the
-    connection raises when the broker is down.
+    Read from the broker's own state, so a message it lost (a restart that emptied it, a
+    deleted queue file) is seen missing at once:
+
+    * Redis: kombu keeps a queue as one list per priority step, named as its Redis channel
+      names them, and every unacknowledged message in one hash;
+    * the filesystem queue (``bin/run`` without Redis): one file per waiting message in the
+      queue folder, named ``<time>_<uuid>.<queue>.msg`` and holding the message as JSON; a
+      worker takes the file out of the folder as it receives the message.
+
+    ``None`` when this broker's state cannot be read this way. Raises whatever the connection
+    raises when the broker is down.
     """
-    import redis
     from celery import current_app
-    from kombu.transport.redis import Channel
 
     url = str(current_app.conf.broker_url or "")
-    if not url.startswith(("redis://", "rediss://")):
-        return None
+    if url.startswith(("redis://", "rediss://")):
+        return _held_in_redis(url, queue)
+    if url.startswith("filesystem://"):
+        options = current_app.conf.broker_transport_options or {}
+        return _held_in_folder(Path(options.get("data_folder_in", "data_in")), queue)
+    return None
+
+
+def _held_in_redis(url: str, queue: str) -> frozenset[str]:
+    import redis
+    from kombu.transport.redis import Channel
+
     lists = [queue] + [f"{queue}{Channel.sep}{step}" for step in Channel.priority_steps if step]
     client = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
     try:
@@ -72,6 +88,28 @@ def held_task_ids(queue: str) -> frozenset[str] | None:
         ids |= {_task_id(json.loads(raw)[0]) for raw in client.hvals(Channel.unacked_key)}
     finally:
         client.close()
+    ids.discard("")
+    return frozenset(ids)
+
+
+def _held_in_folder(folder: Path, queue: str) -> frozenset[str]:
+    """The task ids of the message files waiting for ``queue`` in kombu's filesystem folder.
+
+    A file a worker is taking away as this reads it, or one still being written (empty or
+    half-written JSON), is skipped: the first is in the worker's hands (the sweep's grace after
+    a send covers that moment), and the second is a send of this very moment, whose row is
+    younger than the grace or, if it is re-sent meanwhile, gets one harmless duplicate (only one
+    copy of a training can claim it).
+    """
+    suffix = f".{queue}.msg"
+    ids = set()
+    for name in os.listdir(folder):  # the folder missing is the broker missing: raise
+        if name.partition(".")[2] != suffix[1:]:
+            continue
+        try:
+            ids.add(_task_id(json.loads((folder / name).read_bytes())))
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
     ids.discard("")
     return frozenset(ids)
 

@@ -380,25 +380,39 @@ def _number_text(value: float, unit: str) -> str:
     return f"{value:g}{unit}"
 
 
+# A choice's code typed as text: "1", "-1", "1.0"; nothing around it.
+_CODE_TEXT = re.compile(r"-?[0-9]+(?:\.0*)?")
+
+
 def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -> float:
     """``value`` as the float the model expects: in range for numeric, a choice code for nominal.
 
     The one place a result is checked: the screen's form and the JSON API both
     call it, so they accept and refuse the same values with the same words.
     A nominal value may be the choice's code (``1``, ``"1"``, ``"1.0"``) or
-    its label (``"male"``). ``choices`` are the test's choices as the case's model
-    learned them (:class:`~diagnosis.services.vocabulary.Vocabulary`); without
-    them, today's.
+    its label (``"male"``), exactly: ``" male"`` or ``"1 "`` is refused, saying so, as
+    class labels are (a padded value is a sender's bug, not a choice). ``choices`` are the
+    test's choices as the case's model learned them
+    (:class:`~diagnosis.services.vocabulary.Vocabulary`); without them, today's.
     """
     label = test.display_label
     choices = list(test.choices or []) if choices is None else choices
     if value is None or (isinstance(value, str) and not value.strip()):
         raise ValidationError(f"Enter the {label} result.")
     if test.is_nominal:
-        for choice in choices:
-            if isinstance(value, str) and value.strip() == str(choice["label"]):
-                return float(choice["code"])
+        if isinstance(value, str):
+            for choice in choices:
+                if value == str(choice["label"]):
+                    return float(choice["code"])
+            if value != value.strip():
+                options = ", ".join(f"{c['code']} ({c['label']})" for c in choices)
+                raise ValidationError(
+                    f"The {label} result {value!r} has spaces before or after it; send one of "
+                    f"the {label} results exactly as listed: {options}."
+                )
         try:
+            if isinstance(value, str) and not _CODE_TEXT.fullmatch(value):
+                raise ValueError(value)  # float() would also read " 1", "1e0", "inf", "1_0"
             number = float(value)
         except (TypeError, ValueError):
             number = math.nan

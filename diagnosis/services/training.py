@@ -18,7 +18,14 @@ from learners.selection import CostSelectedClassifier
 
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
-from . import approval, learner_registry, selection_fanout, training_memory, training_queue
+from . import (
+    approval,
+    learner_registry,
+    selection_fanout,
+    training_memory,
+    training_queue,
+    warmup,
+)
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
 from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
@@ -153,6 +160,11 @@ def run_training(
     try:
         # The heartbeat is a thread of its own: a long fit never delays it.
         with Heartbeat(trained.pk, interval=settings.TRAINING_HEARTBEAT_SECONDS):
+            # the memory limit is the whole process's: a warm-up still loading kernels here
+            # would count against this training, so it finishes first (seconds from the cache)
+            if not warmup.wait_for_warm_up(timeout=0):
+                writer(0.0, "Waiting for the worker to load the learners' kernels", force=True)
+                warmup.wait_for_warm_up(timeout=settings.TRAINING_TIME_LIMIT)
             with training_memory.address_space_limit(limit_mb):
                 result = _fit_and_evaluate(trained, writer)
     except AnytimeStopped as exc:
@@ -271,6 +283,9 @@ def run_candidate_measurement(*, measurement_id: int, worker: str) -> str:
     The patients, split, prices and selector are the training's own, so the folds are the
     ones its coordinator draws.  Returns what happened, for the worker's log.
     """
+    # As for a training, the process-wide memory limit comes after the kernels' warm-up; it
+    # is awaited before the claim, so no claimed row sits silent meanwhile.
+    warmup.wait_for_warm_up(timeout=settings.TRAINING_TIME_LIMIT)
     row = selection_fanout.claim(measurement_id=measurement_id, worker=worker)
     if row is None:
         return "skipped: taken, measured, or its training is no longer running"

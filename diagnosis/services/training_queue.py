@@ -105,7 +105,8 @@ def recover_trainings(
 
     A queued training is sent again when it never was, or when its task id is neither waiting
     in the broker nor held by a worker (``broker.held_task_ids``) ``send_grace_seconds`` after
-    it was sent. Where the broker's state cannot be read, after ``resend_after_seconds``.
+    it was sent (Redis and the filesystem queue are both read). Where the broker's state cannot
+    be read, after ``resend_after_seconds``.
     """
     if stale_seconds <= 0 or resend_after_seconds <= 0 or max_attempts < 1:
         raise ValueError("the limits must be positive")

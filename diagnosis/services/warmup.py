@@ -13,6 +13,7 @@ training waits on the compiler.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 import numpy as np
@@ -70,12 +71,40 @@ def _params(key: str, extra: dict) -> dict:
     return {k: v for k, v in wanted.items() if k in known}
 
 
+# Set while warm_kernels runs in this process, and once it has finished (a Celery pool process
+# warms on a background thread as it starts; see wait_for_warm_up).
+_warming = threading.Event()
+_warm = threading.Event()
+
+
+def wait_for_warm_up(timeout: float) -> bool:
+    """Wait until this process's warm-up, if one is running, has finished (False on timeout).
+
+    A training waits for it before its memory limit is set: the limit is on the whole process's
+    address space, so the warm-up's loading (the learners' kernels, LLVM) would count against
+    the training, and a warm-up allocation refused by the limit would fail it.
+    """
+    if not _warming.is_set() or _warm.is_set():
+        return True
+    return _warm.wait(timeout)
+
+
 def warm_kernels() -> dict[str, float]:
     """Fit and evaluate every registered learner once; seconds per learner (compile included).
 
     A learner that fails to warm is logged and skipped: warming is an optimisation and must
-    never stop the app or the worker from starting.
+    never stop the app or the worker from starting. Logs when it is done.
     """
+    _warming.set()
+    try:
+        seconds = _warm_kernels()
+    finally:
+        _warm.set()
+    logger.info("learners' kernels ready in %.1f s", sum(seconds.values()))
+    return seconds
+
+
+def _warm_kernels() -> dict[str, float]:
     X, y, costs = _table()
     matrix = [[0.0, 40.0, 60.0], [50.0, 0.0, 30.0], [80.0, 40.0, 0.0]]
     seconds: dict[str, float] = {}

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import sys
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
 from ..middleware import connection_lost
@@ -33,16 +35,34 @@ def _json(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
+def _page(request: HttpRequest, template: str, status: int, context: dict) -> HttpResponse:
+    """A page for people, with the signed-in user's header and a link back to the page the
+    request came from (when it is this site's); rendered without the request, as Django renders
+    its own 400 page, if the request itself cannot be read for that."""
+    referer = request.META.get("HTTP_REFERER", "")
+    try:
+        safe = url_has_allowed_host_and_scheme(
+            referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    except Exception:  # a host that is not allowed is what this answers (DisallowedHost)
+        safe = False
+    context = {**context, "back": referer if safe and referer else ""}
+    try:
+        text = loader.render_to_string(template, context, request)
+    except Exception:
+        text = loader.render_to_string(template, {**context, "back": ""})
+    return HttpResponse(text, status=status)
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if isinstance(exception, RequestDataTooBig):
         if _for_a_program(request):
             return _json(too_large_message(), 413)
-        response = defaults.bad_request(request, exception)
-        response.status_code = 413
-        return response
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / (1024 * 1024)  # MB as people say it
+        return _page(request, "413.html", 413, {"limit_mb": f"{limit:.3g}"})
     if _for_a_program(request):
         return _json(f"Bad request: {exception}" if str(exception) else "Bad request.", 400)
-    return defaults.bad_request(request, exception)
+    return _page(request, "400.html", 400, {})
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -28,6 +28,15 @@ AWKWARD_TEXT = st.one_of(
     st.integers(min_value=0, max_value=3).map(str),
     st.integers(min_value=101, max_value=2_000).map(lambda n: "x" * n),
 )
+# A nominal test's choice (the toy model's "sex": labels and codes) with whitespace around it.
+PADDED_CHOICES = st.builds(
+    lambda choice, pad, where: (
+        (pad if where != "after" else "") + choice + (pad if where != "before" else "")
+    ),
+    st.sampled_from(["female", "male", "0", "1", "1.0"]),
+    st.text(alphabet=" \t\n\r\u00a0\u2003", min_size=1, max_size=3),
+    st.sampled_from(["before", "after", "both"]),
+)
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -35,6 +44,7 @@ SCALARS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
     AWKWARD_TEXT,
+    PADDED_CHOICES,
     st.sampled_from(["chol", "thal", "sex", "1e999", "Infinity", "NaN", "-0", "9" * 5000]),
 )
 JSON_VALUES = st.recursive(
@@ -143,6 +153,25 @@ def test_both_apis_refuse_exactly_the_same_steps(clinician, trained_model, both_
         _answered_without_a_crash(answer)
         answers[name] = answer.status_code
     assert (answers["session"] < 300) == (answers["v1"] < 300), (answers, body)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FUZZ.suppress_health_check)
+@given(value=PADDED_CHOICES, door=st.sampled_from(["session", "v1"]))
+def test_a_padded_choice_is_refused_by_both_apis(clinician, trained_model, both_doors, value, door):
+    """A choice value with whitespace around it is a 400 naming the test and the spaces, on
+    either API; nothing saved."""
+    session, token = both_doors
+    case = DiagnosisCase.objects.create(trained_model=trained_model, clinician=clinician)
+    client, url = (
+        (session, reverse("api-case-step", args=[case.pk]))
+        if door == "session"
+        else (token, f"/api/v1/cases/{case.pk}/steps")
+    )
+    body = {"action": "result", "test": "sex", "value": value}
+    answer = client.post(url, data=json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400, (door, value, answer.content[:300])
+    assert f"The Sex result {value!r} has spaces before or after it" in answer.json()["error"]
+    assert not case.steps.exists()
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=FUZZ.suppress_health_check)

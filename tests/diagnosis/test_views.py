@@ -217,6 +217,26 @@ def test_nominal_test_is_a_select_and_rejects_unknown_code(client, clinician, tr
     assert case.steps.get().value == 1.0
 
 
+def test_the_case_form_refuses_a_padded_choice_as_the_apis_do(client, clinician, trained_model):
+    """A choice posted with spaces around it (" male", "1 ") is refused at the field, saying so;
+    the exact label is taken."""
+    login(client, clinician)
+    case = start(client, trained_model)
+    for padded in (" male", "male ", " 1", "1\t"):
+        response = client.post(
+            reverse("case-detail", args=[case.pk]),
+            {"action": "result", "test": "sex", "value": padded},
+        )
+        assert response.status_code == 400, padded
+        assert f"The Sex result {padded!r} has spaces before or after it" in text(response)
+        assert case.steps.count() == 0
+    response = client.post(
+        reverse("case-detail", args=[case.pk]), {"action": "result", "test": "sex", "value": "male"}
+    )
+    assert response.status_code == 302
+    assert case.steps.get().value == 1.0
+
+
 def test_number_input_has_range_unit_and_focus(client, clinician, trained_model):
     """The numeric entry has min/max, shows the unit, and takes the focus with an access key."""
     login(client, clinician)
