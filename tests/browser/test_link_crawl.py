@@ -5,8 +5,8 @@ open and a closed case on each, an experiment, a draft, a retired, a queued and 
 
 The pages are fetched through Playwright's request context (the links are all built by the
 server: no script makes one), following each redirect itself; a GET form is submitted with its
-default values.  Every 5xx, and every 404 a screen of the app links to (a dead end), is
-collected with its referrer and role and reported together.
+default values.  Every 5xx, and every 403 or 404 a screen links to (a dead end: a link its
+reader cannot use), is collected with its referrer and role and reported together.
 Logout links are not followed; no GET may change anything (POST actions are forms): the rows
 of the app are compared before and after.
 Django admin pages are many near-copies (a change page per row, a filter per value): at most
@@ -130,8 +130,8 @@ def _pattern(path: str, query: str) -> tuple[str, int]:
 
 
 def crawl(request, origin: str, role: str) -> tuple[list[str], Counter]:
-    """Breadth-first from ``START``: each same-site URL once; returns the 5xx (and the app's
-    links to a 404) found, and the counts."""
+    """Breadth-first from ``START``: each same-site URL once; returns the 5xx and the links to a
+    403 or 404 found, and the counts."""
     site = urlsplit(origin)
     queue: deque[tuple[str, str]] = deque([(start, "(start)") for start in START])
     seen = set(START)
@@ -147,9 +147,9 @@ def crawl(request, origin: str, role: str) -> tuple[list[str], Counter]:
         if response.status >= 500:
             failures.append(f"{response.status} {url} (from {referrer}) as {role}")
             continue
-        if response.status == 404 and not referrer.startswith(("/admin/", "(")):
-            # a screen of the app offering a link that leads nowhere: a dead end
-            failures.append(f"404 {url} (a dead end, linked from {referrer}) as {role}")
+        if response.status in (403, 404) and referrer != "(start)":
+            # a screen offering a link that leads nowhere, or where its reader may not go
+            failures.append(f"{response.status} {url} (a dead end, from {referrer}) as {role}")
         found = []
         if 300 <= response.status < 400 and response.headers.get("location"):
             found = [response.headers["location"]]
@@ -368,8 +368,8 @@ def _state() -> dict:
 
 
 def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
-    """Each role crawls every same-site link from home (all learner families): no 5xx, no app
-    screen links to a 404, and no GET changes a row."""
+    """Each role crawls every same-site link from home (all learner families): no 5xx, no link
+    to a 403 or 404, and no GET changes a row."""
     from django.conf import settings
     from django.test import Client
 
