@@ -129,12 +129,16 @@ def _pattern(path: str, query: str) -> tuple[str, int]:
     return start + re.sub(r"\d+", "N", path[len(start) :]) + "?" + ",".join(keys), APP_PER_PATTERN
 
 
-def crawl(request, origin: str, role: str) -> tuple[list[str], Counter]:
-    """Breadth-first from ``START``: each same-site URL once; returns the 5xx and the links to a
-    403 or 404 found, and the counts."""
+def crawl(
+    request, origin: str, role: str, typed: tuple[str, ...] = ()
+) -> tuple[list[str], Counter]:
+    """Breadth-first from ``START`` and the ``typed`` URLs (a bookmark, an address typed: no
+    page links them, so a 403 or 404 there is no dead end): each same-site URL once; returns
+    the 5xx and the links to a 403 or 404 found, and the counts."""
     site = urlsplit(origin)
     queue: deque[tuple[str, str]] = deque([(start, "(start)") for start in START])
-    seen = set(START)
+    queue.extend((url, "(typed)") for url in typed if url not in START)
+    seen = set(START) | set(typed)
     taken: Counter = Counter()
     failures: list[str] = []
     stats: Counter = Counter()
@@ -147,7 +151,7 @@ def crawl(request, origin: str, role: str) -> tuple[list[str], Counter]:
         if response.status >= 500:
             failures.append(f"{response.status} {url} (from {referrer}) as {role}")
             continue
-        if response.status in (403, 404) and referrer != "(start)":
+        if response.status in (403, 404) and not referrer.startswith("("):
             # a screen offering a link that leads nowhere, or where its reader may not go
             failures.append(f"{response.status} {url} (a dead end, from {referrer}) as {role}")
         found = []
@@ -340,6 +344,22 @@ def _from_fixture(dataset, learner: str, name: str):
     return load_model_fixture(trained=trained, path=path)
 
 
+def _diagram_urls() -> tuple[str, ...]:
+    """Every model's three diagram pages, alone and with one of its cases, whatever its kind:
+    a link names only its own kind (``diagram_kind``), but an address typed or kept from before
+    must not fail (issue 28: a conditioned-loss case's trees page answered 500)."""
+    from diagnosis.models import DiagnosisCase, TrainedModel
+
+    urls = []
+    for pk in TrainedModel.objects.order_by("pk").values_list("pk", flat=True):
+        case = DiagnosisCase.objects.filter(trained_model_id=pk).order_by("pk").first()
+        for page in ("tree", "trees", "decision"):
+            urls.append(f"/models/{pk}/{page}/")
+            if case is not None:
+                urls.append(f"/models/{pk}/{page}/?case={case.pk}")
+    return tuple(urls)
+
+
 def _state() -> dict:
     """What a GET must never change: every row of the app but the access log (each read of a
     case is logged by design), as (id, status-like fields) or counts."""
@@ -368,8 +388,9 @@ def _state() -> dict:
 
 
 def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
-    """Each role crawls every same-site link from home (all learner families): no 5xx, no link
-    to a 403 or 404, and no GET changes a row."""
+    """Each role crawls every same-site link from home (all learner families; the clinician
+    also every model's diagram pages typed): no 5xx, no link to a 403 or 404, and no GET
+    changes a row."""
     from django.conf import settings
     from django.test import Client
 
@@ -395,7 +416,8 @@ def test_every_link_of_every_screen_answers_without_a_server_error(chromium, liv
                         }
                     ]
                 )
-            found, stats = crawl(context.request, live_server.url, role)
+            typed = _diagram_urls() if role == "clinician" else ()
+            found, stats = crawl(context.request, live_server.url, role, typed)
         finally:
             context.close()
         failures += found
