@@ -388,9 +388,7 @@ def _state() -> dict:
 
 
 def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
-    """Each role crawls every same-site link from home (all learner families; the clinician
-    also every model's diagram pages typed): no 5xx, no link to a 403 or 404, and no GET
-    changes a row."""
+    """Every role's crawl of every family's screens: no 5xx, no link to a 403/404, no GET write."""
     from django.conf import settings
     from django.test import Client
 

@@ -170,8 +170,7 @@ def _risk_case(trained):
 def test_decision_page_and_risk_case_fit_their_width(
     chromium, live_server, thyroid_risk_model, size
 ):
-    """The conditioned-loss case screen and its model's decision page (alone, from the case,
-    one tree drawn) fit at each width."""
+    """The conditioned-loss case and its decision page (alone, with the case, a tree) fit."""
     case = _risk_case(thyroid_risk_model)
     context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
     try:
@@ -231,9 +230,7 @@ def _covered(page, label: str, size: str) -> list[str]:
 def test_sticky_cost_bar_never_covers_what_the_screen_scrolls_to(
     chromium, live_server, heart_model, thyroid_risk_model, size
 ):
-    """On load, the advice's headline, the focused field or button and a link's target sit
-    below the sticky cost bar, inside the window (a tree case, "order a different test", a
-    correction, a conditioned-loss case with its long advice)."""
+    """On load the advice headline, focused field and link target sit below the sticky bar."""
     risk_case = _risk_case(thyroid_risk_model)
     context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
     try:

@@ -23,8 +23,7 @@ def _page(user, url: str) -> str:
 
 
 def test_a_training_names_its_author_without_a_link_a_model_admin_cannot_follow(trained_model):
-    """A model admin (not a superuser) reads "created by" as a name; a superuser still gets
-    the link."""
+    """A model admin reads a training's "created by" as a name; a superuser gets the link."""
     from django.contrib.auth.models import Group
 
     from diagnosis.permissions import MODEL_ADMINS
@@ -42,7 +41,7 @@ def test_a_training_names_its_author_without_a_link_a_model_admin_cannot_follow(
 
 
 def test_a_clinicians_own_case_in_the_admin_names_users_without_links(clinician, trained_model):
-    """A staff clinician reading their own case (and its steps) in the admin sees names only."""
+    """A staff clinician reading their own case in the admin sees user names, not links."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
     clinician.is_staff = True
     clinician.save(update_fields=["is_staff"])

@@ -13,8 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_retired_models_cases_link_no_closed_page(clinician, model_admin, trained_model):
-    """Case screen, summary and tree path of a retired model's case: readable, and every
-    link to the model's page is gone (that page is a 404 to the clinician) but the name stays."""
+    """A retired model's case pages stay readable, name the model, and never link its 404 page."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
     client = Client()
     client.force_login(clinician)
