@@ -25,6 +25,7 @@ from .admin_forms import (
     IssueTokenForm,
 )
 from .admin_price_form import PriceGenerationForm
+from .admin_users import UserLinksMixin
 from .models import (
     ApiToken,
     Dataset,
@@ -387,7 +388,8 @@ class CheckpointInline(admin.TabularInline):
 
 
 @admin.register(TrainedModel)
-class TrainedModelAdmin(ModelAdminsOnly):
+class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
+    user_fields = ("created_by",)
     list_display = [
         "__str__",
         "dataset",
@@ -491,8 +493,9 @@ class TrainedModelAdmin(ModelAdminsOnly):
                 self.message_user(request, f"Cancelled {trained}.", messages.SUCCESS)
 
 
-class StepInline(admin.TabularInline):
+class StepInline(UserLinksMixin, admin.TabularInline):
     model = DiagnosisStep
+    user_fields = ("created_by",)
     fields = [
         "position",
         "kind",
@@ -515,7 +518,7 @@ class StepInline(admin.TabularInline):
 
 
 @admin.register(DiagnosisCase)
-class DiagnosisCaseAdmin(admin.ModelAdmin):
+class DiagnosisCaseAdmin(UserLinksMixin, admin.ModelAdmin):
     """A clinician's own cases, read-only (changed only through the clinician's screen).
 
     Patient data is need-to-know: staff, model administrators and superusers
@@ -525,6 +528,7 @@ class DiagnosisCaseAdmin(admin.ModelAdmin):
     """
 
     list_display = ["__str__", "trained_model", "clinician", "status", "updated_at"]
+    user_fields = ("clinician",)
     list_filter = ["status"]
     inlines = [StepInline]
     readonly_fields = [

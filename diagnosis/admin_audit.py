@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from .admin_users import UserLinksMixin
 from .models import CaseAccess, Team
 from .selectors.catalog_history import catalog_history
 
@@ -78,7 +79,7 @@ def _may_read_log(user) -> bool:
 
 
 @admin.register(CaseAccess)
-class CaseAccessAdmin(admin.ModelAdmin):
+class CaseAccessAdmin(UserLinksMixin, admin.ModelAdmin):
     """Who read or changed which case and when: read-only, never edited or deleted."""
 
     list_display = ["at", "username", "action", "case_id", "detail"]
@@ -87,6 +88,7 @@ class CaseAccessAdmin(admin.ModelAdmin):
     date_hierarchy = "at"
     list_per_page = 100
     fields = ["at", "username", "user", "action", "detail", "case_id"]
+    user_fields = ("user",)
     readonly_fields = fields
     show_full_result_count = False  # the log grows large: no COUNT(*) over all of it
 

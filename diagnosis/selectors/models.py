@@ -25,6 +25,7 @@ __all__ = [
     "model_for_page",
     "model_report",
     "model_warnings",
+    "model_page_open",
     "models_for_user",
     "referral_statistics",
     "require_model_access",
@@ -81,6 +82,14 @@ def visible_model(*, user, pk: int) -> TrainedModel | None:
     if not admin:
         qs = qs.filter(status=TrainedModel.SUCCEEDED, approval=TrainedModel.APPROVED)
     return qs.filter(pk=pk).first()
+
+
+def model_page_open(*, user, trained: TrainedModel) -> bool:
+    """Whether ``user`` may open ``trained``'s pages (as :func:`visible_model` decides): a case
+    screen on a model since retired names it without a link that would answer 404."""
+    if is_model_admin(user):
+        return True
+    return trained.status == TrainedModel.SUCCEEDED and trained.approval == TrainedModel.APPROVED
 
 
 def startable_model(*, user, pk: int) -> TrainedModel:

@@ -150,6 +150,9 @@ def _case_context(
         "case": case,
         "state": state,
         "trained": case.trained_model,
+        "model_page_open": selectors.models.model_page_open(
+            user=request.user, trained=case.trained_model
+        ),
         "advice": advice,
         "explanation": explanation,
         "recommended": recommended,
@@ -475,6 +478,9 @@ def _summary_page(request: HttpRequest, case: DiagnosisCase, state) -> HttpRespo
             "case": case,
             "state": state,
             "trained": case.trained_model,
+            "model_page_open": selectors.models.model_page_open(
+                user=request.user, trained=case.trained_model
+            ),
             "steps": rows,
             "decision": decision,
             "adherence": case_audit.adherence(state.steps),

@@ -33,6 +33,9 @@ def check_fits(page, name: str, size: str, found: list[str]) -> None:
     for figure in page.locator("[data-figure]").all():
         figure.locator(".main-svg").first.wait_for()
     OUT.mkdir(parents=True, exist_ok=True)
+    # From the top: a full-page capture of a scrolled page draws the sticky cost bar where the
+    # window was, over the content (not what a clinician sees; test_sticky_cost_bar_* checks that).
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(OUT / f"fit-{name}-{size}.png"), full_page=True)
     found += [f"{name} at {size}: {problem}" for problem in page.evaluate(OVERFLOW_JS)]
 
@@ -133,5 +136,124 @@ def test_undoing_a_correction_restores_the_value(chromium, live_server, heart_mo
         )
         advice = page.locator("#advice-head").inner_text()
         assert chest_pain.display_label not in advice, advice
+    finally:
+        context.close()
+
+
+def _risk_case(trained):
+    """A conditioned-loss case whose free questions are answered from a demo patient, so the
+    screen advises a priced test with its risk chart."""
+    import math
+
+    from django.contrib.auth.models import User
+
+    from diagnosis.selectors import case_state
+    from diagnosis.services import cases
+
+    clinician = User.objects.get(username=CLINICIAN[0])
+    tests = {t.index: t for t in trained.dataset.tests.all()}
+    patient = trained.dataset.cases.order_by("id").first()
+    case = cases.start_case(user=clinician, trained_model=trained, patient_reference="MRN-RISK")
+    for _ in range(len(tests)):
+        advice = case_state(user=clinician, case=case).advice
+        if advice["kind"] != "extract" or float(advice.get("cost") or 0) > 0:
+            break
+        test, value = tests[advice["test_index"]], patient.values[advice["test_index"]]
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            cases.mark_unavailable(user=clinician, case=case, test=test)
+        else:
+            cases.record_result(user=clinician, case=case, test=test, value=value)
+    return case
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_decision_page_and_risk_case_fit_their_width(
+    chromium, live_server, thyroid_risk_model, size
+):
+    """The conditioned-loss case and its decision page (alone, with the case, a tree) fit."""
+    case = _risk_case(thyroid_risk_model)
+    context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
+    try:
+        page.set_default_timeout(90_000)
+        log_in(page, *CLINICIAN)
+        found: list[str] = []
+        assert page.goto(f"/cases/{case.pk}/").ok
+        assert page.locator("[data-figure]").count(), "the risk chart is on the screen"
+        check_fits(page, "risk-case", size, found)
+        decision = f"/models/{thyroid_risk_model.pk}/decision/"
+        for name, url in (
+            ("decision", decision),
+            ("decision-case", f"{decision}?case={case.pk}"),
+            ("decision-tree", f"{decision}?case={case.pk}&tree=1"),
+        ):
+            assert page.goto(url).ok, url
+            check_fits(page, name, size, found)
+        assert found == [], "\n".join(found[:30])
+    finally:
+        context.close()
+
+
+#: Where the sticky "Cost so far" bar ends, and the box of what the page scrolled to: the
+#: element focused on load (the value to type, the button to accept), the link's target, and
+#: the advice's headline (the recommended test and its price).
+COVERED_JS = """
+() => {
+  const bar = document.querySelector('.cost-box').getBoundingClientRect();
+  const focused = document.activeElement && document.activeElement !== document.body
+    ? document.activeElement : null;
+  const target = location.hash ? document.querySelector(location.hash) : null;
+  // the advice's headline only when the page opens on the advice (not on another form)
+  const head = !location.hash && !location.search ? document.getElementById('advice-head') : null;
+  const box = (el) => el ? (({top, bottom}) => ({top, bottom}))(el.getBoundingClientRect()) : null;
+  return {barBottom: bar.bottom, focused: box(focused), target: box(target), advice: box(head),
+          focusedName: focused ? focused.outerHTML.slice(0, 80) : '', scrollY: window.scrollY,
+          viewport: window.innerHeight};
+}
+"""
+
+
+def _covered(page, label: str, size: str) -> list[str]:
+    """What the screen scrolled to on load that sits under the sticky bar or off the window:
+    the advice's headline, the focused field or button, the link's target (a viewport PNG)."""
+    page.wait_for_timeout(300)  # the browser's own scroll to the focus or the target
+    seen = page.evaluate(COVERED_JS)
+    page.screenshot(path=str(OUT / f"sticky-{label}-{size}.png"))  # the window only
+    problems = []
+    for what in ("advice", "focused", "target"):
+        box = seen[what]
+        if box and (box["top"] < seen["barBottom"] - 1 or box["bottom"] > seen["viewport"] + 1):
+            problems.append(f"{label} at {size}: {what} at {box} ({seen})")
+    return problems
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_sticky_cost_bar_never_covers_what_the_screen_scrolls_to(
+    chromium, live_server, heart_model, thyroid_risk_model, size
+):
+    """On load the advice headline, focused field and link target sit below the sticky bar."""
+    risk_case = _risk_case(thyroid_risk_model)
+    context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
+    try:
+        page.set_default_timeout(90_000)
+        log_in(page, *CLINICIAN)
+        case_url = start_case(page, heart_model, f"MRN-STICKY-{size}")
+        for name, value in (("chol", "240"), ("fbs", "1"), ("trestbps", "130"), ("age", "61")):
+            order(page, case_url, name, value, reason="from the referral letter")
+        problems: list[str] = []
+        OUT.mkdir(parents=True, exist_ok=True)
+        for label, url in (
+            ("case", case_url),
+            ("order", f"{case_url}?test=thalach#order-entry"),
+            ("correct", f"{case_url}?correct=2"),
+            ("risk-case", f"/cases/{risk_case.pk}/"),
+        ):
+            assert page.goto(url).ok, url
+            problems += _covered(page, label, size)
+        # scrolled half a screen down, as a clinician reading on would (looked at, not checked)
+        page.goto(case_url)
+        page.mouse.wheel(0, SIZES[size][1] // 2)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / f"sticky-scrolled-{size}.png"))
+        assert problems == [], "\n".join(problems)
     finally:
         context.close()

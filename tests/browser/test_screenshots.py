@@ -39,6 +39,9 @@ def enter_recommended(page, tests, values) -> None:
 
 def shot(page, name: str, size: str) -> Path:
     path = OUT / f"{name}-{size}.png"
+    # From the top: a full-page capture of a page scrolled on load (to its focused field) draws
+    # the sticky cost bar where the window was, over the advice, which no clinician sees.
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(path), full_page=True)
     return path
 
