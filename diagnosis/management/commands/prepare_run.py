@@ -1,6 +1,6 @@
-"""bin/run's set-up in one process: migrate, demo data and models, static files.
+"""bin/run's set-up in one process: migrate, demo data and models, static files, demo logins.
 
-One Django start instead of three: on a busy 2-core machine each start (Django, numpy,
+One Django start instead of four: on a busy 2-core machine each start (Django, numpy,
 scikit-learn imported) cost seconds of the second start's budget.  collectstatic (hashing and
 compressing every asset, plotly.js among them: 108 s on the loaded machine) runs only when the
 assets changed since the last run.
@@ -15,6 +15,8 @@ from django.conf import settings
 from django.contrib.staticfiles.finders import get_finders
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+
+from diagnosis.management.commands.load_demo_data import demo_logins
 
 STAMP_NAME = ".collected-sources"
 
@@ -39,7 +41,23 @@ class Command(BaseCommand):
         "they changed."
     )
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--logins-fd",
+            type=int,
+            default=None,
+            help="Also write the demo logins (manage.py demo_logins) to this open file "
+            "descriptor, for bin/run's banner.",
+        )
+
     def handle(self, *args, **options):
+        self._prepare()
+        if options["logins_fd"] is not None:
+            with os.fdopen(options["logins_fd"], "w") as out:
+                for line in demo_logins():
+                    out.write(line + "\n")
+
+    def _prepare(self) -> None:
         self._step("migrating the database", "migrate", "--noinput")
         self._step(
             "demo users, datasets and models",
