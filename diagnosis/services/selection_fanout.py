@@ -24,6 +24,7 @@ from datetime import timedelta
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from learners.selection import CostSelectedClassifier, FoldCosts
@@ -100,18 +101,25 @@ def send(rows: list[CandidateMeasurement]) -> int:
 def claim(*, measurement_id: int, worker: str) -> CandidateMeasurement | None:
     """Claim a waiting candidate of a running training, or None (taken, done, or its
     training no longer running)."""
+    running = TrainedModel.objects.filter(
+        status=TrainedModel.RUNNING, candidate_measurements__pk=measurement_id
+    ).exists()
+    if not running:
+        return None
+    # The row's own columns only: a condition through a join makes Django update by
+    # "id IN (subquery)", which PostgreSQL does not re-check against a row another worker
+    # claimed meanwhile, and both claims would win.
     claimed = CandidateMeasurement.objects.filter(
-        pk=measurement_id,
-        status=CandidateMeasurement.PENDING,
-        trained_model__status=TrainedModel.RUNNING,
+        pk=measurement_id, status=CandidateMeasurement.PENDING
     ).update(
-        status=CandidateMeasurement.RUNNING, claimed_by=worker[:200], heartbeat_at=timezone.now()
+        status=CandidateMeasurement.RUNNING,
+        claimed_by=worker[:200],
+        heartbeat_at=timezone.now(),
+        attempts=F("attempts") + 1,
     )
     if not claimed:
         return None
-    row = CandidateMeasurement.objects.get(pk=measurement_id)
-    CandidateMeasurement.objects.filter(pk=row.pk).update(attempts=row.attempts + 1)
-    return row
+    return CandidateMeasurement.objects.get(pk=measurement_id)
 
 
 def release(row: CandidateMeasurement) -> None:

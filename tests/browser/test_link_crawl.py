@@ -3,6 +3,11 @@ home page (and the admin's) for each role, with a model of every learner family 
 tree, ACT, DTMC, the conditioned-loss model, a forest, a boosted ensemble, the selector), an
 open and a closed case on each, an experiment, a draft, a retired, a queued and a failed model.
 
+After the crawl, one screen of each kind that the clinician, the lead and the model admin
+reached (each model's own pages kept apart: families draw differently) is drawn in Chromium at
+1366x768 and 820x1180 and checked with tests/browser/overflow.js: nothing wider than its
+container.
+
 The pages are fetched through Playwright's request context (the links are all built by the
 server: no script makes one), following each redirect itself; a GET form is submitted with its
 default values.  Every 5xx, and every 403 or 404 a screen links to (a dead end: a link its
@@ -42,6 +47,12 @@ LOG: list[str] = []
 CRAWL_LOG = Path(__file__).resolve().parents[2] / "var" / "link-crawl.tsv"
 #: Where each role starts: the home page, and the admin's (a staff member's home).
 START = ("/", "/admin/")
+#: HTML pages answered 200, per role: the screens the fit pass draws at both widths.
+SCREENS: dict[str, list[str]] = {}
+#: The roles whose screens are drawn (between them, every app screen the crawl reaches).
+DRAWN_ROLES = ("clinician", "lead clinician", "model admin (staff)")
+SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
+OVERFLOW_JS = (Path(__file__).with_name("overflow.js")).read_text(encoding="utf-8")
 
 
 class _Links(HTMLParser):
@@ -159,6 +170,8 @@ def crawl(
             found = [response.headers["location"]]
         elif "text/html" in response.headers.get("content-type", ""):
             found = _links(response.text())
+            if response.status == 200:
+                SCREENS.setdefault(role, []).append(url)
         for href in found:
             target = urljoin(origin + url, href.strip())
             parts = urlsplit(target)
@@ -387,33 +400,43 @@ def _state() -> dict:
     }
 
 
-def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
-    """Every role's crawl of every family's screens: no 5xx, no link to a 403/404, no GET write."""
+def _screen_kind(path: str, query: str) -> str:
+    """One screen of each kind: ids and values are not kinds (a model page is one, whichever
+    model; a case with ``?test=`` another), but each model keeps its own (families differ)."""
+    head = re.match(r"^/models/\d+/", path)
+    start = head.group(0) if head else ""
+    keys = ",".join(sorted({k for k, _ in parse_qsl(query, keep_blank_values=True)}))
+    return start + re.sub(r"\d+", "N", path[len(start) :]) + "?" + keys
+
+
+def _sign_in(context, user, host: str) -> None:
+    """The context carries ``user``'s session (None: anonymous)."""
     from django.conf import settings
     from django.test import Client
 
+    if user is None:
+        return
+    client = Client()
+    client.force_login(user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": session, "domain": host, "path": "/"}]
+    )
+
+
+def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
+    """Every role's crawl of every family's screens: no 5xx, no link to a 403/404, no GET write;
+    then one screen of each kind, drawn at 1366x768 and 820x1180, overflows nothing."""
     failures: list[str] = []
     LOG.clear()
+    SCREENS.clear()
     before = _state()
     host = urlsplit(live_server.url).hostname
     for role, user in world.items():
         started = time.monotonic()
         context = chromium.new_context(base_url=live_server.url)
         try:
-            if user is not None:
-                client = Client()
-                client.force_login(user)
-                session = client.cookies[settings.SESSION_COOKIE_NAME].value
-                context.add_cookies(
-                    [
-                        {
-                            "name": settings.SESSION_COOKIE_NAME,
-                            "value": session,
-                            "domain": host,
-                            "path": "/",
-                        }
-                    ]
-                )
+            _sign_in(context, user, host)
             typed = _diagram_urls() if role == "clinician" else ()
             found, stats = crawl(context.request, live_server.url, role, typed)
         finally:
@@ -426,3 +449,37 @@ def test_every_link_of_every_screen_answers_without_a_server_error(chromium, liv
     changed = [name for name in before if before[name] != after[name]]
     assert changed == [], f"a GET changed {changed}"
     assert failures == [], f"{len(failures)} server errors:\n" + "\n".join(failures)
+
+    # Every kind of app screen the crawl reached, drawn at both widths: nothing wider than
+    # its container (the overflow check of test_screens_fit, on the screens it does not visit).
+    overflowing: list[str] = []
+    drawn = 0
+    kinds: dict[str, tuple[str, str]] = {}  # kind -> (the first role that reached it, URL)
+    for role in DRAWN_ROLES:
+        for url in SCREENS.get(role, []):
+            parts = urlsplit(url)
+            if not parts.path.startswith("/admin/"):  # the admin is Django's own layout
+                kinds.setdefault(_screen_kind(parts.path, parts.query), (role, url))
+    for role in DRAWN_ROLES:
+        urls = [url for first, url in kinds.values() if first == role]
+        for size, (width, height) in SIZES.items():
+            context = chromium.new_context(
+                base_url=live_server.url, viewport={"width": width, "height": height}
+            )
+            try:
+                _sign_in(context, world[role], host)
+                page = context.new_page()
+                for url in urls:
+                    page.goto(url, wait_until="load", timeout=120_000)
+                    for figure in page.locator("[data-figure]").all():
+                        figure.locator(".main-svg").first.wait_for(timeout=60_000)
+                    drawn += 1
+                    overflowing += [
+                        f"{url} as {role} at {size}: {problem}"
+                        for problem in page.evaluate(OVERFLOW_JS)
+                    ]
+            finally:
+                context.close()
+    print(f"screens drawn for the fit check: {drawn}")
+    assert drawn >= 40, f"only {drawn} screens drawn: did the crawl reach the app's screens?"
+    assert overflowing == [], f"{len(overflowing)} overflows:\n" + "\n".join(overflowing)

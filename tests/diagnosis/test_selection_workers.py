@@ -87,7 +87,9 @@ def test_candidates_are_measured_by_a_second_worker_and_the_choice_uses_them(mod
     assert trained.status == TrainedModel.SUCCEEDED, trained.error
     rows = list(CandidateMeasurement.objects.filter(trained_model=trained))
     assert rows and all(row.status == CandidateMeasurement.DONE for row in rows)
-    assert all(row.attempts == 1 for row in rows), [(r.candidate, r.attempts) for r in rows]
+    assert all(row.attempts == 1 for row in rows), [
+        (r.candidate, r.attempts, r.claimed_by, r.finished_at) for r in rows
+    ]
     elsewhere = [row.candidate for row in rows if row.claimed_by != COORDINATOR]
     assert elsewhere, "the experiments worker measured no candidate"
     assert all("measurer" in row.claimed_by for row in rows if row.candidate in elsewhere)
