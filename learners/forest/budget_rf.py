@@ -122,6 +122,22 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     validation_fraction : float in (0, 1), default 0.3
         Share of the training cases held out (stratified) to measure the
         budget and choose alpha; the trees learn from the rest.
+    min_copy_weight : float >= 0, default 1.0
+        How far a case with a missing value is split between the branches
+        while a tree grows (beyond the paper, which is silent on missing
+        values).  Such a case goes down both branches of a split on the
+        missing test with the known cases' shares (C4.5's fractional copies)
+        while its copy at the node weighs at least ``min_copy_weight`` cases;
+        a lighter copy goes down one branch, drawn with those shares, keeping
+        its weight (each branch gets the same weight in expectation).  0:
+        every copy is split (exact C4.5): a case missing the test a tree
+        keeps cutting is then copied into nearly every node, and a tree takes
+        time in nodes x cases (100,000 patients did not fit in 25 minutes,
+        issue 29).  The default, one case (the weight ``_MIN_IMPURE_WEIGHT``
+        also uses), splits a whole case once and sends its copies on alone:
+        at most about ``2 c / min_copy_weight`` copies of a case of weight
+        ``c`` at any depth.  Prediction and the policy walk every branch by
+        share as before; only growing changes, and only with missing values.
     probability : {"frequency", "laplace", "laplace_leaves"}, default "frequency"
         The belief from the summed leaf class weights: their frequency (the
         paper's confidence) or with Laplace's correction; "laplace_leaves":
@@ -184,6 +200,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         power=[Interval(Real, 2, 10, closed="both")],
         max_trees=[Interval(Integral, 1, 1000, closed="both")],
         validation_fraction=[Interval(Real, 0, 1, closed="neither")],
+        min_copy_weight=[Interval(Real, 0, None, closed="left")],
         probability=[StrOptions(set(_SMOOTHING))],
         progress_callback=[callable, None],
     )
@@ -204,6 +221,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         power=2.0,
         max_trees=40,
         validation_fraction=0.3,
+        min_copy_weight=1.0,
         probability="frequency",
         progress_callback=None,
     ):
@@ -218,6 +236,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         self.power = power
         self.max_trees = max_trees
         self.validation_fraction = validation_fraction
+        self.min_copy_weight = min_copy_weight
         self.probability = probability
         self.progress_callback = progress_callback
 
@@ -338,6 +357,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     True,
                     columns,
                     _MIN_IMPURE_WEIGHT,
+                    float(self.min_copy_weight),
                 )
             )
             tree_counts = walks.add(tree, X_valid, self._leaf_values(tree))
