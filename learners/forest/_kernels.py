@@ -896,7 +896,7 @@ def forest_acquisition_added(
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _descend(X, r, node, f, here, threshold, edge_start, child, branch_weight, nodes, shares, top):
     """Push the children row ``r`` reaches from inner node ``node`` (test ``f``, the row's
     share ``here`` > 0) onto the stacks ``nodes`` / ``shares`` above ``top``; returns the new
