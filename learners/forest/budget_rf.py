@@ -170,7 +170,8 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     Where the paper and ALGORITHMS.md leave choices open: the random stumps'
     thresholds are the values of randomly drawn cases of the node (stored
     halfway to the next larger value); a missing value goes down both
-    branches with the known cases' shares; the price ``c(t)`` a split is
+    branches with the known cases' shares (while growing, only while the
+    case's copy weighs at least ``min_copy_weight``; see there); the price ``c(t)`` a split is
     ranked with is the test's marginal price on the path (group discounts,
     derived tests), and a test re-read lower in a tree ranks at its own price
     with nothing done, the paper's fixed ``c(t)`` (at its marginal price, 0,
