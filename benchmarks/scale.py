@@ -164,7 +164,9 @@ def budget_rf_costs(keys: list[str]) -> None:
             )
 
 
-def budget_rf_missing_copies(keys: list[str], exact: float = 0.0, seeds: int = 1) -> None:
+def budget_rf_missing_copies(
+    keys: list[str], exact: float = 0.0, seeds: int = 1, weight: float | None = None
+) -> None:
     """BudgetRF at its defaults against the same with ``min_copy_weight=exact`` (every copy of
     a case with a missing value split, C4.5's fractional cases) on 3 stratified folds (seed 0)
     of known datasets, uniform error costs 100 and 1000: each fold's mean held-out total cost
@@ -176,7 +178,7 @@ def budget_rf_missing_copies(keys: list[str], exact: float = 0.0, seeds: int = 1
     from learners import BudgetRFClassifier, evaluate
     from learners.evaluation import make_folds
 
-    default = BudgetRFClassifier().get_params()["min_copy_weight"]
+    default = BudgetRFClassifier().get_params()["min_copy_weight"] if weight is None else weight
     for key in keys:
         data = load_known(key, binary=True) if key == "heart" else load_known(key)
         k = len(np.unique(data.y))
@@ -210,7 +212,7 @@ def budget_rf_missing_copies(keys: list[str], exact: float = 0.0, seeds: int = 1
             se = d.std(ddof=1) / np.sqrt(d.size)
             print(
                 f"{key} ({missing:.1%} missing) mc {mc:g}{seeds_note}: fold mean total "
-                f"exact / default {'; '.join(line)}; paired default - exact "
+                f"exact / {default:g} {'; '.join(line)}; paired {default:g} - exact "
                 f"{d.mean():+.2f} (se {se:.2f}); fit cpu {cpu[exact]:.1f} / {cpu[default]:.1f} s",
                 flush=True,
             )
@@ -239,6 +241,11 @@ def main(argv=None) -> None:
         help="instead: BudgetRF's default min_copy_weight against 0 (exact) on 3 folds",
     )
     parser.add_argument(
+        "--copy-weight",
+        type=float,
+        help="min_copy_weight compared with 0 (default: the estimator's default)",
+    )
+    parser.add_argument(
         "--rf-seeds", type=int, default=1, help="forests per fold for --budget-rf-missing-copies"
     )
     parser.add_argument(
@@ -250,7 +257,9 @@ def main(argv=None) -> None:
         print(json.dumps(child(name, int(n), int(seed), args.n_jobs)))
         return
     if args.budget_rf_missing_copies:
-        budget_rf_missing_copies(args.budget_rf_missing_copies.split(","), seeds=args.rf_seeds)
+        budget_rf_missing_copies(
+            args.budget_rf_missing_copies.split(","), seeds=args.rf_seeds, weight=args.copy_weight
+        )
         return
     if args.budget_rf_costs:
         budget_rf_costs(args.budget_rf_costs.split(","))
@@ -275,9 +284,7 @@ def main(argv=None) -> None:
         print(header)
         base = None
         for name in [TREE, *names]:
-            result = run_one(
-                name, n, args.seed, args.time_limit, args.memory_limit_gb, args.n_jobs
-            )
+            result = run_one(name, n, args.seed, args.time_limit, args.memory_limit_gb, args.n_jobs)
             if "error" in result:
                 print(f"{name:<26} {n:>9,} {result['error']}", flush=True)
                 continue

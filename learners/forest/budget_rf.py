@@ -122,7 +122,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     validation_fraction : float in (0, 1), default 0.3
         Share of the training cases held out (stratified) to measure the
         budget and choose alpha; the trees learn from the rest.
-    min_copy_weight : float >= 0, default 1.0
+    min_copy_weight : float >= 0, default 0.01
         How far a case with a missing value is split between the branches
         while a tree grows (beyond the paper, which is silent on missing
         values).  Such a case goes down both branches of a split on the
@@ -133,11 +133,14 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         every copy is split (exact C4.5): a case missing the test a tree
         keeps cutting is then copied into nearly every node, and a tree takes
         time in nodes x cases (100,000 patients did not fit in 25 minutes,
-        issue 29).  The default, one case (the weight ``_MIN_IMPURE_WEIGHT``
-        also uses), splits a whole case once and sends its copies on alone:
-        at most about ``2 c / min_copy_weight`` copies of a case of weight
-        ``c`` at any depth.  Prediction and the policy walk every branch by
-        share as before; only growing changes, and only with missing values.
+        issue 29).  With ``min_copy_weight`` w a case of weight ``c`` is at
+        most about ``2 c / w`` copies at any depth.  The default, a hundredth
+        of a case, gave every held-out case of hepatitis and pima (the
+        benchmark data with missing values) the cost 0 gives, on 3 folds x 5
+        seeds, while 1 (a whole case split once) cost more there
+        (``benchmarks/README.md``, ``scale.py --budget-rf-missing-copies``).  Prediction and the policy
+        walk every branch by share as before; only growing changes, and only
+        with missing values.
     probability : {"frequency", "laplace", "laplace_leaves"}, default "frequency"
         The belief from the summed leaf class weights: their frequency (the
         paper's confidence) or with Laplace's correction; "laplace_leaves":
@@ -222,7 +225,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         power=2.0,
         max_trees=40,
         validation_fraction=0.3,
-        min_copy_weight=1.0,
+        min_copy_weight=0.01,
         probability="frequency",
         progress_callback=None,
     ):
