@@ -138,9 +138,9 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         of a case, gave every held-out case of hepatitis and pima (the
         benchmark data with missing values) the cost 0 gives, on 3 folds x 5
         seeds, while 1 (a whole case split once) cost more there
-        (``benchmarks/README.md``, ``scale.py --budget-rf-missing-copies``).  Prediction and the policy
-        walk every branch by share as before; only growing changes, and only
-        with missing values.
+        (``benchmarks/README.md``, ``scale.py --budget-rf-missing-copies``).
+        Prediction and the policy walk every branch by share as before; only
+        growing changes, and only with missing values.
     probability : {"frequency", "laplace", "laplace_leaves"}, default "frequency"
         The belief from the summed leaf class weights: their frequency (the
         paper's confidence) or with Laplace's correction; "laplace_leaves":
