@@ -285,6 +285,7 @@ def grow_greedy_tree(
     skip_losers=True,
     columns=None,
     min_impure_weight=0.0,
+    min_copy_weight=0.0,
 ):
     """GreedyTree on the rows with positive ``weights``; returns flat node arrays.
 
@@ -304,6 +305,14 @@ def grow_greedy_tree(
     judged: the same tree, faster (``False``: judge every feature, for tests).
     ``columns``: :func:`describe_columns` of ``X`` when the caller has it
     (None: computed here).
+    A case whose value of the split feature is missing goes down both branches with the
+    known cases' shares (C4.5's fractional copies) while its copy here weighs at least
+    ``min_copy_weight``; a lighter copy goes down one branch, drawn with the same shares,
+    keeping its whole weight (the same weight on each side in expectation).  0, the
+    default, splits every copy (down to ``MIN_WEIGHT``): then a case missing the feature
+    a tree keeps cutting is copied into nearly every node, and growing a tree takes time
+    in nodes x cases (issue 29); with ``min_copy_weight`` w a case of weight c is at most
+    about ``2 c / w`` copies at any depth.
 
     Returns ``(feature, threshold, left, right, left_share, class_weight)``
     indexed by node id (root 0, children numbered after their parent).
@@ -316,6 +325,7 @@ def grow_greedy_tree(
         XT, two_valued, complete, low_values, high_values = columns
     values = np.empty(n)
     known = np.empty(n, dtype=np.int64)
+    side = np.zeros(n, dtype=np.int8)
     cuts = np.empty(81)
     hist = np.empty((81, n_classes))
     hist_n = np.empty(81, dtype=np.int64)
@@ -424,8 +434,16 @@ def grow_greedy_tree(
         for i in range(idx.shape[0]):
             v = XT[best_f, idx[i]]
             if np.isnan(v):
-                n_left += 1
-                n_right += 1
+                if wt[i] >= min_copy_weight:
+                    side[i] = 0  # both branches, by share
+                    n_left += 1
+                    n_right += 1
+                elif np.random.random() < best_share:
+                    side[i] = 1  # a light copy: one branch, drawn by share, whole weight
+                    n_left += 1
+                else:
+                    side[i] = 2
+                    n_right += 1
             elif v <= cut:
                 n_left += 1
             else:
@@ -438,7 +456,15 @@ def grow_greedy_tree(
         b = 0
         for i in range(idx.shape[0]):
             v = XT[best_f, idx[i]]
-            if np.isnan(v):
+            if np.isnan(v) and side[i] == 1:
+                l_idx[a] = idx[i]
+                l_wt[a] = wt[i]
+                a += 1
+            elif np.isnan(v) and side[i] == 2:
+                r_idx[b] = idx[i]
+                r_wt[b] = wt[i]
+                b += 1
+            elif np.isnan(v):
                 if wt[i] * best_share >= MIN_WEIGHT:
                     l_idx[a] = idx[i]
                     l_wt[a] = wt[i] * best_share
@@ -871,16 +897,44 @@ def forest_acquisition_added(
 
 
 @njit(cache=True, nogil=True)
+def _descend(X, r, node, f, here, threshold, edge_start, child, branch_weight, nodes, shares, top):
+    """Push the children row ``r`` reaches from inner node ``node`` (test ``f``, the row's
+    share ``here`` > 0) onto the stacks ``nodes`` / ``shares`` above ``top``; returns the new
+    top.
+
+    The one share walk of :func:`walk_rows` and :func:`walk_counts`, the arithmetic of
+    :func:`learners.tree._structure_kernels.numeric_node_mass`: a known value sends the whole
+    share down the edge it takes (``here * 1``), a missing one ``here * (0 + branch_weight)``
+    down every edge (the left child on top: walked first).
+    """
+    first = edge_start[node]
+    value = X[r, f]
+    if value != value:
+        nodes[top] = child[first + 1]
+        shares[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
+        nodes[top + 1] = child[first]
+        shares[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
+        return top + 2
+    if value <= threshold[node]:
+        nodes[top] = child[first]
+        shares[top] = 0.0 + here * 1.0
+    else:
+        nodes[top] = child[first + 1]
+        shares[top] = 0.0 + here * 1.0
+    return top + 1
+
+
+@njit(cache=True, nogil=True)
 def walk_rows(
     X, feature, threshold, edge_start, child, branch_weight, leaf_row, reached, leaf_mass
 ):
     """Which nodes each row of ``X`` reaches, and its share at each leaf, without the dense table.
 
     The same arithmetic as :func:`learners.tree._structure_kernels.numeric_node_mass` (the
-    compiled copy of :meth:`TreeStructure.node_mass` for numeric splits), row by row: a known
-    value sends the row's whole share down the edge it takes (``here * 1``), a missing one
-    ``here * (0 + branch_weight)`` down every edge, and a node with share 0 is not walked on.
-    Instead of the ``(n_nodes, n_rows)`` table it writes
+    compiled copy of :meth:`TreeStructure.node_mass` for numeric splits), row by row
+    (:func:`_descend`): a known value sends the row's whole share down the edge it takes
+    (``here * 1``), a missing one ``here * (0 + branch_weight)`` down every edge, and a node
+    with share 0 is not walked on.  Instead of the ``(n_nodes, n_rows)`` table it writes
 
     - ``reached[node]``: bit ``r`` set when row ``r``'s share there is > 0, packed as
       ``np.packbits(node_mass(X) > 0, axis=1)`` packs it;
@@ -911,31 +965,20 @@ def walk_rows(
                 continue
             if here == 0.0:
                 continue
-            first = edge_start[node]
-            value = X[r, f]
-            if value != value:
-                node_stack[top] = child[first + 1]
-                share_stack[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
-                node_stack[top + 1] = child[first]
-                share_stack[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
-                top += 2
-            elif value <= threshold[node]:
-                node_stack[top] = child[first]
-                share_stack[top] = 0.0 + here * 1.0
-                top += 1
-            else:
-                node_stack[top] = child[first + 1]
-                share_stack[top] = 0.0 + here * 1.0
-                top += 1
+            top = _descend(
+                X, r, node, f, here, threshold, edge_start, child, branch_weight,
+                node_stack, share_stack, top,
+            )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def walk_counts(X, feature, threshold, edge_start, child, branch_weight, class_weight, counts):
     """Add each row's leaf class weights in one tree, mixed by its shares, to ``counts[row]``.
 
-    :func:`walk_rows`' walk (the same shares), summing ``share * class_weight[leaf]`` as it
-    reaches each leaf instead of writing a ``(leaves, rows)`` table: memory grows with the
-    rows times the classes, never with the leaves times the rows.
+    :func:`walk_rows`' walk (:func:`_descend`, the same shares), summing
+    ``share * class_weight[leaf]`` as it reaches each leaf instead of writing a
+    ``(leaves, rows)`` table: memory grows with the rows times the classes, never with the
+    leaves times the rows.
     """
     n_nodes = feature.shape[0]
     n_classes = class_weight.shape[1]
@@ -957,19 +1000,7 @@ def walk_counts(X, feature, threshold, edge_start, child, branch_weight, class_w
                 continue
             if here == 0.0:
                 continue
-            first = edge_start[node]
-            value = X[r, f]
-            if value != value:
-                node_stack[top] = child[first + 1]
-                share_stack[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
-                node_stack[top + 1] = child[first]
-                share_stack[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
-                top += 2
-            elif value <= threshold[node]:
-                node_stack[top] = child[first]
-                share_stack[top] = 0.0 + here * 1.0
-                top += 1
-            else:
-                node_stack[top] = child[first + 1]
-                share_stack[top] = 0.0 + here * 1.0
-                top += 1
+            top = _descend(
+                X, r, node, f, here, threshold, edge_start, child, branch_weight,
+                node_stack, share_stack, top,
+            )  # fmt: skip

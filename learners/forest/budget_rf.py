@@ -122,6 +122,25 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     validation_fraction : float in (0, 1), default 0.3
         Share of the training cases held out (stratified) to measure the
         budget and choose alpha; the trees learn from the rest.
+    min_copy_weight : float >= 0, default 0.01
+        How far a case with a missing value is split between the branches
+        while a tree grows (beyond the paper, which is silent on missing
+        values).  Such a case goes down both branches of a split on the
+        missing test with the known cases' shares (C4.5's fractional copies)
+        while its copy at the node weighs at least ``min_copy_weight`` cases;
+        a lighter copy goes down one branch, drawn with those shares, keeping
+        its weight (each branch gets the same weight in expectation).  0:
+        every copy is split (exact C4.5): a case missing the test a tree
+        keeps cutting is then copied into nearly every node, and a tree takes
+        time in nodes x cases (100,000 patients did not fit in 25 minutes,
+        issue 29).  With ``min_copy_weight`` w a case of weight ``c`` is at
+        most about ``2 c / w`` copies at any depth.  The default, a hundredth
+        of a case, gave every held-out case of hepatitis and pima (the
+        benchmark data with missing values) the cost 0 gives, on 3 folds x 5
+        seeds, while 1 (a whole case split once) cost more there
+        (``benchmarks/README.md``, ``scale.py --budget-rf-missing-copies``).
+        Prediction and the policy walk every branch by share as before; only
+        growing changes, and only with missing values.
     probability : {"frequency", "laplace", "laplace_leaves"}, default "frequency"
         The belief from the summed leaf class weights: their frequency (the
         paper's confidence) or with Laplace's correction; "laplace_leaves":
@@ -154,7 +173,8 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
     Where the paper and ALGORITHMS.md leave choices open: the random stumps'
     thresholds are the values of randomly drawn cases of the node (stored
     halfway to the next larger value); a missing value goes down both
-    branches with the known cases' shares; the price ``c(t)`` a split is
+    branches with the known cases' shares (while growing, only while the
+    case's copy weighs at least ``min_copy_weight``; see there); the price ``c(t)`` a split is
     ranked with is the test's marginal price on the path (group discounts,
     derived tests), and a test re-read lower in a tree ranks at its own price
     with nothing done, the paper's fixed ``c(t)`` (at its marginal price, 0,
@@ -184,6 +204,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         power=[Interval(Real, 2, 10, closed="both")],
         max_trees=[Interval(Integral, 1, 1000, closed="both")],
         validation_fraction=[Interval(Real, 0, 1, closed="neither")],
+        min_copy_weight=[Interval(Real, 0, None, closed="left")],
         probability=[StrOptions(set(_SMOOTHING))],
         progress_callback=[callable, None],
     )
@@ -204,6 +225,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         power=2.0,
         max_trees=40,
         validation_fraction=0.3,
+        min_copy_weight=0.01,
         probability="frequency",
         progress_callback=None,
     ):
@@ -218,6 +240,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         self.power = power
         self.max_trees = max_trees
         self.validation_fraction = validation_fraction
+        self.min_copy_weight = min_copy_weight
         self.probability = probability
         self.progress_callback = progress_callback
 
@@ -338,6 +361,7 @@ class BudgetRFClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
                     True,
                     columns,
                     _MIN_IMPURE_WEIGHT,
+                    float(self.min_copy_weight),
                 )
             )
             tree_counts = walks.add(tree, X_valid, self._leaf_values(tree))

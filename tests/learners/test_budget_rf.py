@@ -341,6 +341,7 @@ def test_budget_below_the_cheapest_test_is_refused_clearly():
         ({"alpha": -2.0}, "alpha"),
         ({"max_trees": 0}, "max_trees"),
         ({"validation_fraction": 1.0}, "validation_fraction"),
+        ({"min_copy_weight": -0.5}, "min_copy_weight"),
     ],
 )
 def test_bad_parameters_name_the_parameter(params, name):

@@ -64,6 +64,25 @@ def test_copies_of_a_case_with_a_missing_value_do_not_split_a_node_on_their_own(
     assert exploded[0].shape[0] > 5 * grown[0].shape[0]
 
 
+def test_light_copies_of_a_case_with_a_missing_value_go_down_one_branch_whole():
+    """min_copy_weight: on complete data the tree is the same whatever it is; with missing
+    values every class keeps its whole training weight in the leaves (a light copy goes down
+    one branch with all of it)."""
+    X, y, costs = synthetic_patients(2000)
+    weights = np.ones(X.shape[0])
+    prices = encode_prices(costs)
+    args = (y, weights, 2, 0, 0.0, 2.0, prices, 3, 1e-9, True, None, 1.0)
+    complete = np.nan_to_num(X)
+    exact = grow_greedy_tree(complete, *args, 0.0)
+    for weight in (1.0, 1e9):
+        bounded = grow_greedy_tree(complete, *args, weight)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(exact, bounded, strict=True))
+    truth = np.bincount(y, minlength=2).astype(float)
+    bounded = grow_greedy_tree(X, *args, 1.0)
+    leaves = bounded[-1][bounded[0] < 0]
+    assert np.allclose(leaves.sum(axis=0), truth, rtol=1e-12)
+
+
 def test_laplace_leaves_average_each_trees_laplace_probabilities():
     """probability="laplace_leaves": the belief is the mean over the trees of each reached
     leaf's (n_c + 1) / (n + K), computed here by hand from the trees' own leaves."""
