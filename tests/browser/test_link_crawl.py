@@ -53,6 +53,8 @@ SCREENS: dict[str, list[str]] = {}
 DRAWN_ROLES = ("clinician", "lead clinician", "model admin (staff)")
 SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
 OVERFLOW_JS = (Path(__file__).with_name("overflow.js")).read_text(encoding="utf-8")
+#: Where the drawn screens are kept as PNGs, when asked for (SCREENSHOT_DIR).
+SHOTS = Path(os.environ["SCREENSHOT_DIR"]) if os.environ.get("SCREENSHOT_DIR") else None
 
 
 class _Links(HTMLParser):
@@ -474,6 +476,12 @@ def test_every_link_of_every_screen_answers_without_a_server_error(chromium, liv
                     for figure in page.locator("[data-figure]").all():
                         figure.locator(".main-svg").first.wait_for(timeout=60_000)
                     drawn += 1
+                    if SHOTS is not None:  # to look at: SCREENSHOT_DIR=... bin/test this file
+                        SHOTS.mkdir(parents=True, exist_ok=True)
+                        page.evaluate("window.scrollTo(0, 0)")
+                        name = re.sub(r"[^A-Za-z0-9]+", "-", url).strip("-") or "home"
+                        shot = SHOTS / f"crawl-{name}-{size}.png"
+                        page.screenshot(path=str(shot), full_page=True)
                     overflowing += [
                         f"{url} as {role} at {size}: {problem}"
                         for problem in page.evaluate(OVERFLOW_JS)
