@@ -144,16 +144,16 @@ def kill_worker(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def wait_until_finished(trained: TrainedModel, log: Path) -> TrainedModel:
-    deadline = time.monotonic() + TIMEOUT
+def wait_until_finished(trained: TrainedModel, log: Path, timeout: float = TIMEOUT) -> TrainedModel:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         trained.refresh_from_db()
         if trained.is_finished:
             return trained
         time.sleep(0.5)
     pytest.fail(
-        f"training {trained.pk} still {trained.status} after {TIMEOUT}s; worker log:\n"
-        + log.read_text(errors="replace")[-3000:]
+        f"training {trained.pk} still {trained.status} ({trained.progress_message}) after "
+        f"{timeout:g}s; worker log:\n" + log.read_text(errors="replace")[-3000:]
     )
 
 

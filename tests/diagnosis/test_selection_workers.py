@@ -6,14 +6,13 @@ worker machine added for experiments would.  Both run against the test database 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from celery_workers import (
     require_services,
     start_worker,
     stop_worker,
+    wait_until_finished,
     worker_database_url,
     xor_dataset,
 )
@@ -26,20 +25,6 @@ from learners import model_from_json
 from learners.selection import FoldCosts
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
-
-
-def _wait_until_finished(trained: TrainedModel, log, timeout: float = 600) -> TrainedModel:
-    """Sixteen candidates on five folds, three times: longer than one learner's training."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        trained.refresh_from_db()
-        if trained.is_finished:
-            return trained
-        time.sleep(0.5)
-    pytest.fail(
-        f"training still {trained.status}: {trained.progress_message}; log:\n"
-        + log.read_text(errors="replace")[-3000:]
-    )
 
 
 def _purge():
@@ -80,7 +65,8 @@ def test_candidates_are_measured_by_a_second_worker_and_the_choice_uses_them(mod
             params={},
             error_matrix=dataset.error_matrices.get(),
         )
-        trained = _wait_until_finished(trained, trainer_log)
+        # sixteen candidates on five folds, three times: longer than one learner's training
+        trained = wait_until_finished(trained, trainer_log, timeout=600)
     finally:
         stop_worker(trainer)
         stop_worker(measurer)
