@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 
@@ -40,6 +41,11 @@ __all__ = ["BoostingClassifier"]
 
 #: Most trials a model may ask for (a document is refused beyond it).
 MAX_TRIALS = 10_000
+
+
+#: The largest vote a fit can give: AdaBoost's ``1/2 ln((1 - eps) / eps)`` at the smallest
+#: positive error a float holds.  A document's vote above it is refused on load.
+MAX_ALPHA = 0.5 * math.log(1.0 / float(np.finfo(float).tiny))
 
 
 class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassifier):
@@ -526,6 +532,12 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
         )
         if not (alphas > 0).all():
             raise document.ModelDocumentError(f"{where}.alphas: every vote must be positive")
+        if (alphas > MAX_ALPHA).any():
+            raise document.ModelDocumentError(
+                f"{where}.alphas: a vote above {MAX_ALPHA:.1f} cannot come from a fit "
+                "(1/2 ln((1 - eps) / eps) for the smallest error a float holds), and summing "
+                "such votes overflows"
+            )
         errors = document.read(
             state, "trial_errors", where, document.numbers, length=len(members), low=0.0
         )

@@ -146,7 +146,8 @@ def test_correct_a_value_on_the_screen(clinician, case):
     )
     page = text(response)
     assert "Value corrected" in page
-    assert "<s>15 mg/dl</s>" in page and "missed a zero" in page
+    # the replaced value is struck out (a number keeps its unit on its line: span.nowrap)
+    assert '<s><span class="nowrap">15 mg/dl</span></s>' in page and "missed a zero" in page
     assert "corrects step 1; no extra charge" in page
     assert response.context["state"].known == {step.test.index: 150.0}
 
