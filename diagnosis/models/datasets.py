@@ -65,6 +65,18 @@ class TestGroup(models.Model):
         return self.name
 
 
+def range_text(low: float | None, high: float | None, unit: str = "") -> str:
+    """A range in words: "40–400 mg/dl", "at least 21 years", "at most 3"; "" for no bound."""
+    unit = f" {unit}" if unit else ""
+    if low is not None and high is not None:
+        return f"{low:g}–{high:g}{unit}"
+    if low is not None:
+        return f"at least {low:g}{unit}"
+    if high is not None:
+        return f"at most {high:g}{unit}"
+    return ""
+
+
 class DiagnosticTest(models.Model):
     """One test (feature) of a dataset, with its price and how its result looks."""
 
@@ -180,15 +192,7 @@ class DiagnosticTest(models.Model):
 
     def plausible_text(self) -> str:
         """The plausible range in words ("40–400 mg/dl", "at least 21 years"), "" without one."""
-        unit = f" {self.unit}" if self.unit else ""
-        low, high = self.plausible_min, self.plausible_max
-        if low is not None and high is not None:
-            return f"{low:g}–{high:g}{unit}"
-        if low is not None:
-            return f"at least {low:g}{unit}"
-        if high is not None:
-            return f"at most {high:g}{unit}"
-        return ""
+        return range_text(self.plausible_min, self.plausible_max, self.unit)
 
     def choice_label(self, code: float | int | None, choices: list | None = None) -> str:
         """Label of a nominal code (the code itself when unknown).

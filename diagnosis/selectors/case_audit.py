@@ -17,6 +17,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import DiagnosisCase, DiagnosisStep
+from ..models.datasets import range_text
 from ..permissions import is_clinician, require_case_access
 from ..services.vocabulary import Vocabulary, vocabulary_of
 from . import raw_rows
@@ -168,15 +169,7 @@ def confirmed_range_text(step: DiagnosisStep) -> str:
     shown = step.plausible_range if step.implausible_confirmed else None
     if not isinstance(shown, dict):
         return ""
-    low, high = shown.get("min"), shown.get("max")
-    unit = f" {shown['unit']}" if shown.get("unit") else ""
-    if low is not None and high is not None:
-        return f"{low:g}–{high:g}{unit}"
-    if low is not None:
-        return f"at least {low:g}{unit}"
-    if high is not None:
-        return f"at most {high:g}{unit}"
-    return ""
+    return range_text(shown.get("min"), shown.get("max"), shown.get("unit") or "")
 
 
 def _step_text(step: DiagnosisStep, class_labels: list[str]) -> str:
