@@ -238,12 +238,7 @@ TRAINING_SEND_GRACE_SECONDS = float(os.environ.get("TRAINING_SEND_GRACE_SECONDS"
 TRAINING_RESEND_SECONDS = int(os.environ.get("TRAINING_RESEND_SECONDS", "900"))
 # A "let the data choose" training sends each candidate as a task to the experiments queue, so
 # every worker there takes a share; its own worker measures whatever is still waiting.
-SELECTION_FAN_OUT = os.environ.get("SELECTION_FAN_OUT", "true").lower() in (
-    "1",
-    "true",
-    "yes",
-    "on",
-)
+SELECTION_FAN_OUT = _flag("SELECTION_FAN_OUT", True)
 # Memory a training may take, in MB. A training whose up-front estimate (patients x tests x the
 # learner's factor, services/training_memory.py) is above it is refused before it starts; the
 # pool process fits under an address-space limit (RLIMIT_AS) of its size at the start of the

@@ -24,7 +24,7 @@ from datetime import timedelta
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from learners.selection import CostSelectedClassifier, FoldCosts
@@ -215,7 +215,8 @@ def measure_everywhere(
             (r for pk in waiting if (r := claim(measurement_id=pk, worker=COORDINATOR))), None
         )
         if row is not None:
-            progress(_share_done(trained), f"Measuring {row.candidate} ({_tally(trained)})")
+            share, tally = _progress(trained)
+            progress(share, f"Measuring {row.candidate} ({tally})")
             measure_claimed(row, estimator=estimator, X=X, y=y, heartbeat_seconds=heartbeat_seconds)
             continue
         stale = timezone.now() - timedelta(seconds=stale_seconds)
@@ -231,26 +232,31 @@ def measure_everywhere(
             .exists()
         ):
             break
-        progress(_share_done(trained), f"Waiting for other workers ({_tally(trained)})")
+        share, tally = _progress(trained)
+        progress(share, f"Waiting for other workers ({tally})")
         time.sleep(poll_seconds)
     measurements = {
         row.candidate: FoldCosts.from_dict(row.folds)
         for row in CandidateMeasurement.objects.filter(trained_model=trained, candidate__in=names)
     }
-    progress(_share_done(trained), f"Refitting the cheapest candidate ({_tally(trained)})")
+    share, tally = _progress(trained)
+    progress(share, f"Refitting the cheapest candidate ({tally})")
     return estimator.fit_measured(X, y, measurements)
 
 
-def _share_done(trained: TrainedModel) -> float:
-    rows = CandidateMeasurement.objects.filter(trained_model=trained)
-    total = rows.count()
-    return 0.0 if not total else rows.filter(status=CandidateMeasurement.DONE).count() / total
-
-
-def _tally(trained: TrainedModel) -> str:
-    """'5 of 16 candidates measured, 2 by other workers'."""
-    rows = CandidateMeasurement.objects.filter(trained_model=trained)
-    done = rows.filter(status=CandidateMeasurement.DONE)
-    elsewhere = done.exclude(claimed_by=COORDINATOR).count()
-    text = f"{done.count()} of {rows.count()} candidates measured"
-    return text + (f", {elsewhere} by other workers" if elsewhere else "")
+def _progress(trained: TrainedModel) -> tuple[float, str]:
+    """(share of candidates measured, "5 of 16 candidates measured, 2 by other workers"), from
+    one query."""
+    counts = CandidateMeasurement.objects.filter(trained_model=trained).aggregate(
+        total=Count("pk"),
+        done=Count("pk", filter=Q(status=CandidateMeasurement.DONE)),
+        elsewhere=Count(
+            "pk",
+            filter=Q(status=CandidateMeasurement.DONE) & ~Q(claimed_by=COORDINATOR),
+        ),
+    )
+    total, done, elsewhere = counts["total"], counts["done"], counts["elsewhere"]
+    text = f"{done} of {total} candidates measured"
+    if elsewhere:
+        text += f", {elsewhere} by other workers"
+    return (done / total if total else 0.0), text
