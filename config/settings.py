@@ -339,10 +339,11 @@ SIGN_IN_CONCURRENCY = int(os.environ.get("SIGN_IN_CONCURRENCY", "1"))
 SIGN_IN_QUEUE = int(os.environ.get("SIGN_IN_QUEUE", "2"))
 SIGN_IN_WAIT_SECONDS = float(os.environ.get("SIGN_IN_WAIT_SECONDS", "5"))
 SIGN_IN_RETRY_AFTER_SECONDS = float(os.environ.get("SIGN_IN_RETRY_AFTER_SECONDS", "5"))
-# The hashes run on SIGN_IN_CONCURRENCY threads per process with this nice (Linux, per thread):
-# a step wanting a core gets it first. 0 keeps the normal priority. benchmarks/sign_in_load, 100
-# sign-ins at once with 3 workers: concurrency 2 and nice 10 left the steps' p95 at 2.6-3.4x
-# their baseline, 1 and 19 at 2.0x, with as many signed in (README of benchmarks/).
+# The hashes run on SIGN_IN_CONCURRENCY threads per process with this nice and Linux's SCHED_IDLE
+# policy (per thread): a step wanting a core gets it first. 0 keeps the normal priority.
+# benchmarks/sign_in_load, 100 sign-ins at once with 3 workers on a loaded machine: concurrency 2
+# and nice 10 left the steps' p95 at 2.6-3.4x their baseline, 1 and 19 at 2.0x; on a quiet one,
+# nice 19 alone 1.84x, with SCHED_IDLE 1.04x and 1.67x (README of benchmarks/).
 SIGN_IN_HASH_NICE = int(os.environ.get("SIGN_IN_HASH_NICE", "19"))
 
 # Sessions end after SESSION_IDLE_MINUTES without a request, and when the browser closes.

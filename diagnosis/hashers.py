@@ -4,7 +4,8 @@ A sign-in spends about half a second of CPU on Django's PBKDF2.  A crowd of sign
 change) on the web workers' threads took the cores from the clinicians' steps: 100 sign-ins at
 once made the steps' p95 eleven times slower (``benchmarks/sign_in_load``).  Here the same hash
 (same algorithm name, iterations and result: stored passwords are unchanged) is computed on a
-small pool of threads of lowered CPU priority (``SIGN_IN_HASH_NICE``, Linux's per-thread nice),
+small pool of threads of lowered CPU priority (``SIGN_IN_HASH_NICE``, Linux's per-thread nice,
+and the SCHED_IDLE policy, under which a waking step preempts the hash at once),
 one pool per process with ``SIGN_IN_CONCURRENCY`` threads: when steps and sign-ins both want a
 core, the kernel gives it to the step; with no steps waiting the hashes run at full speed.  The
 request's thread waits for its hash without using the CPU (PBKDF2 runs in OpenSSL without
@@ -41,6 +42,13 @@ def _lower_priority() -> None:
         )
     except OSError as exc:
         log.warning("could not lower the password-hashing thread's priority: %s", exc)
+    if hasattr(os, "SCHED_IDLE"):
+        # SCHED_IDLE: the hash runs only on a core no step wants, and a waking step preempts it
+        # at once (a nice-19 thread still holds a core until the scheduler's next tick).
+        try:
+            os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
+        except OSError as exc:
+            log.warning("could not move the password-hashing thread to SCHED_IDLE: %s", exc)
 
 
 def _hashing_pool() -> ThreadPoolExecutor:

@@ -107,7 +107,8 @@ def test_pages_and_steps_are_never_held_by_the_sign_in_limit(client, clinician, 
 
 def test_the_low_priority_hasher_makes_djangos_own_pbkdf2_hashes(settings):
     """The same string as Django's PBKDF2 for a salt (stored passwords unchanged), each way
-    verified by the other, computed on a thread whose nice is raised by SIGN_IN_HASH_NICE."""
+    verified by the other, computed on a thread whose nice is raised by SIGN_IN_HASH_NICE and
+    whose scheduling policy is SCHED_IDLE (a step preempts it at once)."""
     import os
 
     from django.contrib.auth.hashers import PBKDF2PasswordHasher
@@ -127,4 +128,9 @@ def test_the_low_priority_hasher_makes_djangos_own_pbkdf2_hashes(settings):
         lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     )
     assert nice.result(timeout=10) == min(own + 10, 19)
+    policy = hashers._hashing_pool().submit(
+        lambda: os.sched_getscheduler(threading.get_native_id())
+    )
+    assert policy.result(timeout=10) == os.SCHED_IDLE
+    assert os.sched_getscheduler(threading.get_native_id()) != os.SCHED_IDLE  # ours untouched
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own  # ours untouched
