@@ -411,7 +411,11 @@ LEARNERS: dict[str, LearnerSpec] = {
             FormParam(
                 "probability",
                 "Forest probabilities",
-                choice_labels={"frequency": "summed leaf counts", "laplace": "Laplace-corrected"},
+                choice_labels={
+                    "frequency": "summed leaf counts",
+                    "laplace": "Laplace-corrected",
+                    "laplace_leaves": "Laplace-corrected in each tree, then averaged",
+                },
             ),
         ),
     ),
