@@ -77,7 +77,8 @@ def selection_verdict(rows: list[dict] | None) -> str:
     cheapest = min(measured, key=lambda r: r["mean_cost"])
     if cheapest is chosen or chosen["mean_cost"] is None:
         return f"{chosen['label']} was the cheapest, and was refitted on all the training patients."
-    advantage = _money(chosen["mean_cost"] - cheapest["mean_cost"])
+    # the difference of the two figures the table shows, so the sentence adds up on screen
+    advantage = _money(round(chosen["mean_cost"], 2) - round(cheapest["mean_cost"], 2))
     paired = cheapest.get("paired_standard_error")
     spread = f" (one standard error of the difference: {_money(paired)})" if paired else ""
     return (

@@ -238,3 +238,85 @@ def test_a_model_cut_short_is_approved_on_its_card_knowing_it(chromium, live_ser
             context.close()
     cut.refresh_from_db()
     assert (cut.status, cut.approval, cut.cut_short) == ("succeeded", "approved", True)
+
+
+def test_the_card_says_why_a_selector_kept_ordering_nothing(chromium, live_server, heart_model):
+    """A selector on heart at $30 an error whose cheapest candidate beat ordering nothing by
+    less than one paired standard error keeps ordering nothing; its card marks that row chosen
+    and says, in dollars, why."""
+    from django.contrib.auth.models import User
+
+    from diagnosis.models import TrainedModel
+    from diagnosis.services.anytime import held_out_report
+    from diagnosis.services.costs import cost_model_from_snapshot
+    from diagnosis.services.training import RANDOM_STATE, create_training
+    from diagnosis.services.training_data import baseline_metrics, dataset_arrays, split_indices
+    from learners.selection import CostSelectedClassifier
+
+    dataset = heart_model.dataset
+    matrix = dataset.error_matrices.create(name="Errors cost $30", matrix=[[0, 30], [30, 0]])
+    trained = create_training(
+        user=User.objects.get(username=ADMIN[0]),
+        dataset=dataset,
+        learner="cost_selected",
+        params={},
+        error_matrix=matrix,
+        name="Selector heart, $30 errors",
+    )
+    # The worker's own steps, with three candidates on three folds (all sixteen take minutes).
+    X, y, categorical = dataset_arrays(dataset)
+    train, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
+    cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    selector = CostSelectedClassifier(
+        test_costs=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        categorical_features=categorical or None,
+        random_state=RANDOM_STATE,
+        candidates=("eg2", "dtmc", "optimal-depth2"),
+        n_splits=3,
+        n_repeats=1,
+    ).fit(X[train], y[train])
+    lines = {line.name: line for line in selector.selection_report_}
+    cheapest = min(
+        (line for line in lines.values() if line.measured), key=lambda line: line.mean_cost
+    )
+    assert selector.winner_.name == "order-nothing" and cheapest.name != "order-nothing"
+    metrics = held_out_report(selector, X[test], y[test], trained=trained, cost_model=cost_model)
+    metrics["baselines"] = baseline_metrics(
+        X_train=X[train],
+        y_train=y[train],
+        X_test=X[test],
+        y_test=y[test],
+        cost_model=cost_model,
+        cost_matrix=trained.matrix_snapshot,
+        reject_cost=trained.reject_cost_snapshot,
+        categorical=categorical,
+        random_state=RANDOM_STATE,
+    )
+    metrics["n_training_cases"] = int(len(train))
+    TrainedModel.objects.filter(pk=trained.pk).update(
+        status=TrainedModel.SUCCEEDED, progress=1.0, model_json=selector.to_json(), metrics=metrics
+    )
+    advantage = lines["order-nothing"].mean_cost - cheapest.mean_cost
+    assert 0 < advantage <= cheapest.paired_standard_error
+    # the sentence's figure is the difference of the two rounded costs in the table
+    shown_advantage = round(lines["order-nothing"].mean_cost, 2) - round(cheapest.mean_cost, 2)
+    for size, (width, height) in SIZES.items():
+        context, page = new_page(chromium, live_server, width=width, height=height)
+        try:
+            log_in(page, *ADMIN)
+            page.goto(f"/models/{trained.pk}/card/")
+            chosen = page.locator("#selection-table tr.chosen-row")
+            expect(chosen).to_have_count(1)
+            expect(chosen).to_contain_text("(chosen)")
+            expect(chosen).to_contain_text(f"${lines['order-nothing'].mean_cost:,.2f}")
+            verdict = page.locator("#selection-verdict")
+            expect(verdict).to_contain_text(
+                f"${shown_advantage:,.2f} a patient cheaper than ordering nothing"
+            )
+            expect(verdict).to_contain_text(f"${cheapest.paired_standard_error:,.2f}")
+            expect(verdict).to_contain_text("so ordering nothing was kept")
+            page.locator("#selection").scroll_into_view_if_needed()
+            _shot(page, "selection-kept-nothing", size)
+        finally:
+            context.close()
