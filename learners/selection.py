@@ -155,10 +155,7 @@ class SelectionCandidate:
     Bengio's correction for overlapping training sets; ``fit_seconds``: the
     mean wall-clock fit time of one fold.  All three are None for a candidate
     that was not measured, and ``note`` says why (not applicable, or skipped or
-    stopped by the time budget).  ``paired_standard_error``: the standard error (same
-    correction) of the per-fold difference between this candidate's mean cost and ordering
-    nothing's, on the same folds; None for ordering nothing itself, an unmeasured candidate,
-    or a document written before the rule below.
+    stopped by the time budget).
     """
 
     name: str
@@ -167,7 +164,6 @@ class SelectionCandidate:
     standard_error: float | None
     fit_seconds: float | None
     note: str = ""
-    paired_standard_error: float | None = None
 
     @property
     def measured(self) -> bool:
@@ -258,33 +254,6 @@ class _Selection:
 def _mean_cost(line: SelectionCandidate) -> float:
     """The line's mean cost, infinite when it was not measured (for ``min``)."""
     return math.inf if line.mean_cost is None else line.mean_cost
-
-
-def _winner(report: Iterable[SelectionCandidate]) -> SelectionCandidate:
-    """The report's choice: its cheapest measured line, unless that line beats ordering
-    nothing by no more than one standard error of their paired difference (then ordering
-    nothing); ordering nothing when nothing was measured (too few cases for two folds).
-
-    A choice among many candidates on a few hundred patients favours whichever was lucky on
-    these folds; ordering nothing is the simplest model, and it is kept unless the data show
-    more than noise against it (Breiman, Friedman, Olshen & Stone's one-standard-error rule).
-    A line without a paired standard error (a document from before this rule) keeps the
-    cheapest.
-    """
-    report = list(report)
-    nothing = next((line for line in report if line.name == "order-nothing"), None)
-    measured = [line for line in report if line.measured]
-    if not measured:
-        if nothing is None:
-            raise ValueError("the report has neither a measured candidate nor ordering nothing")
-        return nothing
-    cheapest = min(measured, key=_mean_cost)
-    if nothing is None or not nothing.measured or cheapest is nothing:
-        return cheapest
-    if cheapest.paired_standard_error is None:
-        return cheapest
-    advantage = _mean_cost(nothing) - _mean_cost(cheapest)
-    return cheapest if advantage > cheapest.paired_standard_error else nothing
 
 
 def _uniform_error_cost(matrix: np.ndarray) -> float | None:
@@ -421,16 +390,11 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
     is fitted on ``n_repeats`` x ``n_splits`` stratified folds of the
     training data and each held-out patient is priced as
     :func:`learners.evaluate` prices it.  The candidate of least mean cost
-    per patient wins (ties: the earlier in :data:`CANDIDATES`), unless it is
-    ordering nothing's equal within noise: the cheapest candidate is kept only
-    when it beats ordering nothing by more than one standard error of their
-    paired per-fold difference (Breiman et al.'s one-standard-error rule,
-    with ordering nothing as the simplest model); otherwise ordering nothing
-    wins.  The winner is refitted on all the training data
-    (:attr:`best_estimator_`) and answers :meth:`next_action`,
-    :meth:`predict_proba` and :meth:`predict`.  Ordering nothing is always a
-    candidate, so the choice is never worse than it on the held-out patients
-    of the training data.
+    per patient wins (ties: the earlier in :data:`CANDIDATES`), is refitted
+    on all the training data (:attr:`best_estimator_`) and answers
+    :meth:`next_action`, :meth:`predict_proba` and :meth:`predict`.
+    Ordering nothing is always a candidate, so the choice is never worse
+    than it on the held-out patients of the training data.
 
     Parameters
     ----------
@@ -667,9 +631,12 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
 
     def _conclude(self, selection: _Selection, measured: Mapping[str, FoldCosts]):
         """Report every candidate, keep the cheapest measured one, refit it on everything."""
-        nothing = measured.get("order-nothing")
-        report = [self._line(c, measured.get(c.name), selection, nothing) for c in selection.chosen]
-        winner = _winner(report)
+        report = [self._line(c, measured.get(c.name), selection) for c in selection.chosen]
+        lines = [line for line in report if line.measured]
+        if lines:
+            winner = min(lines, key=_mean_cost)
+        else:  # too few cases for two folds: nothing measured, keep the safe choice
+            winner = next(line for line in report if line.name == "order-nothing")
         self.selection_report_ = report
         self.winner_ = winner
         self.best_estimator_ = _fitted(
@@ -692,11 +659,7 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
         return list(splitter.split(np.zeros((len(codes), 1)), codes))
 
     def _line(
-        self,
-        candidate: Candidate,
-        measured: FoldCosts | None,
-        selection: _Selection,
-        measured_nothing: FoldCosts | None,
+        self, candidate: Candidate, measured: FoldCosts | None, selection: _Selection
     ) -> SelectionCandidate:
         def unmeasured(note: str) -> SelectionCandidate:
             return SelectionCandidate(candidate.name, candidate.label, None, None, None, note)
@@ -727,24 +690,15 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
         totals = np.array([total for total, _ in done])
         fold_means = totals / sizes
         mean = float(totals.sum() / sizes.sum())
-        # Nadeau & Bengio's corrected variance: folds share training cases.
-        test_share = float(np.mean(sizes)) / (n_cases - float(np.mean(sizes)))
         if len(done) > 1:
+            # Nadeau & Bengio's corrected variance: folds share training cases.
+            test_share = float(np.mean(sizes)) / (n_cases - float(np.mean(sizes)))
             variance = float(np.var(fold_means, ddof=1)) * (1.0 / len(done) + test_share)
             error: float | None = math.sqrt(max(variance, 0.0))
         else:
             error = None
         seconds = float(np.mean([s for _, s in done]))
-        nothing = measured_nothing.totals if measured_nothing is not None else ()
-        paired = None
-        comparable = len(nothing) == len(folds) and all(t is not None for t in nothing)
-        if candidate.name != "order-nothing" and len(done) > 1 and comparable:
-            differences = (totals - np.array(nothing, dtype=float)) / sizes
-            variance = float(np.var(differences, ddof=1)) * (1.0 / len(done) + test_share)
-            paired = math.sqrt(max(variance, 0.0))
-        return SelectionCandidate(
-            candidate.name, candidate.label, mean, error, seconds, paired_standard_error=paired
-        )
+        return SelectionCandidate(candidate.name, candidate.label, mean, error, seconds)
 
     # ------------------------------------------------------------ the policy
     def next_action(self, known: Mapping[int, float], unavailable: Iterable[int] = ()) -> Action:
@@ -801,7 +755,6 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
                     "standard_error": line.standard_error,
                     "fit_seconds": line.fit_seconds,
                     "note": line.note,
-                    "paired_standard_error": line.paired_standard_error,
                 }
                 for line in self.selection_report_
             ],
@@ -856,12 +809,18 @@ class CostSelectedClassifier(SerializableMixin, CostSensitiveClassifier):
                 f"{where}.winner: expected a name in the report, got {winner_name!r}"
             )
         winner = lines[winner_name]
-        expected = _winner(report)
-        if winner is not expected:
+        measured = [line for line in report if line.measured]
+        if measured:
+            cheapest = min(measured, key=_mean_cost)
+            if winner is not cheapest:
+                raise document.ModelDocumentError(
+                    f"{where}.winner: {winner_name!r} is not the report's cheapest measured "
+                    f"candidate ({cheapest.name!r})"
+                )
+        elif winner_name != "order-nothing":
             raise document.ModelDocumentError(
-                f"{where}.winner: the report chooses {expected.name!r} (the cheapest measured "
-                "candidate, unless ordering nothing is within one paired standard error of "
-                f"it), not {winner_name!r}"
+                f"{where}.winner: with nothing measured the winner is 'order-nothing', "
+                f"not {winner_name!r}"
             )
         self.classes_ = classes
         self.n_features_in_ = n_features
@@ -955,9 +914,7 @@ def _read_report(value, where: str) -> list[SelectionCandidate]:
         at = f"{where}[{i}]"
         entry = document.mapping(entry, at)
         document.no_unknown_fields(
-            entry,
-            ("name", "mean_cost", "standard_error", "fit_seconds", "note", "paired_standard_error"),
-            at,
+            entry, ("name", "mean_cost", "standard_error", "fit_seconds", "note"), at
         )
         name = document.field(entry, "name", at)
         if not isinstance(name, str) or name not in _BY_NAME:
@@ -972,17 +929,6 @@ def _read_report(value, where: str) -> list[SelectionCandidate]:
         for key in ("mean_cost", "standard_error", "fit_seconds"):
             raw = document.field(entry, key, at)
             figures[key] = None if raw is None else document.number(raw, f"{at}.{key}", low=0.0)
-        # Absent from documents written before the one-standard-error rule (they keep the
-        # cheapest candidate, as they were chosen).
-        raw = entry.get("paired_standard_error")
-        paired = (
-            None if raw is None else document.number(raw, f"{at}.paired_standard_error", low=0.0)
-        )
-        if paired is not None and (figures["mean_cost"] is None or name == "order-nothing"):
-            raise document.ModelDocumentError(
-                f"{at}.paired_standard_error: only a measured candidate other than ordering "
-                "nothing is compared with ordering nothing"
-            )
         note = document.field(entry, "note", at)
         if not isinstance(note, str) or len(note) > 500:
             raise document.ModelDocumentError(f"{at}.note: expected a short text")
@@ -998,7 +944,6 @@ def _read_report(value, where: str) -> list[SelectionCandidate]:
                 figures["standard_error"],
                 figures["fit_seconds"],
                 note,
-                paired,
             )
         )
     return report

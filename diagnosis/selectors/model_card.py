@@ -19,7 +19,7 @@ from ..services import learner_registry
 from .model_cache import get_estimator
 from .models import model_comparison, model_report, model_warnings, require_model_access
 
-__all__ = ["model_card", "selection_report", "selection_verdict"]
+__all__ = ["model_card", "selection_report"]
 
 #: What every model here shares, said on each card beside the model's own warnings.
 _LIMITS = (
@@ -50,42 +50,14 @@ def selection_report(estimator) -> list[dict] | None:
             "mean_cost": getattr(entry, "mean_cost", None),
             "standard_error": getattr(entry, "standard_error", None),
             "fit_seconds": getattr(entry, "fit_seconds", None),
-            "paired_standard_error": getattr(entry, "paired_standard_error", None),
         }
         for entry in entries
     ]
-    winner = getattr(getattr(estimator, "winner_", None), "name", None)
     finite = [r["mean_cost"] for r in rows if r["mean_cost"] is not None]
     best = min(finite) if finite else None
     for row in rows:
-        if winner is not None:
-            row["chosen"] = row["name"] == winner
-        else:
-            row["chosen"] = best is not None and row["mean_cost"] == best
+        row["chosen"] = best is not None and row["mean_cost"] == best
     return sorted(rows, key=lambda r: (r["mean_cost"] is None, r["mean_cost"] or 0.0))
-
-
-def selection_verdict(rows: list[dict] | None) -> str:
-    """Why the chosen line was chosen, in words: the cheapest, or ordering nothing kept
-    because the cheapest beat it by no more than one standard error of their difference."""
-    if not rows:
-        return ""
-    chosen = next((r for r in rows if r["chosen"]), None)
-    measured = [r for r in rows if r["mean_cost"] is not None]
-    if chosen is None or not measured:
-        return ""
-    cheapest = min(measured, key=lambda r: r["mean_cost"])
-    if cheapest is chosen or chosen["mean_cost"] is None:
-        return f"{chosen['label']} was the cheapest, and was refitted on all the training patients."
-    # the difference of the two figures the table shows, so the sentence adds up on screen
-    advantage = _money(round(chosen["mean_cost"], 2) - round(cheapest["mean_cost"], 2))
-    paired = cheapest.get("paired_standard_error")
-    spread = f" (one standard error of the difference: {_money(paired)})" if paired else ""
-    return (
-        f"{cheapest['label']} was {advantage} a patient cheaper than ordering nothing, within "
-        f"the noise of these folds{spread}, so ordering nothing was kept: a model is chosen "
-        "over it only when it is cheaper by more than one standard error."
-    )
 
 
 def _class_mix(trained: TrainedModel, labels: list[str]) -> list[dict]:
@@ -205,7 +177,6 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
         "performance": _performance(trained_model, comparison),
         "beats_nothing": comparison["beats"],
         "selection": selection,
-        "selection_verdict": selection_verdict(selection),
         "warnings": warnings,
         "limitations": list(_LIMITS),
         "replaced": replaced,

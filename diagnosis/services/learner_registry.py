@@ -317,8 +317,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="Trains every learner below at a few settings, and the two simple "
         "strategies (order no test; order every test, then a tree), on repeated folds of "
         "the training patients, prices each held-out patient as the model page does, and "
-        "keeps the one of least cost per patient (ordering nothing unless another beats it by "
-        "more than the folds' noise), retrained on all of them. Its model page "
+        "keeps the one of least cost per patient, retrained on all of them. Its model page "
         "lists what each candidate cost.",
         form=(
             FormParam(
