@@ -34,7 +34,7 @@ from ..tree._base import (
 from ..tree._builder import grow_tree, prune_tree
 from ..tree._criteria import GainRatio
 from ..tree._formulas import least_cost_class
-from ..tree._structure import LEAF, Reach, TreeStructure
+from ..tree._structure import Reach, TreeStructure
 from . import _weights
 
 __all__ = ["BoostingClassifier"]
@@ -579,9 +579,7 @@ class BoostingClassifier(CaseInputMixin, SerializableMixin, CostSensitiveClassif
 
 def _leaf_weights(tree: TreeStructure, X: np.ndarray) -> np.ndarray:
     """``W(t(x))`` for each row: the class weights of the leaves it reaches, mixed by share."""
-    mass = tree.node_mass(X)
-    leaves = np.flatnonzero(tree.feature == LEAF)
-    return mass[leaves].T @ tree.class_weight[leaves]
+    return tree.leaf_mix(X, tree.class_weight)
 
 
 def _normalized(scores: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The compiled node_mass of numeric trees equals the numpy walk to the bit."""
+"""The compiled node_mass of numeric trees equals the numpy walk to the bit; leaf_mix in
+blocks of rows equals the whole product."""
 
 import numpy as np
 
@@ -44,3 +45,16 @@ def test_a_tree_with_a_nominal_split_keeps_the_numpy_walk():
     )
     assert not tree._numeric_only()
     np.testing.assert_array_equal(tree.node_mass([[1.0], [np.nan]]), [[1, 1], [0, 0.5], [1, 0.5]])
+
+
+def test_leaf_mix_in_blocks_of_rows_equals_the_whole_node_mass_product():
+    """``leaf_mix`` over blocks of 7 rows (a block of 7 x nodes shares at a time) equals
+    ``node_mass(X)[leaves].T @ values[leaves]`` computed on every row at once."""
+    X, y = _rows(1)
+    tree = C45Classifier().fit(X, y).tree_
+    leaves = tree.feature == -1
+    whole = tree.node_mass(X)[leaves].T @ tree.class_weight[leaves]
+    blocked = tree.leaf_mix(X, tree.class_weight, block_elements=7 * tree.n_nodes)
+    assert blocked.shape == (X.shape[0], tree.class_weight.shape[1])
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12, atol=0.0)
+    np.testing.assert_array_equal(tree.leaf_mix(X, tree.class_weight), whole)
