@@ -35,8 +35,8 @@ def _lower_priority() -> None:
     nice = int(getattr(settings, "SIGN_IN_HASH_NICE", 10))
     if nice <= 0 or not hasattr(os, "setpriority"):
         return
+    thread = threading.get_native_id()
     try:  # Linux: a thread id as the "process" sets that thread's nice alone
-        thread = threading.get_native_id()
         os.setpriority(
             os.PRIO_PROCESS, thread, min(os.getpriority(os.PRIO_PROCESS, thread) + nice, 19)
         )
@@ -46,7 +46,7 @@ def _lower_priority() -> None:
         # SCHED_IDLE: the hash runs only on a core no step wants, and a waking step preempts it
         # at once (a nice-19 thread still holds a core until the scheduler's next tick).
         try:
-            os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
         except OSError as exc:
             log.warning("could not move the password-hashing thread to SCHED_IDLE: %s", exc)
 

@@ -333,11 +333,12 @@ class TreeStructure:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         values = np.asarray(values, dtype=float)
         leaves = np.flatnonzero(self.feature == LEAF)
+        leaf_values = values[leaves]
         out = np.empty((X.shape[0], values.shape[1]))
         block = max(1, int(block_elements) // max(self.n_nodes, 1))
         for start in range(0, X.shape[0], block):
             mass = self.node_mass(X[start : start + block])
-            out[start : start + block] = mass[leaves].T @ values[leaves]
+            out[start : start + block] = mass[leaves].T @ leaf_values
         return out
 
     def _route_known(self, node: int, value: float, lists: dict) -> int:
