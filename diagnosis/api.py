@@ -73,8 +73,8 @@ from .models import CaseAccess
 from .permissions import CaseNotFound
 from .selectors import case_audit
 from .selectors.matrices import case_matrix
-from .services import case_actions, case_batch
 from .services import cases as case_services
+from .services import step
 from .services.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "implausible_answer", "state_to_dict"]
@@ -187,49 +187,29 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         try:
             body = clean_step_body(parse_json_object(request.body))
+            command = step.command_from_fields(
+                body["action"],
+                test=body["test"],
+                value=body["value"],
+                label=body["label"],
+                position=body["position"],
+                results=body["results"],
+                reason=body["reason"],
+                confirm_implausible=body["confirm_implausible"],
+            )
         except ValidationError:
             # a case one may not read is not found, whatever the body (no log: nothing read)
             selectors.case_for_user(user=request.user, pk=pk, access=None)
             raise
-        action = body["action"]
-        if action == "results":
-            case = selectors.case_for_user(user=request.user, pk=pk, access=None)  # service logs
-            case_batch.take_results(
-                user=request.user,
-                case=case,
-                results=body["results"],
-                seen=body["seen"],
-                reason=body["reason"] or "",
-                confirm_implausible=bool(body["confirm_implausible"]),
-            )  # the service read the case again (status) for the answer below
-            return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
-        confirm = bool(body["confirm_implausible"])
-        fields = (
-            {"position": body["position"], "value": body["value"], "confirm_implausible": confirm}
-            if action == "correct"
-            else {}
-            if action == "undo"
-            else {"test": body["test"], "value": body["value"], "label": body["label"]}
-        )
-        if action == "result":
-            fields["confirm_implausible"] = confirm
         # The service reads and locks the case in one statement (not found, like a missing
         # case, for anyone who may not read it) and logs the step.
-        taken = case_actions.perform_action(
-            user=request.user,
-            case_id=pk,
-            action=action,
-            seen=body["seen"],
-            reason=body["reason"] or "",
-            **fields,
-        )  # the case as the action left it (after a step its steps are not read again)
-        state = selectors.case_state(user=request.user, case=taken.case, context=taken.context)
-        return JsonResponse(state_to_dict(state))
+        taken = step.apply_step(user=request.user, case_id=pk, command=command, seen=body["seen"])
+        return JsonResponse(state_to_dict(taken.state))
     except CaseNotFound as exc:  # missing, or not yours: the same answer
         return _error(str(exc), 404)
     except PermissionDenied as exc:  # a team lead reads the case but takes no step on it
         return _error(str(exc), 403)
-    except (case_services.CaseClosed, case_actions.StaleCase) as exc:
+    except (case_services.CaseClosed, step.StaleCase) as exc:
         return _error(" ".join(exc.messages), 409)
     except BodyTooLarge as exc:
         return _error(" ".join(exc.messages), 413)

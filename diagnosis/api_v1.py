@@ -48,7 +48,7 @@ from .api import implausible_answer, state_to_dict
 from .client_address import client_address
 from .models import CaseAccess, TrainedModel
 from .permissions import CaseNotFound
-from .services import api_tokens, case_actions
+from .services import api_tokens, step
 from .services import cases as case_services
 from .services.validation import (
     BodyTooLarge,
@@ -248,7 +248,7 @@ def _no_case(request, exc: CaseNotFound):
 
 
 @api.exception_handler(case_services.CaseClosed)
-@api.exception_handler(case_actions.StaleCase)
+@api.exception_handler(step.StaleCase)
 def _conflict(request, exc):
     return _error(request, " ".join(exc.messages), 409)
 
@@ -442,30 +442,19 @@ def get_case(request: HttpRequest, case_id: int):
     summary="Take one step",
 )
 def take_step(request: HttpRequest, case_id: int, payload: StepIn):
-    confirm = bool(payload.confirm_implausible)
-    fields: dict[str, Any] = (
-        {"position": payload.position, "value": payload.value, "confirm_implausible": confirm}
-        if payload.action == "correct"
-        else {}
-        if payload.action == "undo"
-        else {"test": payload.test, "value": payload.value, "label": payload.label}
+    command = step.command_from_fields(
+        payload.action,
+        test=payload.test,
+        value=payload.value,
+        label=payload.label,
+        position=payload.position,
+        reason=payload.reason,
+        confirm_implausible=payload.confirm_implausible,
     )
-    if payload.action == "result":
-        fields["confirm_implausible"] = confirm
     # The case is read and locked by the service in one query (404 when missing or not
     # readable, as case_for_user answers), which also logs the step.
-    taken = case_actions.perform_action(
-        user=request.user,
-        case_id=case_id,
-        action=payload.action,
-        seen=payload.seen,
-        reason=payload.reason or "",
-        **fields,
-    )
-    # the case as the action left it (after a step its steps are not read again); case_state
-    # checks the access again
-    state = selectors.case_state(user=request.user, case=taken.case, context=taken.context)
-    return state_to_dict(state)
+    taken = step.apply_step(user=request.user, case_id=case_id, command=command, seen=payload.seen)
+    return state_to_dict(taken.state)
 
 
 class ConfirmedDiagnosisIn(Schema):

@@ -21,10 +21,8 @@ from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, DiagnosisStep, DiagnosticTest, TrainedModel
 from ..permissions import (
-    CaseNotFound,
     ModelNotFound,
     require_case_access,
-    require_case_read,
     require_clinician,
 )
 from ..selectors import raw_rows
@@ -207,7 +205,7 @@ def refresh_case(case: DiagnosisCase, *, locked: DiagnosisCase | None = None) ->
 
 def _step_transaction(service):
     """``transaction.atomic`` around a one-step service, without a savepoint of its own when
-    the caller (``case_actions.perform_action``) hands it the :class:`StepContext` of the row
+    the caller (``step.apply_step``) hands it the :class:`StepContext` of the row
     it locked in this transaction: an error there rolls that whole transaction back anyway
     (two statements fewer per step). Called without one it is ``transaction.atomic`` as usual.
     """
@@ -229,11 +227,10 @@ def _lock_open_case(user, case: DiagnosisCase, context: StepContext | None = Non
     With the ``context`` of the row the caller locked in this transaction, that row (not
     read nor locked again).
     """
-    if context is not None:
+    if context is not None:  # made by the one entry point after these checks: not again
         context.check_locked()
-        locked = context.for_case(case).case
-    else:
-        locked = _select_for_update(case)
+        return context.for_case(case).case
+    locked = _select_for_update(case)
     check_open_for_steps(user, locked)
     return locked
 
@@ -306,26 +303,6 @@ def check_open_for_steps(user, locked: DiagnosisCase) -> None:
     require_case_access(user, locked)
     if not locked.is_open:
         raise CaseClosed(f"This case is closed ({locked.status}); it accepts no more steps.")
-
-
-def lock_case_for_user(*, user, pk: int) -> DiagnosisCase:
-    """Case ``pk`` read, its row locked and touched (``updated_at``) in one statement, inside
-    the caller's transaction, if ``user`` may read it: :class:`CaseNotFound` if missing *or*
-    not theirs to read, as ``selectors.case_for_user`` answers (the caller's transaction is
-    then rolled back, the touch with it).  Only the case row is locked; with it its model
-    (JSON left out: the estimator cache has it) and dataset.  The caller checks what ``user``
-    may do with it (``check_open_for_steps``) and holds it with ``hold_steps(touched=True)``:
-    its steps do not touch it again.
-    """
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("lock_case_for_user locks a row for the caller's transaction.")
-    case = touched_case_row(pk)
-    if case is None:
-        raise CaseNotFound(pk)
-    if case.clinician_id == getattr(user, "pk", None):
-        case.clinician = user  # the usual author of its steps (case_audit.case_steps)
-    require_case_read(user, case)
-    return case
 
 
 def _select_for_update(case: DiagnosisCase) -> DiagnosisCase:
@@ -888,7 +865,7 @@ def take_step(
     context: StepContext | None = None,
     confirm_implausible: bool | Collection[str] = False,
 ) -> DiagnosisStep:
-    """Take one step on an open case: the one entry point of the screen and the JSON API.
+    """Take one step on an open case (the screen and the APIs reach it through ``step.apply_step``).
 
     Parameters
     ----------
@@ -900,7 +877,7 @@ def take_step(
         The test, or its name; it must be one the case's model was trained with.
     context : StepContext, optional
         ``case``'s row as the caller locked it in this transaction, with its steps and tests
-        (``case_actions.perform_action``): the step is taken on it, not locked or read again.
+        (``step.apply_step``): the step is taken on it, not locked or read again.
     confirm_implausible : bool or collection of test names
         A result outside its test's plausible range is saved only when confirmed.
 
@@ -917,9 +894,10 @@ def take_step(
     """
     if action not in ACTIONS:
         raise ValidationError("action must be one of " + ", ".join(f'"{a}"' for a in ACTIONS) + ".")
-    require_case_access(user, case)
-    if not case.is_open:  # checked again under the row lock; this answers before any other check
-        raise CaseClosed(f"This case is closed ({case.status}); it accepts no more steps.")
+    if context is None:  # else the entry point that holds the row checked both, once
+        require_case_access(user, case)
+        if not case.is_open:  # checked again under the row lock; answers before other checks
+            raise CaseClosed(f"This case is closed ({case.status}); it accepts no more steps.")
     if action == "refer":
         return refer(user=user, case=case, context=context)
     if action == "classify":

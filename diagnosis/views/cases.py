@@ -21,8 +21,8 @@ from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import CaseNotFound, ModelNotFound, require_clinician
 from ..selectors import case_audit, decision, ensemble, stale
-from ..services import case_actions
 from ..services import cases as case_services
+from ..services.step import StaleCase, apply_step, command_from_fields
 from . import result_blocks
 from .common import messages_of, page
 
@@ -260,20 +260,16 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         classify_form is None or classify_form.is_valid()
     ):
         try:
-            case_actions.perform_action(
-                user=request.user,
-                case=case,
-                action=action,
-                seen=request.POST.get("seen"),
-                reason=request.POST.get("reason", ""),
-                **fields,
+            command = command_from_fields(action, reason=request.POST.get("reason", ""), **fields)
+            apply_step(
+                user=request.user, case_id=case.pk, command=command, seen=request.POST.get("seen")
             )
         except CaseNotFound as exc:  # the clinician lost the case's access since the page loaded
             raise Http404(str(exc)) from exc
         except case_services.CaseClosed:
             messages.error(request, _closed_message(request, case))
             return redirect("case-summary", pk=case.pk)
-        except case_actions.StaleCase as exc:
+        except StaleCase as exc:
             errors, stale = messages_of(exc), True
         except case_services.ImplausibleValue as exc:
             # asked, not refused: the form again, with the question and a button to confirm

@@ -1,8 +1,8 @@
 """The case screen's several-tests form: free questions together, a derived test with its inputs.
 
-Which tests go together is the selector's (``selectors.entry_blocks``); saving
-them is the service's (``services.case_batch.take_results``).  This module only
-builds the form and turns the post into the service's call.
+Which tests go together is the selector's (``selectors.entry_blocks``); saving them is the
+step's (``services.step.apply_step`` with a ``RecordResults`` command).  This module only
+builds the form and turns the post into that command.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from django.http import HttpRequest
 
 from ..forms import ResultsForm
 from ..selectors.entry_blocks import computed_formulas, entry_block
-from ..services import case_batch
+from ..services.cases import ImplausibleValue
+from ..services.step import RecordResults, StaleCase, apply_step
 from .common import messages_of
 
 __all__ = [
@@ -87,17 +88,17 @@ def post_results(request: HttpRequest, case, state) -> Posted:
     form.is_valid()  # the fields only carry text; the service checks every value
     results = form.results()
     try:
-        case_batch.take_results(
-            user=request.user,
-            case=case,
+        command = RecordResults(
             results=results,
-            seen=request.POST.get("seen"),
-            reason=request.POST.get("reason", ""),
             confirm_implausible=confirmed_tests(request.POST, results),
+            reason=request.POST.get("reason", ""),
         )
-    except case_batch.case_actions.StaleCase as exc:
+        apply_step(
+            user=request.user, case_id=case.pk, command=command, seen=request.POST.get("seen")
+        )
+    except StaleCase as exc:
         return Posted(saved=False, form=form, errors=messages_of(exc), stale=True)
-    except case_batch.case_steps.ImplausibleValue as exc:
+    except ImplausibleValue as exc:
         return Posted(saved=False, form=form, implausible=implausible_rows(exc.found, results))
     except ValidationError as exc:
         if hasattr(exc, "error_dict"):

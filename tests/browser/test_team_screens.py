@@ -23,8 +23,8 @@ def _team_cases(model, size: str):
     from django.contrib.auth.models import User
 
     from diagnosis.selectors import compute_case_state
-    from diagnosis.services import case_actions
     from diagnosis.services import cases as case_services
+    from diagnosis.services.step import RecordResult, Refer, apply_step
 
     clinician = User.objects.get(username="clinician")
     open_case = case_services.start_case(
@@ -41,13 +41,13 @@ def _team_cases(model, size: str):
             if test.is_nominal
             else ((test.min_value or 0) + (test.max_value or 100)) / 2
         )
-        case_actions.perform_action(
-            user=clinician, case=open_case, action="result", test=test.name, value=value
+        apply_step(
+            user=clinician, case_id=open_case.pk, command=RecordResult(test=test.name, value=value)
         )
     closed = case_services.start_case(
         user=clinician, trained_model=model, patient_reference=f"MRN-T2-{size}"
     )
-    case_actions.perform_action(user=clinician, case=closed, action="refer")
+    apply_step(user=clinician, case_id=closed.pk, command=Refer())
     return open_case, closed
 
 

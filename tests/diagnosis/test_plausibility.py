@@ -6,6 +6,7 @@ import html
 import json
 
 import pytest
+import step_helpers
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
@@ -14,7 +15,6 @@ from login_helpers import login_request
 from diagnosis.management import demo_data
 from diagnosis.models import DiagnosisCase, DiagnosisStep, DiagnosticTest
 from diagnosis.selectors.case_audit import case_events, confirmed_range_text, describe_event
-from diagnosis.services import case_actions, case_batch
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.datasets import create_dataset
@@ -177,14 +177,14 @@ def test_several_results_ask_about_each_implausible_one_by_name(case, clinician)
     """A form of results: an implausible one is named, nothing saved; confirmed by name, saved."""
     results = {"glucose": 450, "insulin": 90}
     with pytest.raises(case_services.ImplausibleValue) as caught:
-        case_batch.take_results(user=clinician, case=case, results=results)
+        step_helpers.post_results(user=clinician, case=case, results=results)
     assert list(caught.value.message_dict) == ["glucose"]
     assert not case.steps.exists()
     with pytest.raises(case_services.ImplausibleValue):  # confirming another test is no answer
-        case_batch.take_results(
+        step_helpers.post_results(
             user=clinician, case=case, results=results, confirm_implausible={"insulin"}
         )
-    steps = case_batch.take_results(
+    steps = step_helpers.post_results(
         user=clinician, case=case, results=results, confirm_implausible={"glucose"}
     )
     assert [(s.test.name, s.implausible_confirmed) for s in steps] == [
@@ -197,11 +197,11 @@ def test_a_correction_to_an_implausible_value_is_asked_too(case, clinician):
     """Correcting a value to one outside the plausible range needs the same confirmation."""
     case_services.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
     with pytest.raises(case_services.ImplausibleValue):
-        case_actions.perform_action(
+        step_helpers.post_step(
             user=clinician, case=case, action="correct", position=0, value=15, reason="typo"
         )
     assert case.steps.count() == 1
-    taken = case_actions.perform_action(
+    taken = step_helpers.post_step(
         user=clinician,
         case=case,
         action="correct",

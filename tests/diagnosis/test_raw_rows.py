@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+import step_helpers
 from django.db import transaction
 
 from diagnosis.models import ApiToken, DiagnosisCase, DiagnosticTest
 from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors.case_audit import case_steps
 from diagnosis.selectors.cases import dataset_tests_of
-from diagnosis.services import case_actions, cases
+from diagnosis.services import cases
 from diagnosis.services.api_tokens import authenticate_token, issue_api_token, revoke_api_token
 
 pytestmark = pytest.mark.django_db
@@ -43,8 +44,8 @@ def test_the_locked_case_row_equals_the_orm_read(clinician, trained_model):
 def test_tests_and_steps_equal_the_orm_read(clinician, trained_model):
     """A dataset's tests and a case's steps (advice JSON decoded) equal the ORM's, in order."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
-    case_actions.perform_action(user=clinician, case=case, action="unavailable", test="sex")
-    case_actions.perform_action(user=clinician, case=case, action="result", test="glucose", value=9)
+    step_helpers.post_step(user=clinician, case=case, action="unavailable", test="sex")
+    step_helpers.post_step(user=clinician, case=case, action="result", test="glucose", value=9)
     tests = dataset_tests_of(case)
     expected = DiagnosticTest.objects.filter(dataset=trained_model.dataset).order_by("index")
     assert [_values(t) for t in tests] == [_values(t) for t in expected]
@@ -66,12 +67,12 @@ def test_a_token_reads_its_user_and_groups_and_refuses_a_revoked_one(clinician):
 
 
 def test_a_step_by_id_on_someone_elses_case_is_not_found(clinician, other_clinician, trained_model):
-    """perform_action(case_id=) answers another clinician's case exactly like a missing one."""
+    """apply_step answers another clinician's case exactly like a missing one."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
     with pytest.raises(CaseNotFound) as theirs:
-        case_actions.perform_action(user=other_clinician, case_id=case.pk, action="refer")
+        step_helpers.post_step(user=other_clinician, case_id=case.pk, action="refer")
     with pytest.raises(CaseNotFound) as missing:
-        case_actions.perform_action(user=other_clinician, case_id=case.pk + 1000, action="refer")
+        step_helpers.post_step(user=other_clinician, case_id=case.pk + 1000, action="refer")
     assert str(theirs.value).replace(str(case.pk), "N") == str(missing.value).replace(
         str(case.pk + 1000), "N"
     )
@@ -102,11 +103,11 @@ def test_a_refused_step_leaves_the_case_untouched(clinician, trained_model):
     case = cases.start_case(user=clinician, trained_model=trained_model)
     before = DiagnosisCase.objects.get(pk=case.pk).updated_at
     with pytest.raises(ValidationError):
-        case_actions.perform_action(
+        step_helpers.post_step(
             user=clinician, case_id=case.pk, action="result", test="glucose", value="abc"
         )
     assert DiagnosisCase.objects.get(pk=case.pk).updated_at == before
-    taken = case_actions.perform_action(
+    taken = step_helpers.post_step(
         user=clinician, case_id=case.pk, action="result", test="glucose", value=9
     )
     after = DiagnosisCase.objects.get(pk=case.pk).updated_at

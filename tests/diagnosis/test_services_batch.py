@@ -318,14 +318,14 @@ def test_api_batch_errors_are_per_test_and_save_nothing(with_formula, clinician)
 
 def test_take_results_refuses_a_stale_form_and_keeps_an_overrule_reason(with_formula, clinician):
     """A form from an older case version saves nothing; a reason goes on the overruling steps."""
-    from diagnosis.services import case_actions, case_batch
+    import step_helpers
 
     case = cases.start_case(user=clinician, trained_model=with_formula)
     cases.record_results(user=clinician, case=case, results={"age": 40})
-    with pytest.raises(case_actions.StaleCase):
-        case_batch.take_results(user=clinician, case=case, results={"on_thyroxine": 0}, seen=0)
+    with pytest.raises(step_helpers.StaleCase):
+        step_helpers.post_results(user=clinician, case=case, results={"on_thyroxine": 0}, seen=0)
     assert case.steps.count() == 1
-    steps = case_batch.take_results(
+    steps = step_helpers.post_results(
         user=clinician,
         case=case,
         results={"TT4": 120, "T4U": 0.8},

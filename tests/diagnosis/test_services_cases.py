@@ -253,20 +253,24 @@ def test_a_step_context_serves_only_its_own_case_inside_its_transaction(
     assert not DiagnosisStep.objects.filter(case__in=[case, other]).exists()
 
 
-def test_perform_action_answers_with_the_case_as_the_step_left_it(case, clinician):
-    """perform_action's context holds every step, the new one included, like a fresh read."""
-    from diagnosis.services import case_actions
+def test_apply_step_answers_with_the_case_as_the_step_left_it(case, clinician):
+    """apply_step's answer, made from what the step held, has every step (the new one
+    included), the advice and the cost a fresh read of the case has."""
+    import step_helpers
 
-    taken = case_actions.perform_action(
+    taken = step_helpers.post_step(
         user=clinician, case=case, action="result", test="glucose", value=150
     )
-    assert taken.context is not None and taken.context.steps[-1] is taken.step
-    held = case_state(user=clinician, case=case, context=taken.context)
+    held = taken.state
+    assert held.steps[-1] is taken.step
     fresh = case_state(user=clinician, case=cases.DiagnosisCase.objects.get(pk=case.pk))
     assert [(s.pk, s.position, s.price) for s in held.steps] == [
         (s.pk, s.position, s.price) for s in fresh.steps
     ]
     assert held.advice == fresh.advice and held.accumulated_cost == fresh.accumulated_cost
+    assert [(o.test.name, o.price_now) for o in held.test_options] == [
+        (o.test.name, o.price_now) for o in fresh.test_options
+    ]
 
 
 def test_a_step_services_state_decides_like_the_screens(case, clinician):

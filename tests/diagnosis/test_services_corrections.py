@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+import step_helpers
 from django.core.exceptions import ValidationError
 
 from diagnosis.models import DiagnosisCase, DiagnosisStep
 from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import case_audit, case_state
 from diagnosis.selectors.cases import estimator_for
-from diagnosis.services import case_actions, cases
+from diagnosis.services import cases
 
 
 def _test(trained, name):
@@ -22,7 +23,7 @@ def case(trained_model, clinician):
 
 
 def _glucose(case, clinician, value=150):
-    return case_actions.perform_action(
+    return step_helpers.post_step(
         user=clinician, case=case, action="result", test="glucose", value=value
     ).step
 
@@ -32,7 +33,7 @@ def test_correction_keeps_the_original_marked_and_recomputes_the_advice(
 ):
     """The original stays, marked corrected with who/when/why; advice uses the new value."""
     original = _glucose(case, clinician, 15)
-    replacement = case_actions.perform_action(
+    replacement = step_helpers.post_step(
         user=clinician,
         case=case,
         action="correct",
@@ -68,7 +69,7 @@ def test_bad_corrections_are_refused_and_nothing_is_saved(case, clinician, field
     """Same value, no reason, an out-of-range value or a long reason: a message, no change."""
     step = _glucose(case, clinician)
     with pytest.raises(ValidationError, match=message):
-        case_actions.perform_action(
+        step_helpers.post_step(
             user=clinician, case=case, action="correct", position=step.position, **fields
         )
     step.refresh_from_db()
@@ -78,20 +79,18 @@ def test_bad_corrections_are_refused_and_nothing_is_saved(case, clinician, field
 def test_only_an_active_result_can_be_corrected(case, clinician):
     """An unavailable step, a missing step and an already corrected step are refused."""
     step = _glucose(case, clinician)
-    gone = case_actions.perform_action(
-        user=clinician, case=case, action="unavailable", test="sex"
-    ).step
+    gone = step_helpers.post_step(user=clinician, case=case, action="unavailable", test="sex").step
     with pytest.raises(ValidationError, match="not a test result"):
-        case_actions.correct_result(
+        step_helpers.post_correction(
             user=clinician, case=case, position=gone.position, value=1, reason="r"
         )
     with pytest.raises(ValidationError, match="no step 10"):
-        case_actions.correct_result(user=clinician, case=case, position=9, value=1, reason="r")
-    case_actions.correct_result(
+        step_helpers.post_correction(user=clinician, case=case, position=9, value=1, reason="r")
+    step_helpers.post_correction(
         user=clinician, case=case, position=step.position, value=160, reason="r"
     )
     with pytest.raises(ValidationError, match="already value corrected; correct the step"):
-        case_actions.correct_result(
+        step_helpers.post_correction(
             user=clinician, case=case, position=step.position, value=170, reason="r"
         )
 
@@ -104,7 +103,7 @@ def test_undo_keeps_the_step_and_its_price_and_the_test_is_charged_again(
     insulin = _test(trained_model, "insulin")
     before = {o.test.name: o.price_now for o in case_state(user=clinician, case=case).test_options}
     assert before["insulin"] == insulin.discounted_price
-    undone = case_actions.perform_action(
+    undone = step_helpers.post_step(
         user=clinician, case=case, action="undo", reason="wrong patient's sample"
     ).step
     assert undone.pk == first.pk and undone.correction == DiagnosisStep.UNDONE
@@ -123,13 +122,13 @@ def test_undo_of_a_correction_restores_the_value_it_replaced(case, clinician, tr
     """Undoing a correction's replacement makes the value it replaced count again (issue 28:
     undo means undo); earlier discounts stay shown, nothing is charged."""
     glucose = _glucose(case, clinician)
-    insulin = case_actions.perform_action(
+    insulin = step_helpers.post_step(
         user=clinician, case=case, action="result", test="insulin", value=100
     ).step
-    case_actions.correct_result(
+    step_helpers.post_correction(
         user=clinician, case=case, position=glucose.position, value=160, reason="typo"
     )
-    case_actions.undo_last_step(user=clinician, case=case, reason="not this patient's")
+    step_helpers.post_undo(user=clinician, case=case, reason="not this patient's")
     state = case_state(user=clinician, case=case)
     assert state.known == {
         _test(trained_model, "glucose").index: glucose.value,
@@ -142,10 +141,10 @@ def test_undo_of_a_correction_restores_the_value_it_replaced(case, clinician, tr
 def test_undo_needs_a_reason_and_a_step(case, clinician):
     """Nothing to undo, or no reason: a message and nothing changed."""
     with pytest.raises(ValidationError, match="no step to undo"):
-        case_actions.undo_last_step(user=clinician, case=case, reason="r")
+        step_helpers.post_undo(user=clinician, case=case, reason="r")
     step = _glucose(case, clinician)
     with pytest.raises(ValidationError, match="Say why the step is undone"):
-        case_actions.undo_last_step(user=clinician, case=case, reason="")
+        step_helpers.post_undo(user=clinician, case=case, reason="")
     step.refresh_from_db()
     assert step.is_active
 
@@ -154,12 +153,12 @@ def test_corrections_need_the_case_open_and_yours(case, clinician, other_clinici
     """Another clinician gets CaseNotFound; a closed case refuses corrections and undo."""
     step = _glucose(case, clinician)
     with pytest.raises(CaseNotFound):
-        case_actions.perform_action(user=other_clinician, case=case, action="undo", reason="r")
+        step_helpers.post_step(user=other_clinician, case=case, action="undo", reason="r")
     cases.take_step(user=clinician, case=case, action="refer")
     with pytest.raises(cases.CaseClosed):
-        case_actions.perform_action(user=clinician, case=case, action="undo", reason="r")
+        step_helpers.post_step(user=clinician, case=case, action="undo", reason="r")
     with pytest.raises(cases.CaseClosed):
-        case_actions.perform_action(
+        step_helpers.post_step(
             user=clinician, case=case, action="correct", position=step.position, value=1, reason="r"
         )
 
@@ -168,8 +167,8 @@ def test_a_stale_form_is_refused_with_what_changed_by_whom(case, clinician, trai
     """A step posted from an older version names the missed step and its author; nothing saved."""
     seen = case_audit.case_version(case)
     _glucose(case, clinician)  # the other tab
-    with pytest.raises(case_actions.StaleCase) as caught:
-        case_actions.perform_action(
+    with pytest.raises(step_helpers.StaleCase) as caught:
+        step_helpers.post_step(
             user=clinician, case=case, action="result", test="sex", value=1, seen=seen
         )
     message = " ".join(caught.value.messages)
@@ -177,7 +176,7 @@ def test_a_stale_form_is_refused_with_what_changed_by_whom(case, clinician, trai
     assert "Nothing from your form was saved" in message
     assert case.steps.count() == 1
     # The same form made from the current version goes through.
-    step = case_actions.perform_action(
+    step = step_helpers.post_step(
         user=clinician,
         case=case,
         action="result",
@@ -193,9 +192,9 @@ def test_a_double_submit_saves_once_and_tells_why_the_second_failed(case, clinic
     seen = case_audit.case_version(case)
     _glucose(case, clinician, 150)
     seen = case_audit.case_version(case)
-    case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
+    step_helpers.post_step(user=clinician, case=case, action="refer", seen=seen)
     with pytest.raises(cases.CaseClosed):
-        case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
+        step_helpers.post_step(user=clinician, case=case, action="refer", seen=seen)
     assert case.steps.filter(kind="refer").count() == 1
 
 
@@ -203,12 +202,12 @@ def test_stale_after_a_correction_or_undo_says_so(case, clinician):
     """Corrections and undos change the version too and are worded with their reason."""
     step = _glucose(case, clinician, 15)
     seen = case_audit.case_version(case)
-    case_actions.correct_result(
+    step_helpers.post_correction(
         user=clinician, case=case, position=step.position, value=150, reason="decimal slip"
     )
-    case_actions.undo_last_step(user=clinician, case=case, reason="sample haemolysed")
-    with pytest.raises(case_actions.StaleCase) as caught:
-        case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
+    step_helpers.post_undo(user=clinician, case=case, reason="sample haemolysed")
+    with pytest.raises(step_helpers.StaleCase) as caught:
+        step_helpers.post_step(user=clinician, case=case, action="refer", seen=seen)
     message = " ".join(caught.value.messages)
     assert "corrected from 15 mg/dl to 150 mg/dl by you (doc)" in message
     assert "(reason: decimal slip)" in message
@@ -220,11 +219,11 @@ def test_version_counts_every_write(case, clinician):
     """case_version equals the number of events: steps, corrections and undos, one each."""
     assert case_audit.case_version(case) == 0
     step = _glucose(case, clinician, 15)
-    case_actions.correct_result(
+    step_helpers.post_correction(
         user=clinician, case=case, position=step.position, value=150, reason="r"
     )
-    case_actions.perform_action(user=clinician, case=case, action="unavailable", test="sex")
-    case_actions.undo_last_step(user=clinician, case=case, reason="r")
+    step_helpers.post_step(user=clinician, case=case, action="unavailable", test="sex")
+    step_helpers.post_undo(user=clinician, case=case, reason="r")
     events = case_audit.case_events(case)
     assert [e.kind for e in events] == ["recorded", "corrected", "recorded", "undone"]
     assert case_audit.case_version(case) == len(events) == 4
@@ -234,7 +233,7 @@ def test_version_counts_every_write(case, clinician):
 def test_a_malformed_version_is_a_clear_error(case, clinician, seen):
     """seen must be a whole number >= 0."""
     with pytest.raises(ValidationError, match="seen must"):
-        case_actions.perform_action(user=clinician, case=case, action="refer", seen=seen)
+        step_helpers.post_step(user=clinician, case=case, action="refer", seen=seen)
     assert case.steps.count() == 0
 
 
@@ -246,7 +245,7 @@ def test_an_overrule_reason_is_stored_and_a_followed_step_refuses_one(
     assert advice["kind"] == "extract"
     other = next(n for n in ("glucose", "insulin", "sex") if n != advice["test_name"])
     value = 1 if other == "sex" else 100
-    step = case_actions.perform_action(
+    step = step_helpers.post_step(
         user=clinician, case=case, action="result", test=other, value=value, reason="cheaper first"
     ).step
     assert not step.followed_advice and step.overrule_reason == "cheaper first"
@@ -254,7 +253,7 @@ def test_an_overrule_reason_is_stored_and_a_followed_step_refuses_one(
     if advice["kind"] == "extract":
         test = _test(trained_model, advice["test_name"])
         with pytest.raises(ValidationError, match="follows the advice"):
-            case_actions.perform_action(
+            step_helpers.post_step(
                 user=clinician,
                 case=case,
                 action="result",
@@ -325,10 +324,10 @@ def test_correcting_an_input_computes_the_derived_test_again(fti_model, clinicia
     assert fti.value == pytest.approx(150.0)
     cost = case_state(user=clinician, case=case).accumulated_cost
     with pytest.raises(ValidationError, match="FTI is computed from its inputs"):
-        case_actions.correct_result(
+        step_helpers.post_correction(
             user=clinician, case=case, position=fti.position, value=160, reason="r"
         )
-    case_actions.correct_result(
+    step_helpers.post_correction(
         user=clinician, case=case, position=tt4.position, value=96, reason="typo"
     )
     fti.refresh_from_db()

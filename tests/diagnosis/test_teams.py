@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import step_helpers
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.test import Client
@@ -12,7 +13,6 @@ from django.test import Client
 from diagnosis.models import DiagnosisStep, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, CaseNotFound
 from diagnosis.selectors import case_for_user, team_cases_for_user
-from diagnosis.services import case_actions
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
 
@@ -41,9 +41,7 @@ def team_case(clinician, trained_model, team):
     case = case_services.start_case(
         user=clinician, trained_model=trained_model, patient_reference="MRN-77"
     )
-    case_actions.perform_action(
-        user=clinician, case=case, action="result", test="glucose", value=150
-    )
+    step_helpers.post_step(user=clinician, case=case, action="result", test="glucose", value=150)
     return case
 
 
@@ -113,9 +111,9 @@ def test_the_services_refuse_a_leads_step_and_a_strangers_look_alike_missing(
 ):
     """A step by the lead is PermissionDenied; by a clinician outside the team, CaseNotFound."""
     with pytest.raises(PermissionDenied):
-        case_actions.perform_action(user=lead, case=team_case, action="refer")
+        step_helpers.post_step(user=lead, case=team_case, action="refer")
     with pytest.raises(CaseNotFound):
-        case_actions.perform_action(user=other_clinician, case=team_case, action="refer")
+        step_helpers.post_step(user=other_clinician, case=team_case, action="refer")
     assert team_case.steps.count() == 1
 
 

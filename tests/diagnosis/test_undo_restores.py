@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import step_helpers
 from django.urls import reverse
 
 from diagnosis.models import DiagnosisStep
 from diagnosis.selectors import case_audit, case_state
-from diagnosis.services import case_actions, cases
+from diagnosis.services import cases
 
 
 def _act(case, clinician, **kwargs):
-    return case_actions.perform_action(user=clinician, case=case, **kwargs).step
+    return step_helpers.post_step(user=clinician, case=case, **kwargs).step
 
 
 def test_undoing_a_correction_restores_the_value_it_replaced(trained_model, clinician, client):
