@@ -330,6 +330,151 @@ class CaseSummaryOut(Schema):
     updated_at: str
 
 
+class StepOut(Schema):
+    position: int = Field(description="0-based, in the order the steps were taken.")
+    kind: Literal["result", "unavailable", "classify", "refer"]
+    test: str | None = Field(description="The test's name (result, unavailable).")
+    value: float | None = Field(description="The value recorded (a nominal test: its code).")
+    price: float = Field(description="What the step was charged, in dollars.")
+    discount_from: str | None = Field(
+        description="The done test whose group made this one cheaper, if any."
+    )
+    label: str | None = Field(description="The class concluded (classify).")
+    followed_advice: bool
+    overrule_reason: str
+    implausible_confirmed: bool = Field(
+        description="The value lies outside its test's plausible range and was confirmed."
+    )
+    plausible_range: dict[str, Any] | None = Field(
+        description="The plausible range the value was confirmed against."
+    )
+    created_by: str
+    created_at: str
+    correction: Literal["corrected", "undone", "restored"] | None
+    corrected_by: str | None
+    corrected_at: str | None
+    correction_reason: str
+    replaced_by: int | None = Field(description="The position of the step that replaced it.")
+
+
+class ChoiceOut(Schema):
+    model_config = ConfigDict(extra="allow")
+
+    code: float | int
+    label: str
+
+
+class TestOut(Schema):
+    name: str
+    label: str
+    kind: str = Field(description="numeric or nominal.")
+    unit: str
+    min_value: float | None
+    max_value: float | None
+    plausible_min: float | None
+    plausible_max: float | None
+    integer_only: bool
+    choices: list[ChoiceOut] | None = Field(
+        description="A nominal test's choices as the model was trained with them."
+    )
+    price_now: float = Field(description="What ordering it costs this patient now.")
+    full_price: float
+    discount_from: str | None = Field(description="The done test whose group discounts it.")
+    price_generated: bool = Field(description="Made by the automatic price generator.")
+    derived_from: list[str] = Field(description="A derived test's inputs (thyroid FTI).")
+    done: bool
+    unavailable: bool
+    recommended: bool = Field(description="The advice is to order this test next.")
+    value: float | None
+
+
+class RiskOut(Schema):
+    kind: str
+    test: int | None
+    risk: float
+
+
+class EvidenceOut(Schema):
+    """What the advice rests on, in numbers (see the model's documentation)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    proba: list[float] = Field(description="The class probabilities, in class_labels order.")
+    support: float = Field(description="How many training cases stand behind proba.")
+    class_costs: list[float] = Field(description="The expected cost of concluding each class.")
+    refer_cost: float | None = Field(description="The expected cost of referring now.")
+    conclude_cost: float
+    best_class: int
+    refers_now: bool
+    cost_after: float | None = Field(
+        description="Order a test: the expected cost of concluding once its result is known."
+    )
+    nodes: list[list[float]]
+    risks: list[RiskOut]
+    waiting: float | None
+    members: float | None
+
+
+class ConclusionOut(Schema):
+    kind: Literal["classify", "reject"]
+    label_index: int | None
+    label: str | None
+
+
+class DecisionCostsOut(Schema):
+    basis: Literal["expected_cost", "risk"]
+    class_labels: list[str]
+    matrix: list[list[float]]
+    reject_cost: float | list[float] | None
+    penalty: float | None
+    reward: float | None
+
+
+class AdviceOut(Schema):
+    """The model's next action in numbers, with the names it needs."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal["extract", "classify", "reject"] = Field(
+        description="extract: order test_name next; classify: conclude label; reject: refer."
+    )
+    test: int | None = Field(None, description="extract: the test's index.")
+    cost: float | None = Field(None, description="extract: its price for this patient now.")
+    proba: list[float] | None = Field(None, description="classify: the class probabilities.")
+    expected_cost: float | None = Field(None, description="classify/reject: expected cost.")
+    evidence: EvidenceOut | None = None
+    test_index: int | None
+    test_name: str | None
+    test_label: str | None
+    label_index: int | None
+    label: str | None
+    label_position: int | None
+    class_labels: list[str]
+    test_labels: dict[str, str] = Field(description="Every test the advice mentions, by index.")
+    conclusion_now: ConclusionOut | None = Field(
+        None, description="extract: what the model concludes if the patient stopped now."
+    )
+    known_count: int = Field(description="How many results the advice rests on.")
+    unavailable_labels: list[str] | None = None
+    costs: DecisionCostsOut | dict[str, Any] | None = Field(
+        None, description="The error costs the model decides with ({} when it has none)."
+    )
+    branches: list[dict[str, Any]] | None = Field(
+        None, description="A patient split by an unavailable test: where each share went."
+    )
+
+
+class ExplanationOut(Schema):
+    headline: str
+    why: list[str] = Field(description="Whole sentences: why this advice, in dollars.")
+    proba: list[dict[str, Any]] = Field(description='Rows {"label", "p", "percent"}.')
+    risks: list[dict[str, Any]] = Field(
+        description='Rows {"action", "risk", "money", "key", "lowest"} (risk-weighing models).'
+    )
+    costs: dict[str, Any] = Field(description="The error costs, ready for a grid.")
+    branches: list[str]
+
+
 class CaseStateOut(Schema):
     case: int
     status: str
@@ -337,10 +482,10 @@ class CaseStateOut(Schema):
     patient_reference: str
     model: int
     final_label: str | None
-    version: int
-    accumulated_cost: float
-    advice: dict[str, Any] | None
-    explanation: dict[str, Any] | None
+    version: int = Field(description="Send it back as seen: a step on a changed case is a 409.")
+    accumulated_cost: float = Field(description="What the patient has cost so far, in dollars.")
+    advice: AdviceOut | None = Field(description="The model's next action (null when closed).")
+    explanation: ExplanationOut | None
     class_labels: list[str]
     error_matrix: list[list[float]] = Field(
         description="The error costs the case is decided with, copied when it started: "
@@ -349,8 +494,8 @@ class CaseStateOut(Schema):
     referral_cost: float | None = Field(
         description="The cost of referring the patient (null: the model never refers)."
     )
-    steps: list[dict[str, Any]]
-    tests: list[dict[str, Any]] = Field(
+    steps: list[StepOut]
+    tests: list[TestOut] = Field(
         description="Every test, priced for this patient now. A derived test (thyroid FTI) "
         "names its inputs in derived_from: when the advice is to order it, enter those inputs "
         "that are still missing (each counts as following the advice); its value is then "

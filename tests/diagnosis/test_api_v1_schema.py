@@ -53,3 +53,26 @@ def test_every_operation_answers_as_its_schema_says(case, live_server, token_ses
             openapi_checks.response_schema_conformance,
         ],
     )
+
+
+def test_the_openapi_document_describes_every_field_of_a_case_state():
+    """The case state's steps, tests, advice, evidence and explanation are nested schemas
+    whose fields the document names, not free-form objects."""
+    document = api.get_openapi_schema()
+    schemas = document["components"]["schemas"]
+
+    def fields(name: str) -> set[str]:
+        return set(schemas[name]["properties"])
+
+    state = schemas["CaseStateOut"]["properties"]
+    assert state["steps"]["items"] == {"$ref": "#/components/schemas/StepOut"}
+    assert state["tests"]["items"] == {"$ref": "#/components/schemas/TestOut"}
+    assert {"position", "kind", "test", "value", "price", "followed_advice", "correction"} <= (
+        fields("StepOut")
+    )
+    assert {"name", "price_now", "full_price", "recommended", "derived_from"} <= fields("TestOut")
+    assert {"kind", "test_name", "label", "evidence", "class_labels", "costs"} <= fields(
+        "AdviceOut"
+    )
+    assert {"proba", "class_costs", "refer_cost", "cost_after"} <= fields("EvidenceOut")
+    assert {"headline", "why", "costs"} <= fields("ExplanationOut")
