@@ -129,7 +129,7 @@ def _run(user, dataset, *, learners, costs, k, repeats=1, seed=0) -> tuple[float
     ``experiment.launch_seconds``: creating its rows and the dispatch message (the web request's
     part); ``experiment.sent_seconds``: from its creation until a worker had sent every task.
     """
-    from diagnosis.models import Experiment
+    from diagnosis.bench.models import Experiment
     from diagnosis.services.experiments import create_experiment
 
     started = time.perf_counter()

@@ -16,7 +16,6 @@ class DiagnosisConfig(AppConfig):
         from .roles import grant_role_permissions
 
         # After the permissions exist (post_migrate), so a fresh database is usable
-        # by model-admins without the demo data.
-        post_migrate.connect(
-            grant_role_permissions, sender=self, dispatch_uid="diagnosis-role-permissions"
-        )
+        # by model-admins without the demo data.  After every app's migrate, not only this
+        # one's: the domain apps after it in INSTALLED_APPS get their permissions later.
+        post_migrate.connect(grant_role_permissions, dispatch_uid="diagnosis-role-permissions")

@@ -20,7 +20,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from .forms import MatrixSelect, param_field, param_field_name
-from .models import Dataset, ErrorMatrix, Experiment
+from .models import Dataset, ErrorMatrix
+from diagnosis.bench.models import Experiment
 from .selectors.models import default_error_matrices
 from .services import learner_registry
 

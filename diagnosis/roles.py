@@ -2,7 +2,7 @@
 
 Django creates model permissions after migrations run (``post_migrate``), so a
 data migration cannot grant them on a fresh database.  This handler does,
-every time: the ``model-admins`` group gets every permission of this app
+every time: the ``model-admins`` group gets every permission of the domain apps
 except those on patient cases and their steps, the case access log and the
 teams (patient data is need-to-know: case access is decided by
 :mod:`diagnosis.permissions`, never by a Django permission, and team
@@ -21,9 +21,12 @@ __all__ = ["PATIENT_MODELS", "grant_role_permissions"]
 #: them (a superuser may grant ``view_caseaccess`` to an auditor by hand).
 PATIENT_MODELS = ("diagnosiscase", "diagnosisstep", "caseaccess", "team")
 
+#: The apps whose models the roles are about (the domain apps, and what is still in diagnosis).
+APP_LABELS = ("diagnosis", "bench")
+
 
 def grant_role_permissions(*, using: str = "default", **_) -> None:
-    """Create the role groups if missing; give model-admins this app's non-patient permissions."""
+    """Create the role groups if missing; give model-admins the apps' non-patient permissions."""
     from django.contrib.auth.models import Group, Permission
 
     Group.objects.using(using).get_or_create(name=CLINICIANS)
@@ -31,6 +34,6 @@ def grant_role_permissions(*, using: str = "default", **_) -> None:
     admins, _ = Group.objects.using(using).get_or_create(name=MODEL_ADMINS)
     admins.permissions.set(
         Permission.objects.using(using)
-        .filter(content_type__app_label="diagnosis")
+        .filter(content_type__app_label__in=APP_LABELS)
         .exclude(content_type__model__in=PATIENT_MODELS)
     )

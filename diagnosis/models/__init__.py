@@ -6,7 +6,6 @@ from .audit import CaseAccess
 from .cases import DiagnosisCase, DiagnosisStep
 from .confirmations import ConfirmedDiagnosis
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
-from .experiments import Experiment, ExperimentTask
 from .selection import CandidateMeasurement
 from .teams import Team
 from .training import TrainedModel, TrainingCheckpoint
@@ -22,8 +21,6 @@ __all__ = [
     "DiagnosisStep",
     "DiagnosticTest",
     "ErrorMatrix",
-    "Experiment",
-    "ExperimentTask",
     "ModelDecision",
     "Team",
     "TestGroup",

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 
-from ..models import Experiment, ExperimentTask
+from diagnosis.bench.models import Experiment, ExperimentTask
 from ..permissions import is_clinician, is_model_admin
 from ..services.experiment_results import METRICS, assemble_results
 from ..services.learner_names import display_label

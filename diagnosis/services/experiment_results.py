@@ -19,7 +19,7 @@ import numpy as np
 
 from learners.significance import ALPHA, mean_interval, paired_t_test
 
-from ..models import Experiment, ExperimentTask
+from diagnosis.bench.models import Experiment, ExperimentTask
 
 __all__ = ["METRICS", "assemble_results", "cells_by_learner_matrix", "summary"]
 

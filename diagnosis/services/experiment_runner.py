@@ -33,7 +33,8 @@ from django.db.models import Case, Count, F, Q, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..models import DatasetCase, Experiment, ExperimentTask
+from ..models import DatasetCase
+from diagnosis.bench.models import Experiment, ExperimentTask
 from . import broker, learner_registry
 from .costs import cost_model_from_snapshot
 from .experiment_results import assemble_results

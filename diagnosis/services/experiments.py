@@ -20,7 +20,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Dataset, DiagnosticTest, ErrorMatrix, Experiment, ExperimentTask, TrainedModel
+from ..models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
+from diagnosis.bench.models import Experiment, ExperimentTask
 from ..permissions import require_model_admin
 from . import learner_names, learner_registry
 from .costs import cost_model_from_snapshot, cost_snapshot

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import experiment_figures
 from ..experiment_forms import ExperimentForm, initial_from_experiment
-from ..models import Experiment
+from diagnosis.bench.models import Experiment
 from ..permissions import is_model_admin, require_model_admin
 from ..selectors import experiments as selectors
 from ..services import experiments as services

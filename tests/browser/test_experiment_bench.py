@@ -88,7 +88,7 @@ def worker(heart, tmp_path):
 
 def test_set_up_watch_read_and_export_an_experiment(chromium, live_server, heart, worker):
     """Two learners, three costs on heart: the worker finishes it; table, chart and CSV agree."""
-    from diagnosis.models import Experiment
+    from diagnosis.bench.models import Experiment
 
     context, page = new_page(chromium, live_server)
     problems = _watch_errors(page)
@@ -175,7 +175,7 @@ def test_screens_at_tablet_size_and_cancel_from_the_page(chromium, live_server, 
     """Tablet screenshots; a queued experiment says it waits, and Cancel stops it."""
     from django.contrib.auth.models import User
 
-    from diagnosis.models import Experiment
+    from diagnosis.bench.models import Experiment
     from diagnosis.services.experiments import create_experiment
 
     admin = User.objects.get(username=ADMIN[0])
@@ -248,7 +248,8 @@ def test_results_and_research_screens(chromium, live_server, heart):
 
     from diagnosis.management.commands.load_demo_data import DEMO_EXPERIMENT
     from diagnosis.management.demo_data import HEART, PIMA
-    from diagnosis.models import Dataset, Experiment
+    from diagnosis.models import Dataset
+    from diagnosis.bench.models import Experiment
     from diagnosis.services import experiment_runner
     from diagnosis.services.experiments import create_experiment
 

@@ -7,7 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from diagnosis.models import Experiment, TrainedModel
+from diagnosis.bench.models import Experiment
+from diagnosis.models import TrainedModel
 from diagnosis.selectors import experiments as reads
 from diagnosis.services import experiment_runner
 from diagnosis.services.experiments import create_experiment, deploy_recommended

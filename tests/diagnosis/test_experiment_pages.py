@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnosis.experiment_forms import split_values
-from diagnosis.models import Experiment, ExperimentTask, TrainedModel
+from diagnosis.bench.models import Experiment, ExperimentTask
+from diagnosis.models import TrainedModel
 from diagnosis.services import experiment_runner
 from diagnosis.services.experiments import create_experiment
 

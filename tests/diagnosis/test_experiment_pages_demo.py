@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from diagnosis.management import demo_data
 from diagnosis.management.commands.load_demo_data import DEMO_EXPERIMENT
-from diagnosis.models import Experiment, ExperimentTask
+from diagnosis.bench.models import Experiment, ExperimentTask
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,8 @@ from celery_workers import (
     xor_dataset,
 )
 
-from diagnosis.models import Experiment, ExperimentTask, TrainedModel
+from diagnosis.bench.models import Experiment, ExperimentTask
+from diagnosis.models import TrainedModel
 from diagnosis.selectors.experiments import experiment_progress
 from diagnosis.services.experiments import (
     cancel_experiment,

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from diagnosis.models import Experiment, ExperimentTask
+from diagnosis.bench.models import Experiment, ExperimentTask
 from diagnosis.selectors import experiments as reads
 from diagnosis.services import experiment_runner
 from diagnosis.services.costs import cost_model_from_snapshot

@@ -24,7 +24,8 @@ from diagnosis.management.demo_models import (
     create_demo_model,
     demo_models_of,
 )
-from diagnosis.models import Dataset, Experiment, Team, TrainedModel
+from diagnosis.models import Dataset, Team, TrainedModel
+from diagnosis.bench.models import Experiment
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
 from diagnosis.services import experiment_runner

@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from .datasets import Dataset
+from diagnosis.models import Dataset
 
 
 class Experiment(models.Model):
@@ -86,6 +86,8 @@ class Experiment(models.Model):
     )
 
     class Meta:
+        # the table it has had since before the bench was an app of its own
+        db_table = "diagnosis_experiment"
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
@@ -148,6 +150,7 @@ class ExperimentTask(models.Model):
     anytime = models.JSONField(default=list, blank=True)
 
     class Meta:
+        db_table = "diagnosis_experimenttask"
         ordering = ["experiment_id", "learner_index", "matrix_index", "repeat", "fold"]
         constraints = [
             models.UniqueConstraint(

@@ -1,0 +1,1 @@
+"""The bench: experiments comparing learners on one dataset over the same folds and matrices."""

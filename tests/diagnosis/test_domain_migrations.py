@@ -1,0 +1,151 @@
+"""A database filled by the release before the domain apps moves through their migrations, and
+every case, step, model and experiment reads the same afterwards."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from diagnosis.bench.models import Experiment
+from diagnosis.models import DiagnosisCase
+from diagnosis.selectors import experiments as experiment_reads
+from diagnosis.selectors.cases import compute_case_state
+from diagnosis.services import experiment_runner
+from diagnosis.services.cases import start_case
+from diagnosis.services.experiments import create_experiment
+from diagnosis.services.step import Classify, RecordResult, apply_step
+
+#: Where the release before the domain apps left the migrations: every model in ``diagnosis``.
+PREVIOUS_RELEASE = [
+    ("diagnosis", "0017_merge_plausible_ranges_selection_cut_short"),
+    ("bench", None),
+]
+#: The models that left ``diagnosis`` for a domain app: (model, its app now).
+MOVED = {"experiment": "bench", "experimenttask": "bench"}
+
+
+def _migrate(targets) -> None:
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()  # what the last migrate left applied
+    executor.migrate(targets)
+
+
+def _latest() -> list[tuple[str, str]]:
+    executor = MigrationExecutor(connection)
+    return executor.loader.graph.leaf_nodes()
+
+
+def _rows() -> dict[str, list[tuple]]:
+    """Every row of every table of ours, in primary-key order."""
+    with connection.cursor() as cursor:
+        tables = [
+            t for t in connection.introspection.table_names(cursor) if t.startswith("diagnosis_")
+        ]
+        dump = {}
+        for table in tables:
+            cursor.execute(f'SELECT * FROM "{table}" ORDER BY 1')
+            dump[table] = cursor.fetchall()
+    return dump
+
+
+def _case_reads() -> dict[int, tuple]:
+    reads = {}
+    for case in DiagnosisCase.objects.select_related("trained_model__dataset").order_by("pk"):
+        state = compute_case_state(case)
+        reads[case.pk] = (
+            [(s.pk, s.position, s.kind, s.value, s.price, s.followed_advice) for s in state.steps],
+            state.accumulated_cost,
+            state.advice,
+            [(o.test.name, o.price_now, o.recommended) for o in state.test_options],
+            case.status,
+            case.final_label,
+        )
+    return reads
+
+
+def _experiment_reads(user) -> dict[int, tuple]:
+    reads = {}
+    for summary in experiment_reads.list_experiments(user=user):
+        pk = summary.id
+        reads[pk] = (
+            summary,
+            experiment_reads.results_table(user=user, experiment_id=pk),
+            experiment_reads.export_csv(user=user, experiment_id=pk),
+        )
+    return reads
+
+
+def _permissions() -> list[tuple]:
+    return sorted(
+        Permission.objects.filter(content_type__model__in=MOVED).values_list(
+            "pk", "codename", "content_type_id", "content_type__model"
+        )
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
+    clinician, model_admin, trained_model, toy_dataset
+):
+    """Cases with steps, a model and a finished experiment, written at the previous release's
+    migrations (an experiment through that release's own model), read the same after the
+    moves: every row of every table, each case's state, each experiment's results and export,
+    and the moved models' content types and permissions (same rows, new app)."""
+    latest = _latest()
+    _migrate(PREVIOUS_RELEASE)
+    try:
+        # the previous release's own model of an experiment (its app still "diagnosis")
+        old_apps = (
+            MigrationExecutor(connection)
+            .loader.project_state([node for node in PREVIOUS_RELEASE if node[1] is not None])
+            .apps
+        )
+        old_experiment = old_apps.get_model("diagnosis", "Experiment")
+        old_experiment.objects.create(
+            dataset_id=toy_dataset.pk, name="written by the old model", k=3, status="queued"
+        )
+        assert ContentType.objects.get(model="experiment").app_label == "diagnosis"
+        experiment = create_experiment(
+            user=model_admin,
+            dataset=toy_dataset,
+            learners=[{"key": "eg2", "params": {}}],
+            matrix_kind="uniform",
+            costs=[10, 100],
+            k=2,
+            repeats=1,
+            seed=3,
+            launch=False,
+        )
+        for pk in experiment.tasks.filter(lead__isnull=True).values_list("pk", flat=True):
+            experiment_runner.run_task(task_id=pk, worker="migration-test")
+        assert Experiment.objects.get(pk=experiment.pk).status == Experiment.DONE
+        open_case = start_case(user=clinician, trained_model=trained_model, patient_reference="A")
+        apply_step(
+            user=clinician,
+            case_id=open_case.pk,
+            command=RecordResult(test="glucose", value=150),
+        )
+        closed = start_case(user=clinician, trained_model=trained_model, patient_reference="B")
+        apply_step(
+            user=clinician, case_id=closed.pk, command=RecordResult(test="insulin", value=31)
+        )
+        apply_step(user=clinician, case_id=closed.pk, command=Classify(label=1))
+        permissions = _permissions()
+        content_types = dict(ContentType.objects.filter(model__in=MOVED).values_list("model", "pk"))
+        before = (_rows(), _case_reads(), _experiment_reads(model_admin))
+    finally:
+        _migrate(latest)
+    after = (_rows(), _case_reads(), _experiment_reads(model_admin))
+    assert after[0] == before[0]  # not a row changed, added or lost
+    assert after[1] == before[1] and len(after[1]) == 2
+    assert after[2] == before[2] and len(after[2]) == 2
+    assert dict(ContentType.objects.filter(model__in=MOVED).values_list("model", "pk")) == (
+        content_types
+    )
+    for model, app in MOVED.items():
+        assert ContentType.objects.get(model=model).app_label == app
+    assert _permissions() == permissions
+    assert Experiment.objects.filter(name="written by the old model").count() == 1
