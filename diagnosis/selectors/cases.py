@@ -89,6 +89,8 @@ class CaseState:
     unavailable: set[int]
     accumulated_cost: float
     advice: dict | None
+    #: what the model's codes mean, as when it was trained (class names, choices)
+    vocabulary: Vocabulary
     test_options: list[TestOption] = field(default_factory=list)
     class_labels: list[str] = field(default_factory=list)
     is_open: bool = True
@@ -98,8 +100,6 @@ class CaseState:
     #: the advised test was done and paid for before, then undone: that step (the screen
     #: says so before asking to pay for it again); None otherwise
     advised_paid_before: DiagnosisStep | None = None
-    #: what the model's codes mean, as when it was trained (class names, choices)
-    vocabulary: Vocabulary | None = None
     #: the viewer reads the case (a team lead) but may take no step on it
     read_only: bool = False
 
