@@ -378,7 +378,7 @@ class DatasetAdmin(CatalogHistoryMixin, ModelAdminsOnly):
 
 class CheckpointInline(admin.TabularInline):
     model = TrainingCheckpoint
-    fields = ["elapsed_seconds", "estimated_cost", "label", "created_at"]
+    fields = ("elapsed_seconds", "estimated_cost", "label", "created_at")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -404,7 +404,7 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
     search_fields = ["name"]
     actions = ["retrain", "cancel"]
     inlines = [CheckpointInline]
-    fields = [
+    fields = (
         "name",
         "dataset",
         "learner_name",
@@ -427,7 +427,7 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
         "celery_task_id",
         "stop_requested",
         "anytime_round",
-    ]
+    )
     readonly_fields = [f for f in fields if f != "name"]
 
     class ValuesFilter(admin.SimpleListFilter):
@@ -496,7 +496,7 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
 class StepInline(UserLinksMixin, admin.TabularInline):
     model = DiagnosisStep
     user_fields = ("created_by",)
-    fields = [
+    fields = (
         "position",
         "kind",
         "test",
@@ -508,7 +508,7 @@ class StepInline(UserLinksMixin, admin.TabularInline):
         "plausible_range",
         "created_by",
         "created_at",
-    ]
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False

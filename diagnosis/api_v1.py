@@ -91,7 +91,8 @@ class BadTokenLimit(SlidingWindowThrottle):
         if until is not None:
             wait = until - time.monotonic()
             if wait > 0:
-                raise Throttled(wait=wait)
+                # seconds as a float, as django-ninja itself passes them; its annotation says int
+                raise Throttled(wait=wait)  # type: ignore[arg-type]
             del self._shut[_address(request)]
 
     def count_refusal(self, request: HttpRequest) -> None:
@@ -103,7 +104,7 @@ class BadTokenLimit(SlidingWindowThrottle):
             now = time.monotonic()
             self._shut = {a: t for a, t in self._shut.items() if t > now}
         self._shut[_address(request)] = time.monotonic() + wait
-        raise Throttled(wait=wait)
+        raise Throttled(wait=wait)  # type: ignore[arg-type]  # a float, as above
 
 
 def _address(request: HttpRequest) -> str:
@@ -311,6 +312,7 @@ class StrictIn(Schema):
     @field_validator("*", mode="before")
     @classmethod
     def _shared_reader(cls, value: Any, info: ValidationInfo) -> Any:
+        assert info.field_name is not None  # a field validator's info names its field
         try:
             return clean_request_field(info.field_name, value)
         except ValidationError as exc:

@@ -148,14 +148,14 @@ def tidy_positions(
     positions: dict[Any, tuple[float, float]] = {}
     start = 0.0
     for root in roots:
-        left = min(outline[root][0])
-        stack2: list[tuple[Any, float, int]] = [(root, start - left, 0)]
+        root_left = min(outline[root][0])
+        stack2: list[tuple[Any, float, int]] = [(root, start - root_left, 0)]
         while stack2:
             node_id, x, depth = stack2.pop()
             positions[node_id] = (x, -float(depth))
             for kid in children.get(node_id, []):
                 stack2.append((kid, x + offset[kid], depth + 1))
-        start += max(outline[root][1]) - left + gap
+        start += max(outline[root][1]) - root_left + gap
     return positions
 
 
@@ -448,14 +448,14 @@ def tree_drawing(layout: Mapping[str, Any]) -> dict:
             )
     edges.sort(key=lambda e: e["on_path"])
     width = MARGIN * 2 + max(x + width_of[k] / 2 for k, (x, _) in pos.items())
-    height = MARGIN * 2 + max(-y for _, y in pos.values()) * level + card_top
+    drawing_height = MARGIN * 2 + max(-y for _, y in pos.values()) * level + card_top
     decisions = {str(n.get("decision")) for n in nodes if n.get("is_leaf")}
     legend = [{"label": label, "colour": colour_of[label]} for label in classes]
     if "Refer" in decisions:
         legend.append({"label": "Refer", "colour": REFER_COLOUR})
     return {
         "width": round(width, 2),
-        "height": round(height, 2),
+        "height": round(drawing_height, 2),
         "nodes": drawn_nodes,
         "edges": edges,
         "labels": labels,

@@ -342,7 +342,7 @@ def _fit_prices(snapshot: dict) -> dict:
     """The cost snapshot with each group named by its first test: renaming a group (words on
     the screen) leaves the fit as it was; moving a test to another group does not."""
     groups = snapshot.get("groups") or []
-    first = {}
+    first: dict[str | None, int] = {}
     for index, group in enumerate(groups):
         first.setdefault(group, index)
     return {**snapshot, "groups": [None if g is None else first[g] for g in groups]}

@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -89,6 +89,8 @@ class CaseState:
     unavailable: set[int]
     accumulated_cost: float
     advice: dict | None
+    #: what the model's codes mean, as when it was trained (class names, choices)
+    vocabulary: Vocabulary
     test_options: list[TestOption] = field(default_factory=list)
     class_labels: list[str] = field(default_factory=list)
     is_open: bool = True
@@ -98,8 +100,6 @@ class CaseState:
     #: the advised test was done and paid for before, then undone: that step (the screen
     #: says so before asking to pay for it again); None otherwise
     advised_paid_before: DiagnosisStep | None = None
-    #: what the model's codes mean, as when it was trained (class names, choices)
-    vocabulary: Vocabulary | None = None
     #: the viewer reads the case (a team lead) but may take no step on it
     read_only: bool = False
 
@@ -306,6 +306,10 @@ def compute_case_state(
         if t.index < len(names) and names[t.index] == t.name
     }
 
+    @overload
+    def label_of(index: int) -> str: ...
+    @overload
+    def label_of(index: None) -> None: ...
     def label_of(index: int | None) -> str | None:
         if index is None:
             return None
@@ -429,7 +433,8 @@ def team_cases_for_user(*, user, query: str = "", limit: int = 100) -> list[Diag
         cases = cases.filter(patient_reference__icontains=query)
     found = list(cases[:limit])
     for case in found:
-        case.outcome = outcome_text(case)
+        # the template's words for how it ended; the model declares no such attribute
+        case.outcome = outcome_text(case)  # type: ignore[attr-defined]
     return found
 
 

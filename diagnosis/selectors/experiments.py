@@ -98,7 +98,7 @@ def _summary(e: Experiment) -> ExperimentSummary:
         n_failed=e.n_failed,
         progress=(e.n_done + e.n_failed) / e.n_tasks if e.n_tasks else 0.0,
         created_at=e.created_at,
-        created_by=e.created_by.get_username() if e.created_by_id else "",
+        created_by=e.created_by.get_username() if e.created_by is not None else "",
         n_learners=sum(1 for entry in e.learners if not entry.get("baseline")),
         n_matrices=len(e.matrices),
         matrix_kind=e.matrix_kind,

@@ -157,7 +157,7 @@ def advice_headline(advice: Mapping[str, Any] | None) -> str:
 
 def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Names) -> list[dict]:
     """The model's risk of each action it weighed, worded; ``lowest`` marks the first least one."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for risk in risks:
         kind, test = risk.get("kind"), risk.get("test")
         if kind == "extract":

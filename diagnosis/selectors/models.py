@@ -322,6 +322,7 @@ def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
     n = metrics.get("n_referred")
     of = metrics.get("n_test_cases")
     price = reject_cost
+    price_text: str | None
     if isinstance(price, list | tuple):
         price_text = " / ".join(f"${float(p):,.2f}" for p in price)
     else:

@@ -180,6 +180,7 @@ def tree_nodes(
         )
     for n in range(1, tree.n_nodes):
         parent = parent_of[n]
+        assert parent is not None  # only the root (node 0) has none
         _, test = test_of(int(tree.feature[parent]))
         label = edge_label(tree, parent, edge_to[n], test)
         nodes[n]["edge_label"] = label

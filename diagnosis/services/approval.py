@@ -130,7 +130,7 @@ def approve_model(*, user, trained_model: TrainedModel, reason: str = "") -> Tra
     if trained.approval == TrainedModel.APPROVED:
         raise ValidationError(f"{trained} is approved already.")
     replaced = None
-    if trained.replaces_id is not None:
+    if trained.replaces is not None:  # no query when there is none
         replaced = _locked(trained.replaces)
         if replaced.approval != TrainedModel.APPROVED:
             replaced = None
@@ -234,7 +234,7 @@ def keep_replaced_model(*, user, trained_model: TrainedModel, reason: str = "") 
     require_model_admin(user)
     reason = _clean_reason(reason)
     draft = _locked(trained_model)
-    if draft.approval != TrainedModel.DRAFT or draft.replaces_id is None:
+    if draft.approval != TrainedModel.DRAFT or draft.replaces is None:
         raise ValidationError(f"{draft} is not a retrain waiting for a decision.")
     kept = draft.replaces
     why = reason or f"Kept {kept} (#{kept.pk}) in use."

@@ -537,9 +537,9 @@ def _tests(case: DiagnosisCase, context: StepContext | None) -> list[DiagnosticT
 
 
 def _labels(case: DiagnosisCase, indices, tests: list[DiagnosticTest]) -> str:
-    tests = {t.index: t.display_label for t in tests}
+    label_of = {t.index: t.display_label for t in tests}
     names = case.trained_model.cost_snapshot.get("names", [])
-    return " and ".join(tests.get(i) or names[i] for i in indices)
+    return " and ".join(label_of.get(i) or names[i] for i in indices)
 
 
 def _derived_problem(
@@ -770,7 +770,7 @@ def record_results(
     return list(new_steps if before is None else new_steps.filter(position__gt=before))
 
 
-def _class_index(label: int | str, labels: list[str]) -> int:
+def _class_index(label: int | float | str, labels: list[str]) -> int:
     """A class given by its index (``1``, ``"1"``) or its name (``"disease"``)."""
     if isinstance(label, str) and label in labels:
         return labels.index(label)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def assemble_results(experiment: Experiment) -> dict:
     for mi in range(n_matrices):
         for li in range(n_learners):
             rows = list(cells.get((li, mi), {}).values())
-            entry = {"learner_index": li, "matrix_index": mi, "n": len(rows)}
+            entry: dict[str, Any] = {"learner_index": li, "matrix_index": mi, "n": len(rows)}
             for metric in METRICS:
                 entry[metric] = summary(r[metric] for r in rows)
             entry["auc"] = summary((r["roc"] or {}).get("auc") for r in rows)
@@ -130,7 +131,7 @@ def _recommend(experiment: Experiment, cells, mi: int) -> dict:
     means.sort(key=lambda item: (item[0], item[1]))
     best_mean, best, values = means[0]
     interval = mean_interval(values)
-    recommendation = {
+    recommendation: dict[str, Any] = {
         "matrix_index": mi,
         "learner_index": best,
         "mean_total_cost": best_mean,

@@ -480,6 +480,7 @@ def land(*, experiment_id: int, done: int = 0, failed: int = 0, count: bool = Fa
                 .order_by("learner_index", "repeat", "fold", "matrix_index")
                 .first()
             )
+            assert first_error is not None  # counted among the failed above, under the lock
             where = (
                 f"{display_label(experiment.learners[first_error.learner_index])}, repeat "
                 f"{first_error.repeat + 1}, fold {first_error.fold + 1}, matrix "

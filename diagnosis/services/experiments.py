@@ -96,9 +96,9 @@ def create_experiment(
     ratio_base: float = 100.0,
     positive_class: int = 1,
     reject_cost: float | None = None,
-    k: int = 10,
-    repeats: int = 1,
-    seed: int = 0,
+    k: int | None = 10,
+    repeats: int | None = 1,
+    seed: int | None = 0,
     name: str = "",
     launch: bool = True,
     parent: Experiment | None = None,
@@ -185,6 +185,7 @@ def create_experiment(
             )
     if errors:
         raise ValidationError(errors)
+    assert k is not None and repeats is not None and seed is not None  # else a problem above
 
     categorical = list(
         dataset.tests.filter(kind=DiagnosticTest.NOMINAL)
@@ -599,8 +600,10 @@ def _settings_of(experiment: Experiment) -> dict[str, Any]:
         "seed": experiment.seed,
     }
     if experiment.matrix_kind == Experiment.MATRIX_ONE:
+        # pk=None (no matrix) is Django's IS NULL: no row; django-stubs' lookup type omits None
         settings_["error_matrix"] = ErrorMatrix.objects.filter(
-            pk=spec.get("error_matrix_id"), dataset=experiment.dataset
+            pk=spec.get("error_matrix_id"),  # type: ignore[misc]
+            dataset=experiment.dataset,
         ).first()
     elif experiment.matrix_kind == Experiment.MATRIX_UNIFORM:
         settings_["costs"] = spec.get("costs", [])

@@ -33,7 +33,7 @@ _VARIANTS: dict[str, tuple[dict, ...]] = {
     "budget_rf": ({"budget": 1e6},),
 }
 # Small enough to fit in a blink once compiled.
-_SMALL = {
+_SMALL: dict[str, dict[str, float]] = {
     "act": {"r": 1},
     "lsid3": {"r": 1},
     "icet": {"population": 4, "generations": 2},

@@ -232,7 +232,11 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             target = next(
                 (s for s in state.steps if str(s.position) == str(correction["position"])), None
             )
-            raw = {target.test.name: correction["value"]} if target and target.test_id else {}
+            raw = (
+                {target.test.name: correction["value"]}
+                if target is not None and target.test is not None
+                else {}
+            )
             fields.update(
                 position=correction["position"],
                 value=correction["value"],
@@ -278,6 +282,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     exc.found, correction.get("raw", {})
                 )
             else:
+                assert entry_name is not None  # only a value for a named test is implausible
                 implausible = result_blocks.implausible_rows(
                     exc.found, {entry_name: request.POST.get("value")}
                 )

@@ -86,6 +86,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
         and isinstance(exception, DatabaseError)
         and (connection_lost(exception))
     ):
+        response: HttpResponse
         if _for_a_program(request):
             response = _json(
                 "The database is not answering; nothing was saved by this request unless "

@@ -317,9 +317,9 @@ def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
     for member in view.members if view else []:
         thumb = None
         if member.layout is not None:
-            drawing = figures.tree_drawing(member.layout)
+            member_drawing = figures.tree_drawing(member.layout)
             thumb = figures.tree_thumbnail_svg(
-                drawing, label=f"Tree {member.index + 1}: {member.n_nodes} nodes"
+                member_drawing, label=f"Tree {member.index + 1}: {member.n_nodes} nodes"
             )
         cards.append({"member": member, "thumb": thumb})
     drawing = figures.tree_drawing(chosen.layout) if chosen and chosen.layout else None
