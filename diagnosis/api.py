@@ -75,7 +75,7 @@ from .selectors import case_audit
 from .selectors.matrices import case_matrix
 from .services import case_actions, case_batch
 from .services import cases as case_services
-from .services.validation import BodyTooLarge, clean_step_body, parse_json_object
+from .shared.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "implausible_answer", "state_to_dict"]
 

@@ -48,15 +48,15 @@ from .api import implausible_answer, state_to_dict
 from .client_address import client_address
 from .models import CaseAccess, TrainedModel
 from .permissions import CaseNotFound
+from .selectors.vocabulary import vocabulary_of
 from .services import api_tokens, case_actions
 from .services import cases as case_services
-from .services.validation import (
+from .shared.validation import (
     BodyTooLarge,
     clean_request_field,
     parse_json_object,
     too_large_message,
 )
-from .services.vocabulary import vocabulary_of
 from .throttling import SlidingWindowThrottle
 
 __all__ = ["api", "urlpatterns"]

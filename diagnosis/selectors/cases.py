@@ -28,14 +28,15 @@ from ..permissions import (
     require_lead,
 )
 from ..services.access_log import log_case_access
-from ..services.costs import cost_model_from_snapshot
-from ..services.vocabulary import Vocabulary, vocabulary_of
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.vocabulary import Vocabulary
 from . import raw_rows
 from .advice_context import branch_rows, decision_costs
 from .case_audit import case_steps, outcome_text
 from .explanations import Explanation, explain
 from .matrices import estimator_for_case
 from .model_cache import deciding_model, get_estimator
+from .vocabulary import vocabulary_of
 
 if TYPE_CHECKING:
     from ..services.step_context import StepContext

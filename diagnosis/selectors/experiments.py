@@ -29,7 +29,7 @@ from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 from ..models import Experiment, ExperimentTask
 from ..permissions import is_clinician, is_model_admin
 from ..services.experiment_results import METRICS, assemble_results
-from ..services.learner_names import display_label
+from ..shared.learner_names import display_label
 
 __all__ = [
     "Bar",

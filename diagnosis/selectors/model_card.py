@@ -15,7 +15,7 @@ from typing import Any
 from ..models import ModelDecision, TrainedModel
 from ..permissions import is_model_admin
 from ..services import approval as approval_services
-from ..services import learner_registry
+from ..shared import learner_registry
 from .model_cache import get_estimator
 from .models import model_comparison, model_report, model_warnings, require_model_access
 

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
 from ..permissions import ModelNotFound, can_read_case, is_model_admin, require_clinician
-from ..services import learner_registry
 from ..services.training_data import THIN_SUPPORT
-from ..services.vocabulary import vocabulary_of
+from ..shared import learner_registry
 from . import raw_rows
+from .vocabulary import vocabulary_of
 
 __all__ = [
     "case_outcomes",

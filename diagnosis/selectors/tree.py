@@ -6,12 +6,12 @@ from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
-from ..services.costs import cost_model_from_snapshot
-from ..services.vocabulary import vocabulary_of
+from ..shared.costs import cost_model_from_snapshot
 from .advice_context import edge_label
 from .cases import compute_case_state, estimator_for
 from .model_cache import deciding_model
 from .models import require_model_access
+from .vocabulary import vocabulary_of
 
 __all__ = ["model_has_tree", "tree_layout", "tree_nodes"]
 

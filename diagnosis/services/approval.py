@@ -264,7 +264,7 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
     from learners.significance import mean_interval, paired_t_test
 
     from ..selectors.model_cache import get_estimator
-    from .costs import cost_model_from_snapshot
+    from ..shared.costs import cost_model_from_snapshot
     from .training import RANDOM_STATE
     from .training_data import dataset_arrays, split_indices
 

@@ -34,10 +34,11 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import DatasetCase, Experiment, ExperimentTask
-from . import broker, learner_registry
-from .costs import cost_model_from_snapshot
+from ..shared import learner_registry
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.learner_names import display_label
+from . import broker
 from .experiment_results import assemble_results
-from .learner_names import display_label
 from .training_progress import Heartbeat
 
 __all__ = [

@@ -22,9 +22,10 @@ from django.utils import timezone
 
 from ..models import Dataset, DiagnosticTest, ErrorMatrix, Experiment, ExperimentTask, TrainedModel
 from ..permissions import require_model_admin
-from . import learner_names, learner_registry
-from .costs import cost_model_from_snapshot, cost_snapshot
-from .validation import clean_matrix, clean_reject_cost
+from ..selectors.costs import cost_snapshot
+from ..shared import learner_names, learner_registry
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.validation import clean_matrix, clean_reject_cost
 
 __all__ = [
     "BASELINES",

@@ -18,8 +18,9 @@ from ..selectors import ensemble as ensemble_selectors
 from ..selectors import matrices as matrix_selectors
 from ..selectors import model_card as model_card_selectors
 from ..services import approval as approval_services
-from ..services import learner_registry, training
 from ..services import matrices as matrix_services
+from ..services import training
+from ..shared import learner_registry
 from .common import messages_of, page
 
 

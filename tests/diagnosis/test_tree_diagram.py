@@ -12,8 +12,8 @@ from training_helpers import train
 
 from diagnosis.selectors import tree_layout
 from diagnosis.selectors.cases import estimator_for
-from diagnosis.services import learner_registry
 from diagnosis.services.datasets import create_dataset
+from diagnosis.shared import learner_registry
 from learners.policy import decide
 from learners.tree import TreePolicyMixin, other_edge
 
