@@ -75,6 +75,7 @@ from .selectors import case_audit
 from .selectors.matrices import case_matrix
 from .services import case_actions, case_batch
 from .services import cases as case_services
+from .services.access_log import log_case_access
 from .shared.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "implausible_answer", "state_to_dict"]
@@ -183,17 +184,18 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         return _error("Log in first (session authentication).", 401)
     try:
         if request.method == "GET":  # a read is logged here
-            case = selectors.case_for_user(user=request.user, pk=pk, access=CaseAccess.API_READ)
+            case = selectors.case_for_user(user=request.user, pk=pk)
+            log_case_access(user=request.user, case_id=case.pk, action=CaseAccess.API_READ)
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         try:
             body = clean_step_body(parse_json_object(request.body))
         except ValidationError:
             # a case one may not read is not found, whatever the body (no log: nothing read)
-            selectors.case_for_user(user=request.user, pk=pk, access=None)
+            selectors.case_for_user(user=request.user, pk=pk)
             raise
         action = body["action"]
         if action == "results":
-            case = selectors.case_for_user(user=request.user, pk=pk, access=None)  # service logs
+            case = selectors.case_for_user(user=request.user, pk=pk)  # the service logs
             case_batch.take_results(
                 user=request.user,
                 case=case,

@@ -29,10 +29,10 @@ from learners import model_from_json
 from learners.serialization import ModelDocumentError, parse_document
 
 from ..models import Dataset, TrainedModel, TrainingCheckpoint
-from ..selectors.models import default_error_matrix
+from ..selectors.models import THIN_SUPPORT, default_error_matrix
 from ..services import training_queue
 from ..services.training import create_training, run_training
-from ..services.training_data import THIN_SUPPORT, dataset_arrays
+from ..services.training_data import dataset_arrays
 from ..shared import learner_registry
 from . import demo_data
 

@@ -3,7 +3,7 @@
 Clinicians and model administrators may read every experiment (they hold no patient
 cases: only the training data's figures).  A missing experiment raises
 ``Experiment.DoesNotExist`` (a 404).  The statistics were computed by
-``services.experiment_results`` (scipy.stats, through ``learners.significance``) when the
+``selectors.experiment_results`` (scipy.stats, through ``learners.significance``) when the
 experiment's last task landed; an experiment still running is summarized from the tasks in
 so far, with the same functions.
 """
@@ -28,8 +28,8 @@ from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 
 from ..models import Experiment, ExperimentTask
 from ..permissions import is_clinician, is_model_admin
-from ..services.experiment_results import METRICS, assemble_results
 from ..shared.learner_names import display_label
+from .experiment_results import METRICS, assemble_results
 
 __all__ = [
     "Bar",

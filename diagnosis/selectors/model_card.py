@@ -14,12 +14,11 @@ from typing import Any
 
 from ..models import ModelDecision, TrainedModel
 from ..permissions import is_model_admin
-from ..services import approval as approval_services
 from ..shared import learner_registry
 from .model_cache import get_estimator
 from .models import model_comparison, model_report, model_warnings, require_model_access
 
-__all__ = ["model_card", "selection_report"]
+__all__ = ["model_card", "previous_approved_model", "selection_report"]
 
 #: What every model here shares, said on each card beside the model's own warnings.
 _LIMITS = (
@@ -31,6 +30,23 @@ _LIMITS = (
     "Advice for a clinician, who decides: each recommendation shows its reasons, so the "
     "clinician can review them and overrule it with a reason.",
 )
+
+
+def previous_approved_model(*, trained_model: TrainedModel) -> TrainedModel | None:
+    """The dataset's model retired most recently after having been approved (not this one)."""
+    decision = (
+        ModelDecision.objects.filter(
+            action=ModelDecision.RETIRE,
+            trained_model__dataset_id=trained_model.dataset_id,
+            trained_model__approval=TrainedModel.RETIRED,
+            trained_model__status=TrainedModel.SUCCEEDED,
+        )
+        .exclude(trained_model_id=trained_model.pk)
+        .select_related("trained_model")
+        .order_by("-at", "-id")
+        .first()
+    )
+    return decision.trained_model if decision else None
 
 
 def selection_report(estimator) -> list[dict] | None:
@@ -148,7 +164,7 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
     compared = trained_model.replacement_comparison or {}
     admin = is_model_admin(user)
     previous = (
-        approval_services.previous_approved_model(trained_model=trained_model)
+        previous_approved_model(trained_model=trained_model)
         if admin and trained_model.approval == TrainedModel.APPROVED
         else None
     )

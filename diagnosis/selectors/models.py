@@ -12,12 +12,12 @@ from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
 from ..permissions import ModelNotFound, can_read_case, is_model_admin, require_clinician
-from ..services.training_data import THIN_SUPPORT
 from ..shared import learner_registry
 from . import raw_rows
 from .vocabulary import vocabulary_of
 
 __all__ = [
+    "THIN_SUPPORT",
     "case_outcomes",
     "default_error_matrices",
     "default_error_matrix",
@@ -340,6 +340,11 @@ def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
 
 
 # ------------------------------------------------------------ honest models
+#: A conclusion resting on fewer training patients than this is "thin" (its
+#: probabilities come from a handful of cases); training counts them
+#: (``services.training_data.held_out_metrics``) and the model page shows the count.
+THIN_SUPPORT = 10
+
 #: A model warns when at least this share of its held-out conclusions rests on
 #: fewer than ``THIN_SUPPORT`` training patients.
 THIN_SHARE = 0.10

@@ -29,13 +29,13 @@ from django.utils import timezone
 
 from ..models import ModelDecision, TrainedModel
 from ..permissions import require_model_admin
+from ..selectors.model_card import previous_approved_model
 
 __all__ = [
     "DEMO_REASON",
     "approve_for_demo",
     "approve_model",
     "keep_replaced_model",
-    "previous_approved_model",
     "record_replacement_comparison",
     "replacement_comparison",
     "retire_model",
@@ -181,23 +181,6 @@ def retire_model(*, user, trained_model: TrainedModel, reason: str = "") -> Trai
     _set_approval(trained, TrainedModel.RETIRED, user=user, reason=reason)
     _decide(trained, ModelDecision.RETIRE, user=user, reason=reason)
     return trained
-
-
-def previous_approved_model(*, trained_model: TrainedModel) -> TrainedModel | None:
-    """The dataset's model retired most recently after having been approved (not this one)."""
-    decision = (
-        ModelDecision.objects.filter(
-            action=ModelDecision.RETIRE,
-            trained_model__dataset_id=trained_model.dataset_id,
-            trained_model__approval=TrainedModel.RETIRED,
-            trained_model__status=TrainedModel.SUCCEEDED,
-        )
-        .exclude(trained_model_id=trained_model.pk)
-        .select_related("trained_model")
-        .order_by("-at", "-id")
-        .first()
-    )
-    return decision.trained_model if decision else None
 
 
 @transaction.atomic

@@ -38,11 +38,11 @@ from django.utils import timezone
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import compute_case_state
+from ..selectors.step_context import StepContext
 from ..selectors.vocabulary import vocabulary_of
 from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from . import cases as case_steps
 from .access_log import log_case_access
-from .step_context import StepContext
 
 __all__ = [
     "ACTIONS",

@@ -31,10 +31,10 @@ from ..selectors import raw_rows
 from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
+from ..selectors.step_context import StepContext
 from ..selectors.vocabulary import vocabulary_of
 from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .access_log import log_case_access
-from .step_context import StepContext
 
 __all__ = [
     "ACTIONS",

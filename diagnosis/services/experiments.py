@@ -24,19 +24,16 @@ from ..models import Dataset, DiagnosticTest, ErrorMatrix, Experiment, Experimen
 from ..permissions import require_model_admin
 from ..selectors.costs import cost_snapshot
 from ..shared import learner_names, learner_registry
+from ..shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
 from ..shared.costs import cost_model_from_snapshot
 from ..shared.validation import clean_matrix, clean_reject_cost
 
 __all__ = [
-    "BASELINES",
     "MAX_SWEEP",
-    "ORDER_EVERYTHING",
-    "ORDER_NOTHING",
     "cancel_experiment",
     "clone_experiment",
     "create_experiment",
     "deploy_recommended",
-    "is_baseline",
     "launch_experiment",
     "rerun_experiment",
     "resume_experiment",
@@ -47,27 +44,6 @@ MAX_LEARNERS = 20
 MAX_SWEEP = 50
 MAX_REPEATS = 50
 MAX_SEED = 2**31 - 1
-
-
-#: The two strategies every experiment also runs, as rows beside the learners, on the same
-#: folds and matrices (``learners.baselines``): a learner that is not cheaper than ordering
-#: nothing is never deployed from the bench.
-ORDER_NOTHING = "order_nothing"
-ORDER_EVERYTHING = "order_everything"
-BASELINES: tuple[dict[str, Any], ...] = (
-    {"key": ORDER_NOTHING, "params": {}, "label": "Order nothing (no test)", "baseline": True},
-    {
-        "key": ORDER_EVERYTHING,
-        "params": {},
-        "label": "Order every test, then a C4.5 tree",
-        "baseline": True,
-    },
-)
-
-
-def is_baseline(entry: Mapping[str, Any]) -> bool:
-    """Whether an experiment's learner entry is one of :data:`BASELINES`."""
-    return bool(entry.get("baseline"))
 
 
 def with_baselines(learners: Sequence[Mapping[str, Any]]) -> list[dict]:
