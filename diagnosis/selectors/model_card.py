@@ -15,6 +15,7 @@ from typing import Any
 from ..models import ModelDecision, TrainedModel
 from ..permissions import is_model_admin
 from ..shared import learner_registry
+from ..shared.money import format_money
 from .model_cache import get_estimator
 from .models import model_comparison, model_report, model_warnings, require_model_access
 
@@ -97,28 +98,21 @@ def _performance(trained: TrainedModel, comparison: dict) -> list[dict]:
     return rows
 
 
-def _money(value: float | None) -> str:
-    """``$12.30`` or ``−$12.30`` (a minus sign, not a hyphen before the dollar)."""
-    if value is None:
-        return "—"
-    return f"−${-value:,.2f}" if value < 0 else f"${value:,.2f}"
-
-
 def _replacement_words(compared: dict) -> dict | None:
     """The retrain comparison as the card words it: the verdict and the difference's interval."""
     if not compared.get("comparable"):
         return None
     old, new, difference = compared["old"]["mean"], compared["new"]["mean"], compared["difference"]
     verdict = (
-        f"The retrain costs {_money(new - old)} more per patient than the model in use"
+        f"The retrain costs {format_money(new - old)} more per patient than the model in use"
         if new > old
-        else f"The retrain costs {_money(old - new)} less per patient than the model in use"
+        else f"The retrain costs {format_money(old - new)} less per patient than the model in use"
         if new < old
         else "The retrain costs the same per patient as the model in use"
     )
     interval = (
-        f"difference {_money(difference['low'])} to {_money(difference['high'])} (95%), "
-        f"paired t-test p = {difference['p_value']:.3f}"
+        f"difference {format_money(difference['low'])} to {format_money(difference['high'])} "
+        f"(95%), paired t-test p = {difference['p_value']:.3f}"
         if difference.get("low") is not None and difference.get("p_value") is not None
         else ""
     )
@@ -132,7 +126,7 @@ def _replacement_words(compared: dict) -> dict | None:
         "verdict": verdict,
         "interval": interval,
         "nothing_note": (
-            f"Ordering nothing costs {_money(nothing)} per patient: "
+            f"Ordering nothing costs {format_money(nothing)} per patient: "
             f"{' and '.join(above)} {'are' if len(above) > 1 else 'is'} no cheaper."
             if above
             else ""

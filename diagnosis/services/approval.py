@@ -30,6 +30,7 @@ from django.utils import timezone
 from ..models import ModelDecision, TrainedModel
 from ..permissions import require_model_admin
 from ..selectors.model_card import previous_approved_model
+from ..shared.money import format_money
 
 __all__ = [
     "DEMO_REASON",
@@ -95,8 +96,9 @@ def _flags(*, user, trained: TrainedModel) -> list[dict]:
             {
                 "code": "worse_than_replaced",
                 "text": (
-                    f"Costs more than the model it replaces: ${compared['new']['mean']:,.2f} "
-                    f"per patient against ${compared['old']['mean']:,.2f}, on the same "
+                    "Costs more than the model it replaces: "
+                    f"{format_money(compared['new']['mean'])} per patient against "
+                    f"{format_money(compared['old']['mean'])}, on the same "
                     "held-out patients at the new prices and error costs."
                 ),
             }

@@ -26,6 +26,7 @@ from ..selectors.costs import cost_snapshot
 from ..shared import learner_names, learner_registry
 from ..shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
 from ..shared.costs import cost_model_from_snapshot
+from ..shared.money import format_money
 from ..shared.validation import clean_matrix, clean_reject_cost
 
 __all__ = [
@@ -732,8 +733,8 @@ def _refuse_unless_cheaper_than_nothing(
     if mine >= floor:
         label = learner_names.display_label(entry)
         raise ValidationError(
-            f"Not deployed: {label} costs ${mine:,.2f} per patient on this experiment's "
-            f"held-out folds, and ordering no test at all costs ${floor:,.2f}. A model no "
+            f"Not deployed: {label} costs {format_money(mine)} per patient on this experiment's "
+            f"held-out folds, and ordering no test at all costs {format_money(floor)}. A model no "
             "cheaper than ordering nothing would make patients pay for tests that do not "
             "pay for themselves. Instead: at these error costs keep concluding without tests "
             "(no model), or clone the experiment with other learners or parameters, or check "
