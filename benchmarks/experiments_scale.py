@@ -181,9 +181,9 @@ def _in_process_seconds(experiment) -> float:
     """The same fits and evaluate calls as the experiment's tasks, here, without Celery or DB."""
     import numpy as np
 
-    from diagnosis.services import learner_registry
-    from diagnosis.services.costs import cost_model_from_snapshot
     from diagnosis.services.training_data import dataset_arrays
+    from diagnosis.shared import learner_registry
+    from diagnosis.shared.costs import cost_model_from_snapshot
     from learners import evaluate
     from learners.evaluation import make_folds
 

@@ -293,7 +293,7 @@ def setup(users: int, models: list[str]) -> dict:
 def integrity(after_case: int) -> dict:
     """Check the cases with id > ``after_case``: positions, closing steps, prices."""
     from diagnosis.models import DiagnosisCase, DiagnosisStep
-    from diagnosis.services.costs import cost_model_from_snapshot
+    from diagnosis.shared.costs import cost_model_from_snapshot
 
     closing = {DiagnosisStep.CLASSIFY, DiagnosisStep.REFER}
     problems: list[str] = []

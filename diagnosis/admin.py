@@ -39,10 +39,11 @@ from .models import (
 )
 from .permissions import can_act_on_case, is_clinician, is_model_admin
 from .selectors import stale as stale_selectors
-from .services import api_tokens, learner_registry, price_generation
+from .services import api_tokens, price_generation
 from .services import datasets as dataset_services
 from .services import matrices as matrix_services
 from .services import training as training_services
+from .shared import learner_registry
 
 _CHANGE_LIST = engines["django"].from_string(
     """{% extends "admin/change_list.html" %}

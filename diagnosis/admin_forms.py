@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from .models import ApiToken, Dataset, DiagnosticTest, ErrorMatrix
-from .services.validation import (
+from .shared.validation import (
     clean_choices,
     clean_formula,
     clean_matrix,

@@ -22,7 +22,7 @@ from django.core.exceptions import ValidationError
 from .forms import ErrorMatrixChoiceField, MatrixSelect, field_of, param_field, param_field_name
 from .models import Dataset, ErrorMatrix, Experiment
 from .selectors.models import default_error_matrices
-from .services import learner_registry
+from .shared import learner_registry
 
 __all__ = ["MAX_VARIANTS", "ExperimentForm", "initial_from_experiment", "split_values"]
 

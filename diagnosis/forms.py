@@ -15,8 +15,8 @@ from django.core.exceptions import ValidationError
 
 from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .selectors.models import default_error_matrices
-from .services import learner_registry
 from .services.cases import clean_value
+from .shared import learner_registry
 
 _FieldT = TypeVar("_FieldT", bound=forms.Field)
 

@@ -20,8 +20,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from ..models import DiagnosisCase, DiagnosisStep
 from ..models.datasets import range_text
 from ..permissions import is_clinician, require_case_access
-from ..services.vocabulary import Vocabulary, vocabulary_of
+from ..shared.vocabulary import Vocabulary
 from . import raw_rows
+from .vocabulary import vocabulary_of
 
 __all__ = [
     "CaseEvent",

@@ -30,7 +30,7 @@ import numpy as np
 from learners._validation import check_cost_matrix
 
 from ..models import DiagnosisCase, ErrorMatrix, TrainedModel
-from ..services import learner_registry
+from ..shared import learner_registry
 from .model_cache import get_estimator
 from .models import require_model_access
 

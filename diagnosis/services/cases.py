@@ -29,10 +29,10 @@ from ..selectors import raw_rows
 from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
+from ..selectors.step_context import StepContext
+from ..selectors.vocabulary import vocabulary_of
+from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .access_log import log_case_access
-from .costs import cost_model_from_snapshot, formulas_from_snapshot
-from .step_context import StepContext
-from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",
@@ -370,7 +370,7 @@ def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -
     its label (``"male"``), exactly: ``" male"`` or ``"1 "`` is refused, saying so, as
     class labels are (a padded value is a sender's bug, not a choice). ``choices`` are the
     test's choices as the case's model learned them
-    (:class:`~diagnosis.services.vocabulary.Vocabulary`); without them, today's.
+    (:class:`~diagnosis.shared.vocabulary.Vocabulary`); without them, today's.
     """
     label = test.display_label
     choices = list(test.choices or []) if choices is None else choices

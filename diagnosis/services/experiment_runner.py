@@ -34,10 +34,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import DatasetCase, Experiment, ExperimentTask
-from . import broker, learner_registry
-from .costs import cost_model_from_snapshot
-from .experiment_results import assemble_results
-from .learner_names import display_label
+from ..selectors.experiment_results import assemble_results
+from ..shared import learner_registry
+from ..shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.learner_names import display_label
+from . import broker
 from .training_progress import Heartbeat
 
 __all__ = [
@@ -329,8 +331,6 @@ def _fit_baseline(key, X, y, cost_model, matrix, experiment, random_state):
     (``services.training_data.baseline_metrics``), fitted on the fold's training part."""
     from learners.baselines import OrderEverything, OrderNothing
     from learners.tree import C45Classifier
-
-    from .experiments import ORDER_EVERYTHING, ORDER_NOTHING
 
     shared = {
         "test_costs": cost_model,

@@ -23,7 +23,7 @@ from learners.price_generator import (
 
 from ..models import Dataset, DiagnosticTest, TestGroup
 from ..permissions import require_model_admin
-from .costs import cost_snapshot
+from ..selectors.costs import cost_snapshot
 from .training_data import dataset_arrays
 
 __all__ = [

@@ -47,11 +47,11 @@ from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import CaseNotFound, require_case_access
 from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import CaseState, compute_case_state
+from ..selectors.step_context import StepContext
+from ..selectors.vocabulary import vocabulary_of
+from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from . import cases as case_steps
 from .access_log import log_case_access
-from .costs import cost_model_from_snapshot, formulas_from_snapshot
-from .step_context import StepContext
-from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",

@@ -20,7 +20,7 @@ import numpy as np
 
 from learners import CostModel, evaluate
 
-from . import learner_registry
+from ..shared import learner_registry
 
 __all__ = ["warm_kernels"]
 

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from .. import selectors
 from ..permissions import is_clinician
 from ..selectors import case_audit
-from ..services import learner_registry
+from ..shared import learner_registry
 from .common import page
 
 

@@ -1,5 +1,8 @@
 """Assembling an experiment's results from its task rows: summaries, significance, advice.
 
+A read: the task rows in, the results out (``services.experiment_runner`` stores them when
+the last task lands; ``selectors.experiments`` computes them on the fly while it runs).
+
 Every statistic comes from :mod:`learners.significance` (scipy.stats).  Per matrix, each pair
 of learners is compared over the (repeat, fold) cells both finished (the same folds served
 both), on normalized cost, with Nadeau and Bengio's corrected paired t-test: the folds'
@@ -21,6 +24,7 @@ import numpy as np
 from learners.significance import ALPHA, mean_interval, paired_t_test
 
 from ..models import Experiment, ExperimentTask
+from ..shared.baselines import ORDER_NOTHING, is_baseline
 
 __all__ = ["METRICS", "assemble_results", "cells_by_learner_matrix", "summary"]
 
@@ -113,8 +117,6 @@ def _paired(experiment: Experiment, cells, a: int, b: int, mi: int, metric: str)
 def _recommend(experiment: Experiment, cells, mi: int) -> dict:
     """The cheapest learner (never a baseline), its interval, the runner-up, and how it
     compares with ordering nothing on the same folds (``versus_nothing``)."""
-    from .experiments import ORDER_NOTHING, is_baseline
-
     means = []
     for li, entry in enumerate(experiment.learners):
         if is_baseline(entry):
