@@ -83,7 +83,7 @@ def xor_part(seeds: int, n_train: int) -> None:
                 )
             )
     for (name, knob), values in rows.items():
-        cost, acc, seconds, relevant = (np.mean([v[i] for v in values]) for i in range(4))
+        cost, acc, seconds, relevant = (float(np.mean([v[i] for v in values])) for i in range(4))
         print(
             f"{name:<10} {knob:>5} {cost:>8.2f} {100 * acc:>6.1f} {seconds:>7.3f} "
             f"{relevant * 100:>13.0f}%",

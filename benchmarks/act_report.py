@@ -202,6 +202,8 @@ def main(argv=None) -> int:
     details: dict[tuple[str, float], dict[str, tuple[float, float, float, int]]] = {}
     for key in keys:
         data = load_dataset(key, args.thyroid)
+        if data.costs is None:
+            raise ValueError(f"{data.name} has no test prices")
         folds = make_folds(data.y, n_splits=args.folds, random_state=args.seed)
         folds = folds[: args.use_folds] if args.use_folds else folds
         k = len(data.class_labels)
@@ -294,12 +296,12 @@ def main(argv=None) -> int:
             "Wilcoxon over folds, cost(r) > cost(r=1)"
         )
         for (key, mc), curve in curves.items():
-            cells = " ".join(
+            curve_cells = " ".join(
                 f"r{r}={cost:6.2f} [{sec:5.2f}s]" + ("" if r == 1 else f" p={p:.2f}")
                 for r, cost, p, sec in curve
             )
             rise = any(p < 0.05 for _, _, p, _ in curve[1:])
-            print(f"{key:<10} {mc:>6g} {cells} {'RISE' if rise else 'no significant rise'}")
+            print(f"{key:<10} {mc:>6g} {curve_cells} {'RISE' if rise else 'no significant rise'}")
     _save_figures(args, keys, costs, names, table, floors, curves)
     return 0
 

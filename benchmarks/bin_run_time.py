@@ -129,7 +129,9 @@ def timed_start(
     log: list[str] = []
     threading.Thread(target=_echo, args=(process, started, log), daemon=True).start()
     base = f"http://127.0.0.1:{port}"
-    why, first, listed_first = "not started", None, 0
+    why: str | None = "not started"
+    first: float | None = None
+    listed_first = 0
     try:
         while time.monotonic() - started < (
             timeout if first is None else min(timeout, first + ready_timeout)
@@ -140,7 +142,7 @@ def timed_start(
             if why is None and first is None:
                 first, listed_first = time.monotonic() - started, listed
                 print(f"  first page after {first:.1f} s: {listed} of {len(names)} demo models")
-            if why is None and listed == len(names):
+            if first is not None and why is None and listed == len(names):
                 return first, listed_first, time.monotonic() - started
             time.sleep(1.0)
         if first is None:

@@ -104,7 +104,9 @@ def random_matrix(n_classes: int, rng: np.random.Generator) -> np.ndarray:
     return matrix
 
 
-def _scores(matrix: np.ndarray, truth: np.ndarray, predicted: np.ndarray) -> tuple[float, int]:
+def _scores(
+    matrix: np.ndarray, truth: np.ndarray, predicted: np.ndarray | int
+) -> tuple[float, int]:
     """Total misclassification cost and number of high-cost errors (cost > 1)."""
     costs = matrix[truth, predicted]
     return float(costs.sum()), int(np.count_nonzero(costs > 1))

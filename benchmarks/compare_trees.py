@@ -67,6 +67,8 @@ def run(datasets, costs, n_folds, seed, delayed, thyroid, learners=LEARNERS):
     results = {}
     for key in datasets:
         data = load_dataset(key, thyroid)
+        if data.costs is None:
+            raise ValueError(f"{data.name} has no test prices")
         folds = make_folds(data.y, n_splits=n_folds, random_state=seed)
         counts = np.bincount(data.y).tolist()
         print(

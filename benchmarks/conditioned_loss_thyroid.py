@@ -328,7 +328,7 @@ def main(argv=None) -> int:
 
     if args.no_sweep:
         return 0
-    sweeps = {"penalty": [], "reward": []}
+    sweeps: dict[str, list[dict]] = {"penalty": [], "reward": []}
     print(f"\nFigure 1 sweeps (full prices, random_state {first['seed']}):")
     print(
         f"{'REWARD':>8}{'PENALTY':>9}{'reduction %':>13}{'errors':>8}{'rejects':>9}   "

@@ -28,8 +28,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchmarks._server import ROOT, manage
+
+if TYPE_CHECKING:  # Django is set up only once the benchmark's database is ready
+    from diagnosis.bench.models import Experiment
 
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/bench_experiments"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/2"
@@ -123,12 +127,17 @@ def _stop_workers(workers: list[subprocess.Popen]) -> None:
             worker.wait()
 
 
-def _run(user, dataset, *, learners, costs, k, repeats=1, seed=0) -> tuple[float, object]:
-    """Create an experiment (queued on commit) and wait for its assembly: seconds, experiment.
+class _Run(NamedTuple):
+    """An experiment ``_run`` waited for, and its times in seconds."""
 
-    ``experiment.launch_seconds``: creating its rows and the dispatch message (the web request's
-    part); ``experiment.sent_seconds``: from its creation until a worker had sent every task.
-    """
+    seconds: float  # from its creation to its assembly
+    experiment: Experiment
+    launch_seconds: float  # creating its rows and the dispatch message (the web request's part)
+    sent_seconds: float  # from its creation until a worker had sent every task
+
+
+def _run(user, dataset, *, learners, costs, k, repeats=1, seed=0) -> _Run:
+    """Create an experiment (queued on commit) and wait for its assembly."""
     from diagnosis.bench.models import Experiment
     from diagnosis.services.experiments import create_experiment
 
@@ -154,23 +163,27 @@ def _run(user, dataset, *, learners, costs, k, repeats=1, seed=0) -> tuple[float
         time.sleep(0.05)
     seconds = time.perf_counter() - started
     experiment.refresh_from_db()
-    experiment.launch_seconds = launch_seconds
-    last_sent = max(t.enqueued_at for t in experiment.tasks.filter(lead__isnull=True))
-    experiment.sent_seconds = (last_sent - experiment.created_at).total_seconds()
     if experiment.status != Experiment.DONE:
         raise SystemExit(
             f"experiment {experiment.pk} {experiment.status}: {experiment.status_reason}"
         )
-    return seconds, experiment
+    # every task of a finished experiment was sent (enqueued_at set)
+    last_sent = max(
+        t.enqueued_at
+        for t in experiment.tasks.filter(lead__isnull=True)
+        if t.enqueued_at is not None
+    )
+    sent_seconds = (last_sent - experiment.created_at).total_seconds()
+    return _Run(seconds, experiment, launch_seconds, sent_seconds)
 
 
 def _in_process_seconds(experiment) -> float:
     """The same fits and evaluate calls as the experiment's tasks, here, without Celery or DB."""
     import numpy as np
 
-    from diagnosis.services import learner_registry
-    from diagnosis.services.costs import cost_model_from_snapshot
     from diagnosis.services.training_data import dataset_arrays
+    from diagnosis.shared import learner_registry
+    from diagnosis.shared.costs import cost_model_from_snapshot
     from learners import evaluate
     from learners.evaluation import make_folds
 
@@ -289,7 +302,7 @@ def main(argv: list[str] | None = None) -> None:
             workers = _start_workers(n_workers, env, folder)
             try:
                 _run(user, dataset, learners=learners, costs=costs, k=2 * n_workers, seed=99)
-                seconds, experiment = _run(user, dataset, learners=learners, costs=costs, k=k)
+                seconds, experiment, _, _ = _run(user, dataset, learners=learners, costs=costs, k=k)
             finally:
                 _stop_workers(workers)
             jobs = experiment.tasks.filter(lead__isnull=True).count()
@@ -314,11 +327,11 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [(10, 1, 1), (100, 10, 1)] + ([] if args.quick else [(1000, 10, 10)])
     workers = _start_workers(1, env, folder)
     try:
-        _, warm = _run(user, dataset, learners=SLOW[:1], costs=[5.0], k=3, seed=98)
+        warm = _run(user, dataset, learners=SLOW[:1], costs=[5.0], k=3, seed=98).experiment
         _in_process_seconds(warm)  # this process's first fits and evaluate calls, untimed
         _through_run_task(user, warm)
         for n, n_costs, repeats in sizes:
-            seconds, experiment = _run(
+            seconds, experiment, launch_seconds, sent_seconds = _run(
                 user,
                 dataset,
                 learners=SLOW[:1],
@@ -335,8 +348,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"{1000 * (seconds - compute) / n:6.1f} ms/task, of which database bookkeeping "
                 f"{1000 * (direct - compute) / n:5.1f} (run_task here, no Celery) and Celery "
                 f"{1000 * (seconds - direct) / n:5.1f}; launch: rows "
-                f"{experiment.launch_seconds:.2f} s in the request, all sent by a worker "
-                f"{experiment.sent_seconds:.2f} s after; "
+                f"{launch_seconds:.2f} s in the request, all sent by a worker "
+                f"{sent_seconds:.2f} s after; "
                 f"{_row_bytes(experiment):.0f} bytes per result row",
                 flush=True,
             )

@@ -55,9 +55,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from benchmarks._server import free_port, manage, start_gunicorn, wait_until_up
+
+if TYPE_CHECKING:  # the load generator itself never loads the library
+    from learners.costs import CostModel
 
 PASSWORD = "load-test-password-1"
 LEVELS = ("one", "saturation", "10", "50", "100")
@@ -258,11 +262,13 @@ def setup(users: int, models: list[str]) -> dict:
                     name=name,
                 ).pk
             )
+            if forest is None:
+                raise SystemExit("BudgetRF training vanished")
             if forest.status != TrainedModel.SUCCEEDED:
                 raise SystemExit(f"BudgetRF training failed: {forest.error}")
             print(f"  BudgetRF trained: {time.perf_counter() - started:.1f} s", flush=True)
         chosen["forest"] = forest
-    out = {"tokens": tokens, "models": {}}
+    out: dict[str, dict] = {"tokens": tokens, "models": {}}
     for key, trained in chosen.items():
         if trained is None:
             raise SystemExit(f"no ready {key} model")
@@ -287,12 +293,12 @@ def setup(users: int, models: list[str]) -> dict:
 def integrity(after_case: int) -> dict:
     """Check the cases with id > ``after_case``: positions, closing steps, prices."""
     from diagnosis.models import DiagnosisCase, DiagnosisStep
-    from diagnosis.services.costs import cost_model_from_snapshot
+    from diagnosis.shared.costs import cost_model_from_snapshot
 
     closing = {DiagnosisStep.CLASSIFY, DiagnosisStep.REFER}
     problems: list[str] = []
     cases = steps = priced = 0
-    models: dict[int, object] = {}
+    models: dict[int, CostModel] = {}
     query = (
         DiagnosisCase.objects.filter(pk__gt=after_case)
         .select_related("trained_model")
@@ -325,9 +331,10 @@ def integrity(after_case: int) -> dict:
             elif step.pk in replacements:  # a corrected value: already paid
                 expected = 0.0
             else:
+                assert step.test is not None  # a result names its test
                 expected = cost_model.marginal_cost(step.test.index, frozenset(done))
                 done.append(step.test.index)
-            if step.correction == DiagnosisStep.UNDONE and step.test_id:
+            if step.correction == DiagnosisStep.UNDONE and step.test is not None:
                 done.remove(step.test.index)
             priced += 1
             if abs(step.price - expected) > 1e-9:

@@ -87,7 +87,8 @@ def policy_latency(model, X) -> list[float]:
     """Seconds per next_action call over every step of every case in X."""
     times = []
     for row in X:
-        known, unavailable = {}, set()
+        known: dict[int, float] = {}
+        unavailable: set[int] = set()
         for _ in range(len(row) + 1):
             start = time.perf_counter()
             action = model.next_action(known, unavailable)

@@ -48,7 +48,7 @@ def _estimator(key: str, d: int):
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only")
     django.setup()
-    from diagnosis.services import learner_registry
+    from diagnosis.shared import learner_registry
     from learners.costs import CostModel
 
     return learner_registry.build_estimator(
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
         os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only")
         django.setup()
-        from diagnosis.services.learner_registry import LEARNERS
+        from diagnosis.shared.learner_registry import LEARNERS
 
         args.learners = list(LEARNERS)
     print(f"{'learner':18} {'patients':>8} {'tests':>5} {'CPU s':>8} {'peak +MB':>9} {'B/cell':>8}")

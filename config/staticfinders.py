@@ -33,7 +33,9 @@ class PlotlyFinder(BaseFinder):
         self.source = plotly_js_path()
         prefix, _, self.name = PLOTLY_STATIC_PATH.rpartition("/")
         self.storage = FileSystemStorage(location=str(self.source.parent))
-        self.storage.prefix = prefix  # collectstatic writes it under vendor/
+        # collectstatic writes it under vendor/ (an optional attribute it reads, as Django's
+        # FileSystemFinder sets it; django-stubs do not declare it)
+        self.storage.prefix = prefix  # type: ignore[attr-defined]
 
     def check(self, **kwargs):
         if not self.source.is_file():

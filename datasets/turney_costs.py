@@ -100,10 +100,13 @@ def read_costs(
     unpriced = [features[j] for j in range(n) if full[j] is None]
     if unpriced:
         raise UCIFormatError(f"{cost_folder}: no price for {unpriced}")
+    # Every test has both prices by now (the discounted one is set with the full one).
+    full_prices = [p for p in full if p is not None]
+    discounted_prices = [p for p in discounted if p is not None]
     try:
         return CostModel(
-            full,
-            discounted=discounted,
+            full_prices,
+            discounted=discounted_prices,
             groups=groups,
             delayed=delayed,
             derived=derived_index,

@@ -39,10 +39,11 @@ from .models import (
 )
 from .permissions import can_act_on_case, is_clinician, is_model_admin
 from .selectors import stale as stale_selectors
-from .services import api_tokens, learner_registry, price_generation
+from .services import api_tokens, price_generation
 from .services import datasets as dataset_services
 from .services import matrices as matrix_services
 from .services import training as training_services
+from .shared import learner_registry
 
 _CHANGE_LIST = engines["django"].from_string(
     """{% extends "admin/change_list.html" %}
@@ -378,7 +379,7 @@ class DatasetAdmin(CatalogHistoryMixin, ModelAdminsOnly):
 
 class CheckpointInline(admin.TabularInline):
     model = TrainingCheckpoint
-    fields = ["elapsed_seconds", "estimated_cost", "label", "created_at"]
+    fields = ("elapsed_seconds", "estimated_cost", "label", "created_at")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -404,7 +405,7 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
     search_fields = ["name"]
     actions = ["retrain", "cancel"]
     inlines = [CheckpointInline]
-    fields = [
+    fields = (
         "name",
         "dataset",
         "learner_name",
@@ -427,7 +428,7 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
         "celery_task_id",
         "stop_requested",
         "anytime_round",
-    ]
+    )
     readonly_fields = [f for f in fields if f != "name"]
 
     class ValuesFilter(admin.SimpleListFilter):
@@ -496,7 +497,7 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
 class StepInline(UserLinksMixin, admin.TabularInline):
     model = DiagnosisStep
     user_fields = ("created_by",)
-    fields = [
+    fields = (
         "position",
         "kind",
         "test",
@@ -508,7 +509,7 @@ class StepInline(UserLinksMixin, admin.TabularInline):
         "plausible_range",
         "created_by",
         "created_at",
-    ]
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False

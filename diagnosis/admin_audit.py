@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
 
 from .admin_users import UserLinksMixin
@@ -19,8 +21,15 @@ from .selectors.catalog_history import catalog_history
 
 __all__ = ["CaseAccessAdmin", "CatalogHistoryMixin", "TeamAdmin"]
 
+if TYPE_CHECKING:
+    # The admin the mixin is combined with, so mypy knows super()'s methods; at run time it
+    # stays a plain mixin.
+    _ModelAdminBase = admin.ModelAdmin[Any]
+else:
+    _ModelAdminBase = object
 
-class CatalogHistoryMixin:
+
+class CatalogHistoryMixin(_ModelAdminBase):
     """Adds the catalog's recorded changes (old → new, who, when) to the admin's History page."""
 
     object_history_template = "admin/diagnosis/dataset/object_history.html"
@@ -87,7 +96,7 @@ class CaseAccessAdmin(UserLinksMixin, admin.ModelAdmin):
     search_fields = ["username", "=case__id"]
     date_hierarchy = "at"
     list_per_page = 100
-    fields = ["at", "username", "user", "action", "detail", "case_id"]
+    fields = ("at", "username", "user", "action", "detail", "case_id")
     user_fields = ("user",)
     readonly_fields = fields
     show_full_result_count = False  # the log grows large: no COUNT(*) over all of it

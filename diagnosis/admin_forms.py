@@ -7,14 +7,16 @@ Every error names its row (the test or matrix) and its field.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django import forms
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from .models import ApiToken, Dataset, DiagnosticTest, ErrorMatrix
-from .services.validation import (
+from .shared.validation import (
     clean_choices,
     clean_formula,
     clean_matrix,
@@ -37,7 +39,8 @@ class LinesField(forms.CharField):
             return "\n".join(str(v) for v in value)
         return value
 
-    def to_python(self, value) -> list[str]:
+    # The stubs type a CharField's value as text; this one's cleaned value is the list of lines.
+    def to_python(self, value) -> list[str]:  # type: ignore[override]
         text = super().to_python(value) or ""
         return [line.strip() for line in str(text).splitlines() if line.strip()]
 
@@ -53,7 +56,8 @@ class ChoicesField(LinesField):
             )
         return value
 
-    def to_python(self, value) -> list[dict]:
+    # The cleaned value is the list of choices, not LinesField's list of lines.
+    def to_python(self, value) -> list[dict]:  # type: ignore[override]
         choices = []
         for line in super().to_python(value):
             code, colon, label = line.partition(":")
@@ -75,7 +79,8 @@ class NamesField(forms.CharField):
             return ", ".join(str(v) for v in value)
         return value
 
-    def to_python(self, value) -> list[str]:
+    # The stubs type a CharField's value as text; this one's cleaned value is the list of names.
+    def to_python(self, value) -> list[str]:  # type: ignore[override]
         text = super().to_python(value) or ""
         return [n.strip() for n in str(text).split(",") if n.strip()]
 
@@ -87,7 +92,9 @@ class MatrixWidget(forms.MultiWidget):
         self.class_labels = list(class_labels)
         k = len(self.class_labels)
         cell = {"step": "any", "min": "0", "class": "matrix-cell"}
-        widgets = {f"r{i}c{j}": forms.NumberInput(attrs=cell) for i in range(k) for j in range(k)}
+        widgets: dict[str, forms.Widget | type[forms.Widget]] = {
+            f"r{i}c{j}": forms.NumberInput(attrs=cell) for i in range(k) for j in range(k)
+        }
         super().__init__(widgets, attrs)
 
     def decompress(self, value):
@@ -106,7 +113,8 @@ class MatrixWidget(forms.MultiWidget):
             cells = []
             for j, concluded in enumerate(labels):
                 n = i * k + j
-                suffix = self.widgets_names[n]
+                # set by MultiWidget.__init__ since Django 3.1; django-stubs omit it
+                suffix = self.widgets_names[n]  # type: ignore[attr-defined]
                 box = self.widgets[n].render(
                     name + suffix,
                     values[n],
@@ -176,7 +184,15 @@ class MatrixField(forms.Field):
         return before != [number(v) for v in _flat(data, k)]
 
 
-class NamedErrorsMixin:
+if TYPE_CHECKING:
+    # The form the mixin is combined with, so mypy knows its fields and errors; at run time
+    # it stays a plain mixin.
+    _FormBase = forms.BaseForm
+else:
+    _FormBase = object
+
+
+class NamedErrorsMixin(_FormBase):
     """Prefixes each field error with its row and field, unless the message already names them.
 
     ``row_name()`` says which row (test, matrix) the form is; Django's own messages
@@ -188,18 +204,19 @@ class NamedErrorsMixin:
 
     def full_clean(self) -> None:
         super().full_clean()
-        if not self._errors:
+        if not self.errors:
             return
         row = self.row_name()
         name = row.split(" ", 1)[-1]  # "Test glucose" -> "glucose": a message naming it is kept
-        for field, errors in self._errors.items():
-            if field == forms.forms.NON_FIELD_ERRORS or field not in self.fields:
+        for field, errors in self.errors.items():
+            if field == NON_FIELD_ERRORS or field not in self.fields:
                 continue
             label = str(self.fields[field].label or field).lower()
             named = [
-                message if name in message else f"{row}, {label}: {message}" for message in errors
+                message if name in message else f"{row}, {label}: {message}"
+                for message in map(str, errors)
             ]
-            self._errors[field] = self.error_class(named, renderer=self.renderer)
+            self.errors[field] = self.error_class(named, renderer=self.renderer)
 
 
 class DatasetForm(forms.ModelForm):
@@ -272,7 +289,10 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
         # The narrow inline column cuts "Nominal (coded categories)" to "Nominal (coc": the
         # select says one word and its title the rest.
         kind = self.fields["kind"]
-        kind.choices = [(value, label.split(" (")[0]) for value, label in kind.choices]
+        assert isinstance(kind, forms.ChoiceField)  # a model field with choices
+        # django-stubs type the choices read back as any choices input; Django 5 gives the pairs
+        pairs = kind.choices
+        kind.choices = [(value, label.split(" (")[0]) for value, label in pairs]  # type: ignore[misc,union-attr]
         kind.widget.attrs["title"] = "Nominal: coded categories, with their choices"
 
     def row_name(self) -> str:
@@ -281,7 +301,8 @@ class DiagnosticTestForm(NamedErrorsMixin, forms.ModelForm):
         return f"Test {shown or 'new'}"
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         # the clinician's name for the test (its label), the column code only without one
         name = data.get("label") or data.get("name") or "this test"
         if data.get("price") is not None and data.get("discounted_price") is not None:
@@ -468,7 +489,8 @@ class ImportForm(forms.Form):
     )
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("source") == "csv":
             if not data.get("file"):
                 self.add_error("file", "Choose a CSV file.")

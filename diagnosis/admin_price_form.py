@@ -71,7 +71,8 @@ class PriceGenerationForm(forms.Form):
     )
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         try:

@@ -8,7 +8,18 @@ a reader without ``auth.view_user`` sees the plain username instead.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
+
+if TYPE_CHECKING:
+    # What the mixin is combined with (ModelAdmin, TabularInline), so mypy knows super()'s
+    # methods; at run time it stays a plain mixin.
+    from django.contrib.admin.options import BaseModelAdmin
+
+    _AdminBase = BaseModelAdmin[Any]
+else:
+    _AdminBase = object
 
 __all__ = ["UserLinksMixin"]
 
@@ -17,7 +28,7 @@ def _username(user) -> str:
     return user.get_username() if user is not None else "—"
 
 
-class UserLinksMixin:
+class UserLinksMixin(_AdminBase):
     """``user_fields``: the read-only user foreign keys shown as plain names to readers who may
     not view users (a ``<field>_name`` column of the same label takes each one's place)."""
 

@@ -75,7 +75,8 @@ from .selectors import case_audit
 from .selectors.matrices import case_matrix
 from .services import cases as case_services
 from .services import step
-from .services.validation import BodyTooLarge, clean_step_body, parse_json_object
+from .services.access_log import log_case_access
+from .shared.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "implausible_answer", "state_to_dict"]
 
@@ -183,7 +184,8 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         return _error("Log in first (session authentication).", 401)
     try:
         if request.method == "GET":  # a read is logged here
-            case = selectors.case_for_user(user=request.user, pk=pk, access=CaseAccess.API_READ)
+            case = selectors.case_for_user(user=request.user, pk=pk)
+            log_case_access(user=request.user, case_id=case.pk, action=CaseAccess.API_READ)
             return JsonResponse(state_to_dict(selectors.case_state(user=request.user, case=case)))
         try:
             body = clean_step_body(parse_json_object(request.body))
@@ -199,7 +201,7 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
             )
         except ValidationError:
             # a case one may not read is not found, whatever the body (no log: nothing read)
-            selectors.case_for_user(user=request.user, pk=pk, access=None)
+            selectors.case_for_user(user=request.user, pk=pk)
             raise
         # The service reads and locks the case in one statement (not found, like a missing
         # case, for anyone who may not read it) and logs the step.

@@ -48,15 +48,16 @@ from .api import implausible_answer, state_to_dict
 from .client_address import client_address
 from .models import CaseAccess, TrainedModel
 from .permissions import CaseNotFound
+from .selectors.vocabulary import vocabulary_of
 from .services import api_tokens, step
 from .services import cases as case_services
-from .services.validation import (
+from .services.access_log import log_case_access
+from .shared.validation import (
     BodyTooLarge,
     clean_request_field,
     parse_json_object,
     too_large_message,
 )
-from .services.vocabulary import vocabulary_of
 from .throttling import SlidingWindowThrottle
 
 __all__ = ["api", "urlpatterns"]
@@ -91,7 +92,8 @@ class BadTokenLimit(SlidingWindowThrottle):
         if until is not None:
             wait = until - time.monotonic()
             if wait > 0:
-                raise Throttled(wait=wait)
+                # seconds as a float, as django-ninja itself passes them; its annotation says int
+                raise Throttled(wait=wait)  # type: ignore[arg-type]
             del self._shut[_address(request)]
 
     def count_refusal(self, request: HttpRequest) -> None:
@@ -103,7 +105,7 @@ class BadTokenLimit(SlidingWindowThrottle):
             now = time.monotonic()
             self._shut = {a: t for a, t in self._shut.items() if t > now}
         self._shut[_address(request)] = time.monotonic() + wait
-        raise Throttled(wait=wait)
+        raise Throttled(wait=wait)  # type: ignore[arg-type]  # a float, as above
 
 
 def _address(request: HttpRequest) -> str:
@@ -311,6 +313,7 @@ class StrictIn(Schema):
     @field_validator("*", mode="before")
     @classmethod
     def _shared_reader(cls, value: Any, info: ValidationInfo) -> Any:
+        assert info.field_name is not None  # a field validator's info names its field
         try:
             return clean_request_field(info.field_name, value)
         except ValidationError as exc:
@@ -631,7 +634,7 @@ def record_confirmed_diagnosis(request: HttpRequest, case_id: int, payload: Conf
     costs stay as they are, and the model's monitoring counts it."""
     from .services import confirmations
 
-    case = selectors.case_for_user(user=request.user, pk=case_id, access=None)
+    case = selectors.case_for_user(user=request.user, pk=case_id)
     if case.is_open:
         return Status(
             409, {"error": "This case is still open: conclude or refer it first, then confirm."}
@@ -652,8 +655,9 @@ def record_confirmed_diagnosis(request: HttpRequest, case_id: int, payload: Conf
     )
 
 
-def _state(request: HttpRequest, case_id: int, *, access: str | None) -> dict[str, Any]:
-    case = selectors.case_for_user(user=request.user, pk=case_id, access=access)
+def _state(request: HttpRequest, case_id: int, *, access: str) -> dict[str, Any]:
+    case = selectors.case_for_user(user=request.user, pk=case_id)
+    log_case_access(user=request.user, case_id=case.pk, action=access)
     return state_to_dict(selectors.case_state(user=request.user, case=case))
 
 

@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .shared.money import format_money
+
 __all__ = ["COLOURS", "cross_dataset_rows", "results_context"]
 
 # Okabe–Ito, colour-blind safe (as diagnosis/figures.py).
@@ -53,9 +55,11 @@ def _stat(
         return "–"
     scale = 100.0 if percent else 1.0
     unit = "%" if percent else unit
-    prefix = "$" if money else ""
+    if money:  # dollars as everywhere (cents; the spread is dollars too)
+        spread = f" ±\u00a0{format_money(stat.std)}" if _ok(stat.std) else ""
+        return f"{format_money(stat.mean)}{spread}"
     spread = f" ±\u00a0{stat.std * scale:.{digits}f}" if _ok(stat.std) else ""
-    return f"{prefix}{stat.mean * scale:.{digits}f}{unit}{spread}"
+    return f"{stat.mean * scale:.{digits}f}{unit}{spread}"
 
 
 def _layout(x_title: str, y_title: str, *, log_x: bool = False, height: int = 360) -> dict:
@@ -306,7 +310,7 @@ def _figures(detail, charts, matrix_index: int) -> list[dict]:
                 "customdata": [p or 0.0 for p in b.paid],
                 "marker": {"color": _colour(i)},
                 "hovertemplate": "%{fullData.name}: %{y} ordered for %{x:.0f}% of patients, "
-                "$%{customdata:.2f} per patient<extra></extra>",
+                "%{customdata:$,.2f} per patient<extra></extra>",
             }
             for i, b in enumerate(bars)
         ]
@@ -425,8 +429,8 @@ def results_context(
         "figures": _figures(detail, charts, matrix_index),
         "recommendation": chosen,
         "recommendation_interval": (
-            f"{chosen.confidence:.0%} confidence interval ${chosen.ci_low:,.2f} to "
-            f"${chosen.ci_high:,.2f}"
+            f"{chosen.confidence:.0%} confidence interval {format_money(chosen.ci_low)} to "
+            f"{format_money(chosen.ci_high)}"
             if chosen is not None and _ok(chosen.ci_low) and _ok(chosen.ci_high)
             else ""
         ),

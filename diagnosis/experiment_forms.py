@@ -19,11 +19,11 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from .forms import MatrixSelect, param_field, param_field_name
+from .forms import ErrorMatrixChoiceField, MatrixSelect, field_of, param_field, param_field_name
 from .models import Dataset, ErrorMatrix
 from diagnosis.bench.models import Experiment
 from .selectors.models import default_error_matrices
-from .services import learner_registry
+from .shared import learner_registry
 
 __all__ = ["MAX_VARIANTS", "ExperimentForm", "initial_from_experiment", "split_values"]
 
@@ -142,7 +142,7 @@ class ExperimentForm(forms.Form):
         min_value=0,
         help_text="Sweeps only; empty: never refer.",
     )
-    error_matrix = forms.ModelChoiceField(
+    error_matrix = ErrorMatrixChoiceField(
         label="Error matrix",
         queryset=ErrorMatrix.objects.select_related("dataset"),
         required=False,
@@ -173,20 +173,22 @@ class ExperimentForm(forms.Form):
         # The field's own Python-side range checks would duplicate the engine's; they stay out.
         for name in ("k", "repeats", "seed"):
             self.fields[name].error_messages["invalid"] = "Enter a whole number."
-        self.fields["learners"].choices = [
+        field_of(self, "learners", forms.ChoiceField).choices = [
             (key, spec.label) for key, spec in learner_registry.LEARNERS.items()
         ]
-        matrices = self.fields["error_matrix"]
-        matrices.label_from_instance = lambda m: f"{m.dataset.name}: {m.name}"
         defaults = default_error_matrices()
-        matrices.widget.default_ids = frozenset(defaults.values())
-        self.fields["positive_class"].choices = [
+        field_of(self, "error_matrix", ErrorMatrixChoiceField).widget.default_ids = frozenset(
+            defaults.values()
+        )
+        field_of(self, "positive_class", forms.ChoiceField).choices = [
             (f"{d.pk}:{code}", f"{d.name}: {label}")
             for d in Dataset.objects.order_by("name")
             for code, label in enumerate(d.class_labels or [])
         ]
         if not self.is_bound:
-            dataset = self.initial.get("dataset") or self.fields["dataset"].queryset.first()
+            datasets = field_of(self, "dataset", forms.ModelChoiceField).queryset
+            assert datasets is not None  # declared with one
+            dataset = self.initial.get("dataset") or datasets.first()
             dataset_id = getattr(dataset, "pk", dataset)
             if dataset_id is not None:
                 self.initial.setdefault("dataset", dataset_id)
@@ -216,7 +218,8 @@ class ExperimentForm(forms.Form):
 
     # -------------------------------------------------------------- parsing
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         dataset = data.get("dataset")
         kind = data.get("matrix_kind")
         matrix = data.get("error_matrix")

@@ -17,6 +17,8 @@ from typing import Any
 import plotly.graph_objects as go
 from django.utils.safestring import SafeString, mark_safe
 
+from .shared.money import format_money
+
 __all__ = [
     "checkpoints_figure",
     "risks_figure",
@@ -39,12 +41,6 @@ def _finish(fig: go.Figure) -> dict:
     data = json.loads(fig.to_json())
     data.get("layout", {}).pop("template", None)
     return data
-
-
-def _money(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"${value:,.2f}"
 
 
 # --------------------------------------------------------------------- the tree
@@ -148,14 +144,14 @@ def tidy_positions(
     positions: dict[Any, tuple[float, float]] = {}
     start = 0.0
     for root in roots:
-        left = min(outline[root][0])
-        stack2: list[tuple[Any, float, int]] = [(root, start - left, 0)]
+        root_left = min(outline[root][0])
+        stack2: list[tuple[Any, float, int]] = [(root, start - root_left, 0)]
         while stack2:
             node_id, x, depth = stack2.pop()
             positions[node_id] = (x, -float(depth))
             for kid in children.get(node_id, []):
                 stack2.append((kid, x + offset[kid], depth + 1))
-        start += max(outline[root][1]) - left + gap
+        start += max(outline[root][1]) - root_left + gap
     return positions
 
 
@@ -218,7 +214,7 @@ def _price_text(node: Mapping[str, Any], *, long: bool = False) -> str:
     words = _STATUS_WORDS.get(node.get("test_status") or "")
     if words:
         return words[1] if long else words[0]
-    return _money(node.get("price"))
+    return format_money(node.get("price"))
 
 
 def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -267,9 +263,9 @@ def node_details(node: Mapping[str, Any]) -> list[tuple[str, str]]:
             )
         )
     if node.get("expected_cost") is not None:
-        rows.append(("Expected cost of that conclusion", _money(node["expected_cost"])))
+        rows.append(("Expected cost of that conclusion", format_money(node["expected_cost"])))
     if node.get("refer_cost") is not None and node.get("decision_kind") != "reject":
-        rows.append(("Referring instead", _money(node["refer_cost"])))
+        rows.append(("Referring instead", format_money(node["refer_cost"])))
     return rows
 
 
@@ -448,14 +444,14 @@ def tree_drawing(layout: Mapping[str, Any]) -> dict:
             )
     edges.sort(key=lambda e: e["on_path"])
     width = MARGIN * 2 + max(x + width_of[k] / 2 for k, (x, _) in pos.items())
-    height = MARGIN * 2 + max(-y for _, y in pos.values()) * level + card_top
+    drawing_height = MARGIN * 2 + max(-y for _, y in pos.values()) * level + card_top
     decisions = {str(n.get("decision")) for n in nodes if n.get("is_leaf")}
     legend = [{"label": label, "colour": colour_of[label]} for label in classes]
     if "Refer" in decisions:
         legend.append({"label": "Refer", "colour": REFER_COLOUR})
     return {
         "width": round(width, 2),
-        "height": round(height, 2),
+        "height": round(drawing_height, 2),
         "nodes": drawn_nodes,
         "edges": edges,
         "labels": labels,
@@ -633,10 +629,6 @@ RISK_ADVISED_COLOUR = "#1f7a4d"
 RISK_OTHER_COLOUR = "#8aa4c8"
 
 
-def _signed_money(value: float) -> str:
-    return f"−${-value:,.2f}" if value < 0 and round(value, 2) != 0 else f"${abs(value):,.2f}"
-
-
 def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
     """Horizontal bars: the model's risk (expected loss, in dollars) of each possible action now.
 
@@ -668,7 +660,7 @@ def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
             orientation="h",
             marker_color=[RISK_ADVISED_COLOUR if low_ else RISK_OTHER_COLOUR for *_, low_ in rows],
             text=[
-                _signed_money(v) + ("  ◀ advised" if low_ else "") + ("  (off scale)" if o else "")
+                format_money(v) + ("  ◀ advised" if low_ else "") + ("  (off scale)" if o else "")
                 for (_, v, low_), o in zip(rows, off, strict=True)
             ],
             textposition="none",  # printed as the value column instead (annotations below)
@@ -685,7 +677,7 @@ def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
             y=action,
             showarrow=False,
             align="left",
-            text=(f"<b>{_signed_money(value)}  ◀ advised</b>" if lowest else _signed_money(value))
+            text=(f"<b>{format_money(value)}  ◀ advised</b>" if lowest else format_money(value))
             + ("  ▶ off scale" if o else ""),
             font=dict(color=RISK_ADVISED_COLOUR if lowest else "#1d2733"),
         )
@@ -708,8 +700,7 @@ def risks_figure(risks: Iterable[Mapping[str, Any]]) -> dict:
             zeroline=True,
             zerolinecolor="#5b6675",
             zerolinewidth=1,
-            tickprefix="$",
-            tickformat=",.0f",
+            tickformat="$,.0f",  # d3's currency symbol: "−$100", as format_money writes it
             range=[low - (pad if low < 0 else 0.0), high + pad],
         ),
         yaxis=dict(autorange="reversed", automargin=True),
@@ -768,7 +759,7 @@ def checkpoints_figure(checkpoints: Iterable[Mapping[str, Any]]) -> dict:
             text=[p[2] for p in points],
             textposition="top center",
             line=dict(color="#1f5fbf", width=2, shape="hv"),
-            hovertemplate="%{x:.1f} s: estimated cost %{y:,.2f} (%{text})<extra></extra>",
+            hovertemplate="%{x:.1f} s: estimated cost %{y:$,.2f} (%{text})<extra></extra>",
         )
     )
     fig.update_layout(font=FONT, height=320, plot_bgcolor="#ffffff", paper_bgcolor="#ffffff")

@@ -8,15 +8,25 @@ API calls too, so the screens and the API cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.core.exceptions import ValidationError
 
 from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .selectors.models import default_error_matrices
-from .services import learner_registry
 from .services.cases import clean_value
+from .shared import learner_registry
+
+_FieldT = TypeVar("_FieldT", bound=forms.Field)
+
+
+def field_of(form: forms.BaseForm, name: str, kind: type[_FieldT]) -> _FieldT:
+    """``form.fields[name]`` as the field class the form declares it with (checked)."""
+    field = form.fields[name]
+    if not isinstance(field, kind):
+        raise TypeError(f"field {name!r} is a {type(field).__name__}, not a {kind.__name__}")
+    return field
 
 
 def _fmt(value: float | None) -> str:
@@ -165,6 +175,15 @@ class MatrixSelect(forms.Select):
         return option
 
 
+class ErrorMatrixChoiceField(forms.ModelChoiceField):
+    """An error matrix, named with its dataset ("heart: default"), in a :class:`MatrixSelect`."""
+
+    widget: MatrixSelect  # always given one (``widget=MatrixSelect``)
+
+    def label_from_instance(self, obj) -> str:
+        return f"{obj.dataset.name}: {obj.name}"
+
+
 class TrainForm(forms.Form):
     """Which data, which learner with which parameters, and which error costs to train with.
 
@@ -176,7 +195,7 @@ class TrainForm(forms.Form):
     name = forms.CharField(label="Model name (optional)", required=False, max_length=200)
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), empty_label=None)
     learner = forms.ChoiceField(label="Learner", initial=learner_registry.DEFAULT_LEARNER)
-    error_matrix = forms.ModelChoiceField(
+    error_matrix = ErrorMatrixChoiceField(
         label="Error costs",
         queryset=ErrorMatrix.objects.select_related("dataset"),
         required=False,
@@ -187,15 +206,18 @@ class TrainForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["learner"].choices = [
+        field_of(self, "learner", forms.ChoiceField).choices = [
             (key, spec.label) for key, spec in learner_registry.LEARNERS.items()
         ]
-        self.fields["error_matrix"].label_from_instance = lambda m: f"{m.dataset.name}: {m.name}"
         # The default error costs are the chosen dataset's own named matrix, never 0/1 loss.
         defaults = default_error_matrices()
-        self.fields["error_matrix"].widget.default_ids = frozenset(defaults.values())
+        field_of(self, "error_matrix", ErrorMatrixChoiceField).widget.default_ids = frozenset(
+            defaults.values()
+        )
         if not self.is_bound:
-            dataset = self.initial.get("dataset") or self.fields["dataset"].queryset.first()
+            datasets = field_of(self, "dataset", forms.ModelChoiceField).queryset
+            assert datasets is not None  # declared with one
+            dataset = self.initial.get("dataset") or datasets.first()
             dataset_id = getattr(dataset, "pk", dataset)
             if dataset_id in defaults and "error_matrix" not in self.initial:
                 self.initial["dataset"] = dataset_id
@@ -218,7 +240,8 @@ class TrainForm(forms.Form):
         return [(key, spec, [self[n] for n in names]) for key, spec, names in self.param_groups]
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         dataset, matrix, key = data.get("dataset"), data.get("error_matrix"), data.get("learner")
         if dataset and matrix and matrix.dataset_id != dataset.pk:
             self.add_error(

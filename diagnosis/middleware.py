@@ -148,7 +148,8 @@ class DatabaseRetryMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         watch = _WriteWatch()
-        request._database_writes = watch
+        # a mark on the request, as Django's own middleware set theirs; the stubs declare none
+        request._database_writes = watch  # type: ignore[attr-defined]
         with connection.execute_wrapper(watch):
             return self.get_response(request)
 
@@ -163,7 +164,7 @@ class DatabaseRetryMiddleware:
         match = request.resolver_match
         if match is None or connection.in_atomic_block:  # a caller's transaction is still open
             return None
-        request._database_retried = True
+        request._database_retried = True  # type: ignore[attr-defined]  # a mark, as above
         logger.warning(
             "Lost the database connection during %s %s (%s); running it once more.",
             request.method,

@@ -31,7 +31,7 @@ def grant_role_permissions(*, using: str = "default", **_) -> None:
 
     Group.objects.using(using).get_or_create(name=CLINICIANS)
     Group.objects.using(using).get_or_create(name=LEAD_CLINICIANS)
-    admins, _ = Group.objects.using(using).get_or_create(name=MODEL_ADMINS)
+    admins, _created = Group.objects.using(using).get_or_create(name=MODEL_ADMINS)
     admins.permissions.set(
         Permission.objects.using(using)
         .filter(content_type__app_label__in=APP_LABELS)

@@ -51,7 +51,8 @@ class TrainingRequest(Request):
         return super().on_failure(exc_info, send_failed_event, return_ok)
 
 
-@shared_task(
+# Celery takes any Task attribute as an option (``Request`` here); celery-types list only some
+@shared_task(  # type: ignore[call-overload]
     name=broker.TRAIN_MODEL,
     bind=True,
     acks_late=True,

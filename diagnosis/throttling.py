@@ -30,6 +30,7 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
 from ninja.throttling import SimpleRateThrottle
+from redis.commands.core import Script
 from redis.exceptions import RedisError
 
 __all__ = ["REDIS_RETRY_SECONDS", "SlidingWindowThrottle"]
@@ -135,7 +136,7 @@ class SlidingWindowThrottle(SimpleRateThrottle):
 
     def __init__(self, rate: str | None = None) -> None:
         super().__init__(rate if rate is not None else self._setting_rate())
-        self._script = None
+        self._script: Script | None = None
         self._waits = threading.local()  # one throttle object serves every thread
         self._clients: dict[int, tuple[object, object]] = {}  # id(pool) -> (pool, client)
         self._local = _LocalWindow()  # the count while Redis is out
@@ -158,8 +159,14 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         client = self._client(backend, redis_key)
         if self._script is None:
             self._script = client.register_script(_CHECK_AND_COUNT)
+        assert self.num_requests is not None and self.duration is not None  # a rate is set
         now = int(time.time() * 1000)
-        args = [now, int(self.duration * 1000), self.num_requests, uuid.uuid4().hex]
+        args: list[int | str] = [
+            now,
+            int(self.duration * 1000),
+            self.num_requests,
+            uuid.uuid4().hex,
+        ]
         try:
             allowed, wait_ms = self._script(keys=[redis_key], args=args, client=client)
         except RedisError as exc:  # connection refused, timed out, server loading...
@@ -171,6 +178,7 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         return bool(allowed)
 
     def _allow_locally(self, key: str) -> bool:
+        assert self.num_requests is not None and self.duration is not None  # a rate is set
         allowed, wait = self._local.allow(key, self.num_requests, self.duration)
         if not allowed:
             self._waits.seconds = wait
@@ -183,10 +191,11 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         """A Redis client on the cache's writing pool, made once per pool: Django's
         ``get_client`` builds a new client (its ~170 response callbacks) on every call; a
         client is safe to share between threads, each command taking a pooled connection."""
-        pool = backend._cache._get_connection_pool(write=True)
+        # ``_cache``: Django's client wrapper of the RedisCache, private and so not in the stubs
+        pool = backend._cache._get_connection_pool(write=True)  # type: ignore[attr-defined]
         made = self._clients.get(id(pool))
         if made is None or made[0] is not pool:
-            made = (pool, backend._cache.get_client(redis_key, write=True))
+            made = (pool, backend._cache.get_client(redis_key, write=True))  # type: ignore[attr-defined]
             self._clients[id(pool)] = made
         return made[1]
 

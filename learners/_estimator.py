@@ -7,7 +7,7 @@ machinery (``@_fit_context`` runs ``_validate_params``), so a bad value
 raises :class:`sklearn.utils._param_validation.InvalidParameterError` (a
 ``ValueError``) naming the parameter, its allowed range and the value given.
 These constraints are the one statement of each range: the app's training
-form reads its bounds from them (``diagnosis/services/learner_registry.py``).
+form reads its bounds from them (``diagnosis/shared/learner_registry.py``).
 
 What a constraint cannot say (a cost matrix's size against the classes,
 test prices against the features) is checked in :mod:`._validation` once the

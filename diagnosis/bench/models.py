@@ -62,7 +62,7 @@ class Experiment(models.Model):
     k = models.PositiveIntegerField(help_text="Folds of the cross-validation.")
     repeats = models.PositiveIntegerField(default=1)
     seed = models.IntegerField(default=0)
-    #: ``CostModel.to_dict()`` plus names and vocabulary (``services.costs.cost_snapshot``).
+    #: ``CostModel.to_dict()`` plus names and vocabulary (``selectors.costs.cost_snapshot``).
     cost_snapshot = models.JSONField(default=dict)
     #: The ids of the cases it runs on, in order, and the nominal columns.
     case_ids = models.JSONField(default=list)

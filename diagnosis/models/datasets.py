@@ -198,7 +198,7 @@ class DiagnosticTest(models.Model):
         """Label of a nominal code (the code itself when unknown).
 
         ``choices`` are the words a trained model keeps for this test
-        (``services.vocabulary``); without them, today's.
+        (``shared.vocabulary``); without them, today's.
         """
         if code is None:
             return ""

@@ -1,6 +1,5 @@
 """Reads for the screens and the API (keyword-only, permission-checked)."""
 
-from ..services.costs import cost_model_for
 from .cases import (
     CaseState,
     TestOption,
@@ -12,6 +11,7 @@ from .cases import (
     open_cases_for_user,
     team_cases_for_user,
 )
+from .costs import cost_model_for
 from .explanations import Explanation, advice_headline, explain
 from .models import model_report, models_for_user, visible_model
 from .tree import model_has_tree, tree_layout

@@ -129,7 +129,7 @@ def branch_rows(
     """
     if len(nodes) < 2:
         return []
-    rows = []
+    rows: list[dict[str, Any]] = []
     for node, share in nodes:
         node = int(node)
         conditions, split_tests = [], []

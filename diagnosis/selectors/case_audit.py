@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import DiagnosisCase, DiagnosisStep
 from ..models.datasets import range_text
 from ..permissions import is_clinician, require_case_access
-from ..services.vocabulary import Vocabulary, vocabulary_of
+from ..shared.vocabulary import Vocabulary
 from . import raw_rows
+from .vocabulary import vocabulary_of
 
 __all__ = [
     "CaseEvent",
@@ -44,7 +46,7 @@ class CaseEvent:
 
     kind: str
     step: DiagnosisStep
-    user: object
+    user: AbstractBaseUser | None
     at: datetime
     replacement: DiagnosisStep | None = None  # the corrected value's new step
 
@@ -110,13 +112,14 @@ def case_events(
     """
     if steps is None:
         steps = case_steps(case)
-    by_pk = {s.pk: s for s in steps}
+    by_pk: dict[int | None, DiagnosisStep] = {s.pk: s for s in steps}
     replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
     events = []
     for step in steps:
         if step.pk not in replacements:  # a replacement is part of its correction event
             events.append(CaseEvent("recorded", step, step.created_by, step.created_at))
         if step.correction:
+            assert step.corrected_at is not None  # the step_correction_marked constraint
             events.append(
                 CaseEvent(
                     # a restored value was corrected first; the undo is its replacement's event
@@ -141,11 +144,11 @@ def case_version(case: DiagnosisCase, *, steps: list[DiagnosisStep] | None = Non
     if steps is not None:
         replacements = {s.superseded_by_id for s in steps if s.superseded_by_id}
         return sum(s.pk not in replacements for s in steps) + sum(bool(s.correction) for s in steps)
-    steps = case.steps.all()
-    recorded = steps.exclude(
-        pk__in=steps.filter(superseded_by__isnull=False).values("superseded_by")
+    stored = case.steps.all()
+    recorded = stored.exclude(
+        pk__in=stored.filter(superseded_by__isnull=False).values("superseded_by")
     )
-    return recorded.count() + steps.exclude(correction="").count()
+    return recorded.count() + stored.exclude(correction="").count()
 
 
 def step_value_text(step: DiagnosisStep, vocabulary: Vocabulary | None = None) -> str:
@@ -174,10 +177,12 @@ def confirmed_range_text(step: DiagnosisStep) -> str:
 
 def _step_text(step: DiagnosisStep, class_labels: list[str]) -> str:
     if step.kind == DiagnosisStep.RESULT:
+        assert step.test is not None  # a result names its test
         confirmed = confirmed_range_text(step)
         odd = f", confirmed outside the plausible {confirmed}" if confirmed else ""
         return f"{step.test.display_label} = {step_value_text(step)}{odd}"
     if step.kind == DiagnosisStep.UNAVAILABLE:
+        assert step.test is not None  # so does an unavailable test
         return f"{step.test.display_label} marked not available"
     if step.kind == DiagnosisStep.CLASSIFY:
         label = step.label
@@ -203,6 +208,7 @@ def describe_event(event: CaseEvent, *, viewer=None) -> str:
     if event.kind == "recorded":
         what = f"step {number} ({_step_text(event.step, labels)}) was recorded"
     elif event.kind == DiagnosisStep.CORRECTED and event.replacement is not None:
+        assert event.step.test is not None  # only a result is corrected
         what = (
             f"step {number} ({event.step.test.display_label}) was corrected from "
             f"{step_value_text(event.step)} to {step_value_text(event.replacement)}"
@@ -284,7 +290,7 @@ def step_audit(steps: list[DiagnosisStep], *, viewer=None) -> dict[int, dict]:
     ``by_other`` says who recorded it when that was not the case's clinician.
     """
     replaced = {s.superseded_by_id: s for s in steps if s.superseded_by_id}
-    by_pk = {s.pk: s for s in steps}
+    by_pk: dict[int | None, DiagnosisStep] = {s.pk: s for s in steps}
     notes: dict[int, dict] = {}
     for step in steps:
         note: dict = {"mark": "", "replaces": None, "by_other": ""}

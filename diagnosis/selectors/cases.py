@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import overload
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -27,18 +27,16 @@ from ..permissions import (
     require_clinician,
     require_lead,
 )
-from ..services.access_log import log_case_access
-from ..services.costs import cost_model_from_snapshot
-from ..services.vocabulary import Vocabulary, vocabulary_of
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.vocabulary import Vocabulary
 from . import raw_rows
 from .advice_context import branch_rows, decision_costs
 from .case_audit import case_steps, outcome_text
 from .explanations import Explanation, explain
 from .matrices import estimator_for_case
 from .model_cache import deciding_model, get_estimator
-
-if TYPE_CHECKING:
-    from ..services.step_context import StepContext
+from .step_context import StepContext
+from .vocabulary import vocabulary_of
 
 __all__ = [
     "CaseState",
@@ -89,6 +87,8 @@ class CaseState:
     unavailable: set[int]
     accumulated_cost: float
     advice: dict | None
+    #: what the model's codes mean, as when it was trained (class names, choices)
+    vocabulary: Vocabulary
     test_options: list[TestOption] = field(default_factory=list)
     class_labels: list[str] = field(default_factory=list)
     is_open: bool = True
@@ -98,8 +98,6 @@ class CaseState:
     #: the advised test was done and paid for before, then undone: that step (the screen
     #: says so before asking to pay for it again); None otherwise
     advised_paid_before: DiagnosisStep | None = None
-    #: what the model's codes mean, as when it was trained (class names, choices)
-    vocabulary: Vocabulary | None = None
     #: the viewer reads the case (a team lead) but may take no step on it
     read_only: bool = False
 
@@ -255,7 +253,7 @@ def compute_case_state(
     are left empty (pricing every test twice is most of a state's work).
 
     ``context``: the steps and tests a step service read under the case's row lock, with the
-    steps it wrote since (:class:`~diagnosis.services.step_context.StepContext`), used instead
+    steps it wrote since (:class:`~diagnosis.selectors.step_context.StepContext`), used instead
     of reading them again: within the step, and for the answer to it.
     """
     trained = case.trained_model
@@ -306,6 +304,10 @@ def compute_case_state(
         if t.index < len(names) and names[t.index] == t.name
     }
 
+    @overload
+    def label_of(index: int) -> str: ...
+    @overload
+    def label_of(index: None) -> None: ...
     def label_of(index: int | None) -> str | None:
         if index is None:
             return None
@@ -366,31 +368,26 @@ def case_state(
     user,
     case: DiagnosisCase,
     context: StepContext | None = None,
-    access: str | None = None,
 ) -> CaseState:
     """The viewer's view of ``case``: steps, cost so far, advice now, priced test options.
 
     ``read_only`` is set for a lead reading a team member's case (no step forms).
-    ``context``: what the step just taken on ``case`` left (``services.case_actions.
-    perform_action``, ``services.cases.open_case``), the answer to that step without reading
-    the case again.  ``access``: a :class:`~diagnosis.models.CaseAccess` read action to log
-    (a case the caller did not read through :func:`case_for_user`, which logs its own).
+    ``context``: what a case just opened left (``services.cases.open_case``), the answer to
+    it without reading the case again.
     """
     may_act = require_case_read(user, case)
-    if access is not None:
-        log_case_access(user=user, case_id=case.pk, action=access)
     state = compute_case_state(case, context=context)
     state.read_only = not may_act
     return state
 
 
-def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
+def case_for_user(*, user, pk) -> DiagnosisCase:
     """Case ``pk`` if ``user`` may read it; :class:`CaseNotFound` if missing *or* forbidden.
 
-    Both answers are the same, so no one learns which case ids exist.  ``access`` is what
-    the request does with the case (a :class:`~diagnosis.models.CaseAccess` read action,
-    written to the access log: one INSERT), or None when the step service called next logs
-    the change itself (one row per request either way).
+    Both answers are the same, so no one learns which case ids exist.  A read only: the
+    caller logs what the request does with the case (``services.access_log``: one
+    :class:`~diagnosis.models.CaseAccess` row per request, by the view for a read, by the step
+    service for a change).
     """
     case = (
         DiagnosisCase.objects.select_related("trained_model", "trained_model__dataset")
@@ -404,8 +401,6 @@ def case_for_user(*, user, pk, access: str | None) -> DiagnosisCase:
     if case.clinician_id == getattr(user, "pk", None):
         case.clinician = user  # the usual reader; anyone else's clinician is read when shown
     require_case_read(user, case)
-    if access is not None:
-        log_case_access(user=user, case_id=case.pk, action=access)
     return case
 
 
@@ -429,7 +424,8 @@ def team_cases_for_user(*, user, query: str = "", limit: int = 100) -> list[Diag
         cases = cases.filter(patient_reference__icontains=query)
     found = list(cases[:limit])
     for case in found:
-        case.outcome = outcome_text(case)
+        # the template's words for how it ended; the model declares no such attribute
+        case.outcome = outcome_text(case)  # type: ignore[attr-defined]
     return found
 
 

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db.models import Field
+
 from ..models import Dataset, DiagnosticTest, ErrorMatrix, TestGroup
 from ..permissions import require_model_admin
 
@@ -57,6 +59,12 @@ def _text(value, field_name: str, group_names: dict[int, str]) -> str:
     return str(value)
 
 
+def _verbose_name(model, name: str) -> str:
+    found = model._meta.get_field(name)
+    assert isinstance(found, Field)  # a history record holds the row's own columns
+    return str(found.verbose_name)
+
+
 def catalog_history(*, user, dataset: Dataset, limit: int = 500) -> list[CatalogChange]:
     """Every recorded edit of ``dataset`` and its tests, groups and error matrices, newest first.
 
@@ -64,13 +72,17 @@ def catalog_history(*, user, dataset: Dataset, limit: int = 500) -> list[Catalog
     a discounted price, a group, the matrix, the class labels, the choices...).
     """
     require_model_admin(user)
+    # ``history``: the manager simple_history's register() adds at import (models/audit.py),
+    # which no stub declares
     group_names = {
         h.id: h.name
-        for h in TestGroup.history.filter(dataset_id=dataset.pk).order_by("history_date")
+        for h in TestGroup.history.filter(  # type: ignore[attr-defined]
+            dataset_id=dataset.pk
+        ).order_by("history_date")
     }
     found: list[CatalogChange] = []
     for model, kind in _KINDS:
-        records = model.history.select_related("history_user")
+        records = model.history.select_related("history_user")  # type: ignore[union-attr]
         records = (
             records.filter(id=dataset.pk)
             if model is Dataset
@@ -85,7 +97,7 @@ def catalog_history(*, user, dataset: Dataset, limit: int = 500) -> list[Catalog
                 delta = record.diff_against(before)
                 changes = [
                     FieldChange(
-                        field=model._meta.get_field(c.field).verbose_name,
+                        field=_verbose_name(model, c.field),
                         old=_text(c.old, c.field, group_names),
                         new=_text(c.new, c.field, group_names),
                     )

@@ -29,7 +29,7 @@ from learners.selection import CostSelectedClassifier
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
-from ..services import learner_registry
+from ..shared import learner_registry
 from .cases import compute_case_state, estimator_for
 from .model_cache import deciding_model
 from .models import require_model_access

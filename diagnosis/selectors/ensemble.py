@@ -22,7 +22,7 @@ from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
-from ..services import learner_registry
+from ..shared import learner_registry
 from .cases import compute_case_state, estimator_for
 from .matrices import estimator_for_case
 from .model_cache import deciding_model

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..services.costs import cost_model_from_snapshot, formulas_from_snapshot
+from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .cases import CaseState, TestOption
 from .matrices import estimator_for_case
 

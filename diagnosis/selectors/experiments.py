@@ -3,7 +3,7 @@
 Clinicians and model administrators may read every experiment (they hold no patient
 cases: only the training data's figures).  A missing experiment raises
 ``Experiment.DoesNotExist`` (a 404).  The statistics were computed by
-``services.experiment_results`` (scipy.stats, through ``learners.significance``) when the
+``selectors.experiment_results`` (scipy.stats, through ``learners.significance``) when the
 experiment's last task landed; an experiment still running is summarized from the tasks in
 so far, with the same functions.
 """
@@ -28,8 +28,9 @@ from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 
 from diagnosis.bench.models import Experiment, ExperimentTask
 from ..permissions import is_clinician, is_model_admin
-from ..services.experiment_results import METRICS, assemble_results
-from ..services.learner_names import display_label
+from ..shared.learner_names import display_label
+from ..shared.money import format_money
+from .experiment_results import METRICS, assemble_results
 
 __all__ = [
     "Bar",
@@ -98,7 +99,7 @@ def _summary(e: Experiment) -> ExperimentSummary:
         n_failed=e.n_failed,
         progress=(e.n_done + e.n_failed) / e.n_tasks if e.n_tasks else 0.0,
         created_at=e.created_at,
-        created_by=e.created_by.get_username() if e.created_by_id else "",
+        created_by=e.created_by.get_username() if e.created_by is not None else "",
         n_learners=sum(1 for entry in e.learners if not entry.get("baseline")),
         n_matrices=len(e.matrices),
         matrix_kind=e.matrix_kind,
@@ -641,11 +642,15 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
         p = comparison.get("p_value")
         test = comparison.get("test", "")
         interval = (
-            f" ({r['confidence']:.0%} CI {r['ci_low']:.2f} to {r['ci_high']:.2f})"
+            f" ({r['confidence']:.0%} CI {format_money(r['ci_low'])} to "
+            f"{format_money(r['ci_high'])})"
             if r.get("ci_low") is not None
             else ""
         )
-        sentence = f"{label}: expected total cost {r['mean_total_cost']:.2f} per patient{interval}."
+        sentence = (
+            f"{label}: expected total cost {format_money(r['mean_total_cost'])} per patient"
+            f"{interval}."
+        )
         if runner is not None:
             runner_label = display_label(e.learners[runner])
             if p is None:
@@ -656,7 +661,9 @@ def recommendations(*, user, experiment_id: int) -> list[Recommendation]:
                 verdict = f"significantly cheaper ({test} p = {p:.3g} < {ALPHA:g})"
             else:
                 verdict = f"the difference is not significant ({test} p = {p:.3g})"
-            sentence += f" Runner-up {runner_label} at {r['runner_up_cost']:.2f}; {verdict}."
+            sentence += (
+                f" Runner-up {runner_label} at {format_money(r['runner_up_cost'])}; {verdict}."
+            )
         out.append(
             Recommendation(
                 matrix_index=mi,

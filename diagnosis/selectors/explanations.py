@@ -28,31 +28,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..shared.money import format_money
+
 __all__ = [
     "Explanation",
     "advice_headline",
     "cents",
     "explain",
-    "money",
     "patients",
     "percent",
-    "signed_money",
 ]
-
-
-def money(value: float | None) -> str:
-    """``$1,234.50``; an en dash for no value."""
-    return "–" if value is None else f"${float(value):,.2f}"
-
-
-def signed_money(value: float | None) -> str:
-    """Money that may be negative (a risk can be a gain): ``−$87.92``, ``$4,142.00``."""
-    if value is None:
-        return "–"
-    value = float(value)
-    if value < 0 and round(value, 2) != 0:
-        return f"−${-value:,.2f}"
-    return money(abs(value) if round(value, 2) == 0 else value)
 
 
 def patients(support: float) -> str:
@@ -157,7 +142,7 @@ def advice_headline(advice: Mapping[str, Any] | None) -> str:
 
 def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Names) -> list[dict]:
     """The model's risk of each action it weighed, worded; ``lowest`` marks the first least one."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for risk in risks:
         kind, test = risk.get("kind"), risk.get("test")
         if kind == "extract":
@@ -171,7 +156,7 @@ def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Na
             {
                 "action": action,
                 "risk": value,
-                "money": signed_money(value),
+                "money": format_money(value),
                 "key": key,
                 "lowest": False,
             }
@@ -199,8 +184,8 @@ def _cost_grid(costs: Mapping[str, Any] | None) -> dict:
         rows.append(
             {
                 "label": labels[i] if i < len(labels) else f"class {i}",
-                "cells": [signed_money(v) for v in values],
-                "refer": None if refer_row is None else money(refer_row[i]),
+                "cells": [format_money(v) for v in values],
+                "refer": None if refer_row is None else format_money(refer_row[i]),
             }
         )
     return {
@@ -208,15 +193,15 @@ def _cost_grid(costs: Mapping[str, Any] | None) -> dict:
         "class_labels": labels,
         "rows": rows,
         "refer_priced": refer_row is not None,
-        "penalty": None if costs.get("penalty") is None else money(costs["penalty"]),
-        "reward": None if costs.get("reward") is None else money(costs["reward"]),
+        "penalty": None if costs.get("penalty") is None else format_money(costs["penalty"]),
+        "reward": None if costs.get("reward") is None else format_money(costs["reward"]),
     }
 
 
 def _price_words(cost: Any) -> str:
     if cost is not None and float(cost) == 0:
         return "free for this patient"
-    return f"{money(cost)} for this patient now"
+    return f"{format_money(cost)} for this patient now"
 
 
 def _how_sure(proba: Sequence[float], support: Any, names: _Names, where: str) -> str:
@@ -305,16 +290,16 @@ def _against_the_odds(
     sentence = (
         f"{chosen} is less likely ({percent(proba[position])}) than {other} "
         f"({percent(proba[likely])}), but concluding {other} would cost "
-        f"{money(class_costs[likely])} in expected errors against "
-        f"{money(class_costs[position])} for {chosen}"
+        f"{format_money(class_costs[likely])} in expected errors against "
+        f"{format_money(class_costs[position])} for {chosen}"
     )
     matrix = (costs or {}).get("matrix") or []
     if len(matrix) > max(position, likely):
         missed = matrix[position][likely]  # actual: chosen, concluded: the likely class
         false_alarm = matrix[likely][position]
         sentence += (
-            f": concluding {other} for a patient who is {chosen} costs {money(missed)}, "
-            f"concluding {chosen} for a patient who is {other} costs {money(false_alarm)} "
+            f": concluding {other} for a patient who is {chosen} costs {format_money(missed)}, "
+            f"concluding {chosen} for a patient who is {other} costs {format_money(false_alarm)} "
             "(see the error costs below)"
         )
     return [sentence + "."]
@@ -337,13 +322,14 @@ def _explain_expected_cost(
         now, after = evidence.get("conclude_cost"), evidence.get("cost_after")
         conclusion = advice.get("conclusion_now") or {}
         if conclusion.get("kind") == "reject":
-            stop = f"Referring now would cost {money(now)} in expectation"
+            stop = f"Referring now would cost {format_money(now)} in expectation"
         elif conclusion.get("label") is not None:
             stop = (
-                f"Concluding {conclusion['label']} now would cost {money(now)} in expected errors"
+                f"Concluding {conclusion['label']} now would cost {format_money(now)} "
+                "in expected errors"
             )
         else:
-            stop = f"Concluding now would cost {money(now)} in expected errors"
+            stop = f"Concluding now would cost {format_money(now)} in expected errors"
         if now is not None and after is not None:
             saving = cents(cents(now) - cents(after))
             price = cents(cost or 0.0)
@@ -351,20 +337,20 @@ def _explain_expected_cost(
                 tail = (
                     "at no charge"
                     if price == 0
-                    else f"more than its price of {money(price)}"
+                    else f"more than its price of {format_money(price)}"
                     if saving > price
-                    else f"less than its price of {money(price)}: the model orders it "
+                    else f"less than its price of {format_money(price)}: the model orders it "
                     "for the tests it leads to"
                 )
                 why.append(
-                    f"{stop}; once {test} is known it expects {money(after)}, so the result is "
-                    f"expected to save {money(saving)}, {tail}."
+                    f"{stop}; once {test} is known it expects {format_money(after)}, so the "
+                    f"result is expected to save {format_money(saving)}, {tail}."
                 )
             else:
                 why.append(
                     f"{stop}; {test}'s result alone is not expected to lower that "
-                    f"(about {money(after)} once known): the model orders it for the tests it "
-                    "leads to."
+                    f"(about {format_money(after)} once known): the model orders it for the "
+                    "tests it leads to."
                 )
         elif now is not None:
             why.append(f"{stop}.")
@@ -374,25 +360,27 @@ def _explain_expected_cost(
         position = advice.get("label_position")
         why.append(
             f"Conclude {label}: nothing more to pay for this patient; the expected cost of an "
-            f"error is {money(advice.get('expected_cost'))}."
+            f"error is {format_money(advice.get('expected_cost'))}."
         )
         why += _against_the_odds(position, proba, class_costs, costs, names)
         if evidence.get("refer_cost") is not None:
             why.append(
-                f"Referring instead would cost {money(evidence['refer_cost'])} in expectation."
+                f"Referring instead would cost {format_money(evidence['refer_cost'])} "
+                "in expectation."
             )
         headline = str(label)
     else:
         best = evidence.get("best_class")
         if best is not None and class_costs:
             why.append(
-                f"Refer the patient: a referral costs {money(advice.get('expected_cost'))} in "
-                f"expectation, less than the cheapest conclusion, {names.cls(best)}, at "
-                f"{money(class_costs[best])} in expected errors."
+                "Refer the patient: a referral costs "
+                f"{format_money(advice.get('expected_cost'))} in expectation, less than the "
+                f"cheapest conclusion, {names.cls(best)}, at "
+                f"{format_money(class_costs[best])} in expected errors."
             )
         else:
             why.append(
-                f"Refer the patient: a referral costs {money(advice.get('expected_cost'))} "
+                f"Refer the patient: a referral costs {format_money(advice.get('expected_cost'))} "
                 "in expectation."
             )
         headline = "Refer to a specialist"
@@ -459,7 +447,7 @@ def _explain_risk(
             why.append(
                 f"Its risk, {chosen['money']} with the price included, is the lowest: "
                 f"{conclude_words} risks {conclude['money']}, so ordering {test} is expected "
-                f"to save {money(saving)}."
+                f"to save {format_money(saving)}."
             )
         headline = f"Order {test}"
     elif kind == "classify":
@@ -475,7 +463,7 @@ def _explain_risk(
     else:
         priced = costs.get("reject_cost") if costs else evidence.get("refer_cost")
         charge = (
-            f"a referral is charged {money(advice.get('expected_cost'))} in expectation"
+            f"a referral is charged {format_money(advice.get('expected_cost'))} in expectation"
             if priced is not None
             else "referral is not priced for this model (the error costs it was trained with "
             "have no referral cost), so it adds nothing to this patient's bill"
@@ -492,8 +480,8 @@ def _explain_risk(
     if costs.get("penalty") is not None and costs.get("reward") is not None:
         why.append(
             "A risk is the model's expected loss in dollars: the test's price, plus "
-            f"{money(costs['penalty'])} for each expected wrong decision, minus "
-            f"{money(costs['reward'])} for each expected right one; the lowest is advised."
+            f"{format_money(costs['penalty'])} for each expected wrong decision, minus "
+            f"{format_money(costs['reward'])} for each expected right one; the lowest is advised."
         )
         if any(cents(row["risk"]) < 0 for row in rows):
             why.append(
@@ -523,9 +511,9 @@ def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: Mapping) -
     penalty, reward = float(costs["penalty"]), float(costs["reward"])
     charges = sorted({cents(c) for c in (charge if isinstance(charge, list) else [charge])})
     billed = (
-        money(charges[0])
+        format_money(charges[0])
         if len(charges) == 1
-        else f"{money(charges[0])} to {money(charges[-1])} by class"
+        else f"{format_money(charges[0])} to {format_money(charges[-1])} by class"
     )
     wrong = (float(refer["risk"]) + reward) / (penalty + reward) if penalty + reward > 0 else 0.0
     return [
@@ -533,8 +521,8 @@ def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: Mapping) -
         "error costs below, which the bill uses and the model does not weigh): the model counts "
         "a referral as a wrong decision whenever the tree now or a tree one test away would "
         f"have named the patient's class, here {percent(wrong)} of the time, so its risk is "
-        f"{percent(wrong)} of {money(penalty)} less {percent(1.0 - wrong)} of {money(reward)}, "
-        f"about {refer['money']}."
+        f"{percent(wrong)} of {format_money(penalty)} less {percent(1.0 - wrong)} of "
+        f"{format_money(reward)}, about {refer['money']}."
     ]
 
 

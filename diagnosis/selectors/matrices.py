@@ -23,13 +23,14 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypedDict
 
 import numpy as np
 
 from learners._validation import check_cost_matrix
 
 from ..models import DiagnosisCase, ErrorMatrix, TrainedModel
-from ..services import learner_registry
+from ..shared import learner_registry
 from .model_cache import get_estimator
 from .models import require_model_access
 
@@ -80,6 +81,15 @@ def _matrix(rows, k: int) -> np.ndarray | None:
         return None
 
 
+class _Known(TypedDict):
+    """The :class:`MatrixStatus` fields every outcome of :func:`resolve` shares."""
+
+    follows_edits: bool
+    trained_with: list[list[float]]
+    name: str | None
+    live: list[list[float]] | None
+
+
 def _same(a, b, k: int) -> bool:
     left, right = _matrix(a, k), _matrix(b, k)
     return left is not None and right is not None and np.array_equal(left, right)
@@ -95,9 +105,10 @@ def resolve(trained: TrainedModel) -> MatrixStatus:
     k = len(trained_with)
     follows = follows_matrix_edits(trained) and trained.is_ready
     # read afresh: the dataset's matrix as it is now, not as an instance loaded earlier holds it
-    source = ErrorMatrix.objects.filter(pk=trained.error_matrix_id).first()
+    # pk=None (no matrix) is Django's IS NULL: no row; django-stubs' lookup type omits None
+    source = ErrorMatrix.objects.filter(pk=trained.error_matrix_id).first()  # type: ignore[misc]
     live = None if source is None else _matrix(source.matrix, k)
-    base = {
+    base: _Known = {
         "follows_edits": follows,
         "trained_with": trained_with,
         "name": None if source is None else source.name,

@@ -14,12 +14,12 @@ from typing import Any
 
 from ..models import ModelDecision, TrainedModel
 from ..permissions import is_model_admin
-from ..services import approval as approval_services
-from ..services import learner_registry
+from ..shared import learner_registry
+from ..shared.money import format_money
 from .model_cache import get_estimator
 from .models import model_comparison, model_report, model_warnings, require_model_access
 
-__all__ = ["model_card", "selection_report"]
+__all__ = ["model_card", "previous_approved_model", "selection_report"]
 
 #: What every model here shares, said on each card beside the model's own warnings.
 _LIMITS = (
@@ -31,6 +31,23 @@ _LIMITS = (
     "Advice for a clinician, who decides: each recommendation shows its reasons, so the "
     "clinician can review them and overrule it with a reason.",
 )
+
+
+def previous_approved_model(*, trained_model: TrainedModel) -> TrainedModel | None:
+    """The dataset's model retired most recently after having been approved (not this one)."""
+    decision = (
+        ModelDecision.objects.filter(
+            action=ModelDecision.RETIRE,
+            trained_model__dataset_id=trained_model.dataset_id,
+            trained_model__approval=TrainedModel.RETIRED,
+            trained_model__status=TrainedModel.SUCCEEDED,
+        )
+        .exclude(trained_model_id=trained_model.pk)
+        .select_related("trained_model")
+        .order_by("-at", "-id")
+        .first()
+    )
+    return decision.trained_model if decision else None
 
 
 def selection_report(estimator) -> list[dict] | None:
@@ -81,28 +98,21 @@ def _performance(trained: TrainedModel, comparison: dict) -> list[dict]:
     return rows
 
 
-def _money(value: float | None) -> str:
-    """``$12.30`` or ``−$12.30`` (a minus sign, not a hyphen before the dollar)."""
-    if value is None:
-        return "—"
-    return f"−${-value:,.2f}" if value < 0 else f"${value:,.2f}"
-
-
 def _replacement_words(compared: dict) -> dict | None:
     """The retrain comparison as the card words it: the verdict and the difference's interval."""
     if not compared.get("comparable"):
         return None
     old, new, difference = compared["old"]["mean"], compared["new"]["mean"], compared["difference"]
     verdict = (
-        f"The retrain costs {_money(new - old)} more per patient than the model in use"
+        f"The retrain costs {format_money(new - old)} more per patient than the model in use"
         if new > old
-        else f"The retrain costs {_money(old - new)} less per patient than the model in use"
+        else f"The retrain costs {format_money(old - new)} less per patient than the model in use"
         if new < old
         else "The retrain costs the same per patient as the model in use"
     )
     interval = (
-        f"difference {_money(difference['low'])} to {_money(difference['high'])} (95%), "
-        f"paired t-test p = {difference['p_value']:.3f}"
+        f"difference {format_money(difference['low'])} to {format_money(difference['high'])} "
+        f"(95%), paired t-test p = {difference['p_value']:.3f}"
         if difference.get("low") is not None and difference.get("p_value") is not None
         else ""
     )
@@ -116,7 +126,7 @@ def _replacement_words(compared: dict) -> dict | None:
         "verdict": verdict,
         "interval": interval,
         "nothing_note": (
-            f"Ordering nothing costs {_money(nothing)} per patient: "
+            f"Ordering nothing costs {format_money(nothing)} per patient: "
             f"{' and '.join(above)} {'are' if len(above) > 1 else 'is'} no cheaper."
             if above
             else ""
@@ -148,7 +158,7 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
     compared = trained_model.replacement_comparison or {}
     admin = is_model_admin(user)
     previous = (
-        approval_services.previous_approved_model(trained_model=trained_model)
+        previous_approved_model(trained_model=trained_model)
         if admin and trained_model.approval == TrainedModel.APPROVED
         else None
     )

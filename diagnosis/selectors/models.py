@@ -12,12 +12,13 @@ from django.utils import timezone
 
 from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
 from ..permissions import ModelNotFound, can_read_case, is_model_admin, require_clinician
-from ..services import learner_registry
-from ..services.training_data import THIN_SUPPORT
-from ..services.vocabulary import vocabulary_of
+from ..shared import learner_registry
+from ..shared.money import format_money
 from . import raw_rows
+from .vocabulary import vocabulary_of
 
 __all__ = [
+    "THIN_SUPPORT",
     "case_outcomes",
     "default_error_matrices",
     "default_error_matrix",
@@ -191,9 +192,19 @@ def case_outcomes(trained_model: TrainedModel) -> dict[str, int]:
 
 def _checkpoints(trained_model: TrainedModel) -> list[dict]:
     return [
-        {"elapsed_seconds": c.elapsed_seconds, "estimated_cost": c.estimated_cost, "label": c.label}
+        {
+            "elapsed_seconds": c.elapsed_seconds,
+            "estimated_cost": c.estimated_cost,
+            # the live table's text (static/js/anytime.js), worded here like every other amount
+            "estimated_cost_text": _money_or_none(c.estimated_cost),
+            "label": c.label,
+        }
         for c in trained_model.checkpoints.all()
     ]
+
+
+def _money_or_none(amount: float | None) -> str | None:
+    return None if amount is None else format_money(amount)
 
 
 def _anytime_summary(trained_model: TrainedModel) -> dict | None:
@@ -212,6 +223,7 @@ def _anytime_summary(trained_model: TrainedModel) -> dict | None:
         "round": trained_model.anytime_round or info.get("round") or "",
         "value": info.get("value"),
         "estimated_cost": info.get("estimated_cost"),
+        "estimated_cost_text": _money_or_none(info.get("estimated_cost")),
         "estimate": info.get("estimate", "held-out mean total cost per patient"),
         "training_estimated_cost": info.get("training_estimated_cost"),
         "derived_params": info.get("derived_params") or {},
@@ -322,10 +334,11 @@ def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
     n = metrics.get("n_referred")
     of = metrics.get("n_test_cases")
     price = reject_cost
+    price_text: str | None
     if isinstance(price, list | tuple):
-        price_text = " / ".join(f"${float(p):,.2f}" for p in price)
+        price_text = " / ".join(format_money(p) for p in price)
     else:
-        price_text = None if price is None else f"${float(price):,.2f}"
+        price_text = None if price is None else format_money(price)
     mean = metrics.get("mean_reject_cost")
     total = None if mean is None or of is None else float(mean) * int(of)
     return {
@@ -335,11 +348,16 @@ def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
         "percent_text": None if not n or not of else f"{100.0 * int(n) / int(of):.1f}%",
         "priced": price is not None,
         "price_text": price_text,
-        "total_text": None if total is None else f"${total:,.2f}",
+        "total_text": None if total is None else format_money(total),
     }
 
 
 # ------------------------------------------------------------ honest models
+#: A conclusion resting on fewer training patients than this is "thin" (its
+#: probabilities come from a handful of cases); training counts them
+#: (``services.training_data.held_out_metrics``) and the model page shows the count.
+THIN_SUPPORT = 10
+
 #: A model warns when at least this share of its held-out conclusions rests on
 #: fewer than ``THIN_SUPPORT`` training patients.
 THIN_SHARE = 0.10
@@ -466,7 +484,7 @@ def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
                 "code": "no_gain",
                 "text": (
                     f"No better than ordering no test: on held-out patients it cost "
-                    f"${own:,.2f} per patient, against ${plain:,.2f} to {how}."
+                    f"{format_money(own)} per patient, against {format_money(plain)} to {how}."
                 ),
             }
         )

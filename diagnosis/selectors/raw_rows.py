@@ -22,7 +22,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Field, Model
 
-__all__ = ["Columns", "columns", "fetch_instances", "fetch_rows"]
+__all__ = ["Columns", "column_name", "columns", "fetch_instances", "fetch_rows"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Columns:
     def column(self, name: str) -> str:
         """``alias."column"`` of field ``name`` (for joins and conditions)."""
         quote = connection.ops.quote_name
-        return f"{quote(self.alias)}.{quote(self.model._meta.get_field(name).column)}"
+        return f"{quote(self.alias)}.{quote(column_name(self.model, name))}"
 
     def instance(self, values: Sequence[Any]) -> Model:
         """The model instance of this part of a row (``values``: its ``width`` values)."""
@@ -64,6 +64,13 @@ class Columns:
         return self.model.from_db(connection.alias, [f.attname for f in self.fields], values)
 
 
+def column_name(model: type[Model], name: str) -> str:
+    """The database column of ``model``'s field ``name`` (a field with a column of its own)."""
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field)  # not a reverse relation or a generic foreign key
+    return field.column
+
+
 @cache
 def columns(model: type[Model], alias: str, defer: tuple[str, ...] = ()) -> Columns:
     """Every concrete field of ``model`` but ``defer``'s, in the model's order (per process)."""
@@ -71,7 +78,7 @@ def columns(model: type[Model], alias: str, defer: tuple[str, ...] = ()) -> Colu
     converters = []
     for index, field in enumerate(fields):
         funcs = tuple(connection.ops.get_db_converters(field.get_col(alias))) + tuple(
-            field.get_db_converters(connection)
+            field.get_db_converters(connection)  # type: ignore[attr-defined]  # Django's; unstubbed
         )
         if funcs:
             converters.append((index, funcs, field.get_col(alias)))

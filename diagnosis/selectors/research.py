@@ -81,7 +81,9 @@ def figure_groups(*, user) -> list[FigureGroup]:
 
 def _provenance(name: str, layout: dict) -> dict:
     """``script``, ``command``, ``note`` and ``group`` of a figure file."""
-    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    meta = layout.get("meta")
+    if not isinstance(meta, dict):
+        meta = {}
     script, group = "", OTHER_GROUP
     for prefix, path, paper in SCRIPTS:
         if name.startswith(prefix):
@@ -132,7 +134,9 @@ def _read(path: Path) -> ResearchFigure:
         return ResearchFigure(
             name, name, None, "not a Plotly figure (no 'data' list)", **_provenance(name, {})
         )
-    layout = figure.get("layout") if isinstance(figure.get("layout"), dict) else {}
+    layout = figure.get("layout")
+    if not isinstance(layout, dict):
+        layout = {}
     title = layout.get("title")
     if isinstance(title, dict):
         title = title.get("text")

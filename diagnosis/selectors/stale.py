@@ -18,10 +18,11 @@ from learners._validation import check_cost_matrix
 
 from ..models import Dataset, TrainedModel
 from ..permissions import require_case_access, require_model_admin
-from ..services.costs import cost_model_for, cost_model_from_snapshot
-from ..services.vocabulary import vocabulary_of, vocabulary_snapshot
+from ..shared.costs import cost_model_from_snapshot
+from .costs import cost_model_for
 from .matrices import follows_matrix_edits
 from .matrices import resolve as matrix_status_of
+from .vocabulary import current_vocabulary, vocabulary_of
 
 __all__ = ["StaleModel", "catalog_changes", "models_on_old_values", "stale_model_ids"]
 
@@ -66,7 +67,7 @@ def catalog_changes(*, user, case) -> tuple[str, ...]:
         if not np.array_equal(np.asarray(case.matrix_snapshot), np.asarray(in_force)):
             name = trained.error_matrix.name if trained.error_matrix else "the error matrix"
             reasons.append(f"error matrix {name!r} changed since this case started")
-    kept, now = vocabulary_of(trained), vocabulary_snapshot(trained.dataset)
+    kept, now = vocabulary_of(trained), current_vocabulary(trained.dataset)
     if kept.class_labels != now["class_labels"]:
         reasons.append("class names changed")
     renamed = sorted(n for n, choices in kept.choices.items() if now["choices"].get(n) != choices)

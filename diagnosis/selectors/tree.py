@@ -6,12 +6,13 @@ from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
-from ..services.costs import cost_model_from_snapshot
-from ..services.vocabulary import vocabulary_of
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.money import format_money
 from .advice_context import edge_label
 from .cases import compute_case_state, estimator_for
 from .model_cache import deciding_model
 from .models import require_model_access
+from .vocabulary import vocabulary_of
 
 __all__ = ["model_has_tree", "tree_layout", "tree_nodes"]
 
@@ -158,7 +159,7 @@ def tree_nodes(
                 "edge_label": "",
                 "text": _decision_label(decision, label_of)
                 if is_leaf
-                else f"{test_label} ({status or f'${price:.2f}'})",
+                else f"{test_label} ({status or format_money(price)})",
                 "test_name": name,
                 "test_label": test_label,
                 "price": price,
@@ -180,6 +181,7 @@ def tree_nodes(
         )
     for n in range(1, tree.n_nodes):
         parent = parent_of[n]
+        assert parent is not None  # only the root (node 0) has none
         _, test = test_of(int(tree.feature[parent]))
         label = edge_label(tree, parent, edge_to[n], test)
         nodes[n]["edge_label"] = label

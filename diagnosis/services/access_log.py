@@ -1,7 +1,8 @@
 """The case access log: one row per request that read or changed a patient's case.
 
-Written by the case selectors (reads: the case page, the summary, the tree path, API reads)
-and the step services (changes), as :class:`~diagnosis.models.CaseAccess` rows: a single
+Written by the views and APIs that read a case through ``selectors.case_for_user`` (the case
+page, the summary, the tree path, API reads; a selector writes nothing) and by the step
+services (changes), as :class:`~diagnosis.models.CaseAccess` rows: a single
 INSERT from what the caller already holds (the user and the case id), nothing read first,
 so the step endpoint pays one cheap statement per request and no loop writes more than one.
 """

@@ -26,7 +26,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 
 from ..models import TrainedModel, TrainingCheckpoint
-from . import learner_registry
+from ..shared import learner_registry
 from .training_data import held_out_metrics
 from .training_progress import ProgressWriter
 

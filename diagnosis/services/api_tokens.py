@@ -8,7 +8,7 @@ import secrets
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.utils import timezone
@@ -29,7 +29,7 @@ def _hash(token: str) -> str:
 
 
 def issue_api_token(
-    *, issuer: AbstractBaseUser | None, owner: AbstractBaseUser, name: str, valid_days: int = 365
+    *, issuer: User | None, owner: User, name: str, valid_days: int = 365
 ) -> tuple[ApiToken, str]:
     """A new token acting as ``owner``; the plain token is returned once and never stored.
 
@@ -57,7 +57,7 @@ def issue_api_token(
     return token, plain
 
 
-def revoke_api_token(*, user: AbstractBaseUser, token: ApiToken) -> ApiToken:
+def revoke_api_token(*, user: User, token: ApiToken) -> ApiToken:
     """End a token at once: its owner or a superuser may."""
     if token.user_id != user.pk and not user.is_superuser:
         raise PermissionDenied("Only the token's owner or a superuser may revoke it.")
@@ -67,7 +67,7 @@ def revoke_api_token(*, user: AbstractBaseUser, token: ApiToken) -> ApiToken:
     return token
 
 
-def authenticate_token(*, presented: str) -> AbstractBaseUser | None:
+def authenticate_token(*, presented: str) -> User | None:
     """The active user a presented token acts as, or None (unknown, revoked, expired)."""
     if not presented or len(presented) > 200:
         return None
@@ -116,10 +116,10 @@ def _token_parts() -> tuple[raw_rows.Columns, raw_rows.Columns]:
 def _token_sql() -> str:
     token, user = _token_parts()
     quote = connection.ops.quote_name
-    through = get_user_model()._meta.get_field("groups").remote_field.through
+    through = get_user_model().groups.through
     member = quote(through._meta.db_table)
-    member_user = f"{member}.{quote(through._meta.get_field('user').column)}"
-    member_group = f"{member}.{quote(through._meta.get_field('group').column)}"
+    member_user = f"{member}.{quote(raw_rows.column_name(through, 'user'))}"
+    member_group = f"{member}.{quote(raw_rows.column_name(through, 'group'))}"
     group = quote(Group._meta.db_table)
     names = (
         f"ARRAY(SELECT {group}.{quote('name')} FROM {group} INNER JOIN {member}"

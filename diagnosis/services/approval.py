@@ -29,13 +29,14 @@ from django.utils import timezone
 
 from ..models import ModelDecision, TrainedModel
 from ..permissions import require_model_admin
+from ..selectors.model_card import previous_approved_model
+from ..shared.money import format_money
 
 __all__ = [
     "DEMO_REASON",
     "approve_for_demo",
     "approve_model",
     "keep_replaced_model",
-    "previous_approved_model",
     "record_replacement_comparison",
     "replacement_comparison",
     "retire_model",
@@ -95,8 +96,9 @@ def _flags(*, user, trained: TrainedModel) -> list[dict]:
             {
                 "code": "worse_than_replaced",
                 "text": (
-                    f"Costs more than the model it replaces: ${compared['new']['mean']:,.2f} "
-                    f"per patient against ${compared['old']['mean']:,.2f}, on the same "
+                    "Costs more than the model it replaces: "
+                    f"{format_money(compared['new']['mean'])} per patient against "
+                    f"{format_money(compared['old']['mean'])}, on the same "
                     "held-out patients at the new prices and error costs."
                 ),
             }
@@ -130,7 +132,7 @@ def approve_model(*, user, trained_model: TrainedModel, reason: str = "") -> Tra
     if trained.approval == TrainedModel.APPROVED:
         raise ValidationError(f"{trained} is approved already.")
     replaced = None
-    if trained.replaces_id is not None:
+    if trained.replaces is not None:  # no query when there is none
         replaced = _locked(trained.replaces)
         if replaced.approval != TrainedModel.APPROVED:
             replaced = None
@@ -183,23 +185,6 @@ def retire_model(*, user, trained_model: TrainedModel, reason: str = "") -> Trai
     return trained
 
 
-def previous_approved_model(*, trained_model: TrainedModel) -> TrainedModel | None:
-    """The dataset's model retired most recently after having been approved (not this one)."""
-    decision = (
-        ModelDecision.objects.filter(
-            action=ModelDecision.RETIRE,
-            trained_model__dataset_id=trained_model.dataset_id,
-            trained_model__approval=TrainedModel.RETIRED,
-            trained_model__status=TrainedModel.SUCCEEDED,
-        )
-        .exclude(trained_model_id=trained_model.pk)
-        .select_related("trained_model")
-        .order_by("-at", "-id")
-        .first()
-    )
-    return decision.trained_model if decision else None
-
-
 @transaction.atomic
 def roll_back(*, user, trained_model: TrainedModel, reason: str = "") -> TrainedModel:
     """Retire ``trained_model`` and approve again the model approved before it; that model.
@@ -234,7 +219,7 @@ def keep_replaced_model(*, user, trained_model: TrainedModel, reason: str = "") 
     require_model_admin(user)
     reason = _clean_reason(reason)
     draft = _locked(trained_model)
-    if draft.approval != TrainedModel.DRAFT or draft.replaces_id is None:
+    if draft.approval != TrainedModel.DRAFT or draft.replaces is None:
         raise ValidationError(f"{draft} is not a retrain waiting for a decision.")
     kept = draft.replaces
     why = reason or f"Kept {kept} (#{kept.pk}) in use."
@@ -264,7 +249,7 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
     from learners.significance import mean_interval, paired_t_test
 
     from ..selectors.model_cache import get_estimator
-    from .costs import cost_model_from_snapshot
+    from ..shared.costs import cost_model_from_snapshot
     from .training import RANDOM_STATE
     from .training_data import dataset_arrays, split_indices
 

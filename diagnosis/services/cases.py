@@ -29,10 +29,10 @@ from ..selectors import raw_rows
 from ..selectors.case_audit import case_steps
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
+from ..selectors.step_context import StepContext
+from ..selectors.vocabulary import vocabulary_of
+from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .access_log import log_case_access
-from .costs import cost_model_from_snapshot, formulas_from_snapshot
-from .step_context import StepContext
-from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",
@@ -370,7 +370,7 @@ def clean_value(test: DiagnosticTest, value: Any, choices: list | None = None) -
     its label (``"male"``), exactly: ``" male"`` or ``"1 "`` is refused, saying so, as
     class labels are (a padded value is a sender's bug, not a choice). ``choices`` are the
     test's choices as the case's model learned them
-    (:class:`~diagnosis.services.vocabulary.Vocabulary`); without them, today's.
+    (:class:`~diagnosis.shared.vocabulary.Vocabulary`); without them, today's.
     """
     label = test.display_label
     choices = list(test.choices or []) if choices is None else choices
@@ -537,9 +537,9 @@ def _tests(case: DiagnosisCase, context: StepContext | None) -> list[DiagnosticT
 
 
 def _labels(case: DiagnosisCase, indices, tests: list[DiagnosticTest]) -> str:
-    tests = {t.index: t.display_label for t in tests}
+    label_of = {t.index: t.display_label for t in tests}
     names = case.trained_model.cost_snapshot.get("names", [])
-    return " and ".join(tests.get(i) or names[i] for i in indices)
+    return " and ".join(label_of.get(i) or names[i] for i in indices)
 
 
 def _derived_problem(
@@ -770,7 +770,7 @@ def record_results(
     return list(new_steps if before is None else new_steps.filter(position__gt=before))
 
 
-def _class_index(label: int | str, labels: list[str]) -> int:
+def _class_index(label: int | float | str, labels: list[str]) -> int:
     """A class given by its index (``1``, ``"1"``) or its name (``"disease"``)."""
     if isinstance(label, str) and label in labels:
         return labels.index(label)

@@ -2,7 +2,7 @@
 
 Only the case's own clinician records it (a lead reads, as for steps), only on a closed case,
 and only as one of the classes its model knows: a class is given by its name or its code in
-the model's vocabulary snapshot (``services.vocabulary``), so a class renamed since training
+the model's vocabulary snapshot (``shared.vocabulary``), so a class renamed since training
 still means what the model meant.  Each recording is a new :class:`ConfirmedDiagnosis` row
 (the latest is in force) and one case-access row; the case's steps and costs are never
 touched.  A CSV is all or nothing: every row is checked first, every problem is reported
@@ -18,9 +18,9 @@ from django.db import transaction
 
 from ..models import CaseAccess, ConfirmedDiagnosis, DiagnosisCase
 from ..permissions import CaseNotFound, require_case_access, require_clinician
+from ..selectors.vocabulary import vocabulary_of
+from ..shared.csv_table import read_csv_records
 from .access_log import log_case_access
-from .csv_table import read_csv_records
-from .vocabulary import vocabulary_of
 
 __all__ = [
     "CSV_COLUMNS",

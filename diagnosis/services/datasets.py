@@ -14,8 +14,8 @@ from learners.derived import DEFAULT_TOLERANCE
 
 from ..models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from ..permissions import require_model_admin
-from .csv_table import read_csv_table
-from .validation import (
+from ..shared.csv_table import read_csv_table
+from ..shared.validation import (
     clean_choices,
     clean_formula,
     clean_matrix,

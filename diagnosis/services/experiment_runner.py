@@ -35,10 +35,12 @@ from django.utils import timezone
 
 from ..models import DatasetCase
 from diagnosis.bench.models import Experiment, ExperimentTask
-from . import broker, learner_registry
-from .costs import cost_model_from_snapshot
-from .experiment_results import assemble_results
-from .learner_names import display_label
+from ..selectors.experiment_results import assemble_results
+from ..shared import learner_registry
+from ..shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.learner_names import display_label
+from . import broker
 from .training_progress import Heartbeat
 
 __all__ = [
@@ -331,8 +333,6 @@ def _fit_baseline(key, X, y, cost_model, matrix, experiment, random_state):
     from learners.baselines import OrderEverything, OrderNothing
     from learners.tree import C45Classifier
 
-    from .experiments import ORDER_EVERYTHING, ORDER_NOTHING
-
     shared = {
         "test_costs": cost_model,
         "cost_matrix": np.asarray(matrix["matrix"], dtype=float),
@@ -481,6 +481,7 @@ def land(*, experiment_id: int, done: int = 0, failed: int = 0, count: bool = Fa
                 .order_by("learner_index", "repeat", "fold", "matrix_index")
                 .first()
             )
+            assert first_error is not None  # counted among the failed above, under the lock
             where = (
                 f"{display_label(experiment.learners[first_error.learner_index])}, repeat "
                 f"{first_error.repeat + 1}, fold {first_error.fold + 1}, matrix "

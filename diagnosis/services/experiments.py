@@ -23,20 +23,19 @@ from django.utils import timezone
 from ..models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
 from diagnosis.bench.models import Experiment, ExperimentTask
 from ..permissions import require_model_admin
-from . import learner_names, learner_registry
-from .costs import cost_model_from_snapshot, cost_snapshot
-from .validation import clean_matrix, clean_reject_cost
+from ..selectors.costs import cost_snapshot
+from ..shared import learner_names, learner_registry
+from ..shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.money import format_money
+from ..shared.validation import clean_matrix, clean_reject_cost
 
 __all__ = [
-    "BASELINES",
     "MAX_SWEEP",
-    "ORDER_EVERYTHING",
-    "ORDER_NOTHING",
     "cancel_experiment",
     "clone_experiment",
     "create_experiment",
     "deploy_recommended",
-    "is_baseline",
     "launch_experiment",
     "rerun_experiment",
     "resume_experiment",
@@ -47,27 +46,6 @@ MAX_LEARNERS = 20
 MAX_SWEEP = 50
 MAX_REPEATS = 50
 MAX_SEED = 2**31 - 1
-
-
-#: The two strategies every experiment also runs, as rows beside the learners, on the same
-#: folds and matrices (``learners.baselines``): a learner that is not cheaper than ordering
-#: nothing is never deployed from the bench.
-ORDER_NOTHING = "order_nothing"
-ORDER_EVERYTHING = "order_everything"
-BASELINES: tuple[dict[str, Any], ...] = (
-    {"key": ORDER_NOTHING, "params": {}, "label": "Order nothing (no test)", "baseline": True},
-    {
-        "key": ORDER_EVERYTHING,
-        "params": {},
-        "label": "Order every test, then a C4.5 tree",
-        "baseline": True,
-    },
-)
-
-
-def is_baseline(entry: Mapping[str, Any]) -> bool:
-    """Whether an experiment's learner entry is one of :data:`BASELINES`."""
-    return bool(entry.get("baseline"))
 
 
 def with_baselines(learners: Sequence[Mapping[str, Any]]) -> list[dict]:
@@ -97,9 +75,9 @@ def create_experiment(
     ratio_base: float = 100.0,
     positive_class: int = 1,
     reject_cost: float | None = None,
-    k: int = 10,
-    repeats: int = 1,
-    seed: int = 0,
+    k: int | None = 10,
+    repeats: int | None = 1,
+    seed: int | None = 0,
     name: str = "",
     launch: bool = True,
     parent: Experiment | None = None,
@@ -186,6 +164,7 @@ def create_experiment(
             )
     if errors:
         raise ValidationError(errors)
+    assert k is not None and repeats is not None and seed is not None  # else a problem above
 
     categorical = list(
         dataset.tests.filter(kind=DiagnosticTest.NOMINAL)
@@ -600,8 +579,10 @@ def _settings_of(experiment: Experiment) -> dict[str, Any]:
         "seed": experiment.seed,
     }
     if experiment.matrix_kind == Experiment.MATRIX_ONE:
+        # pk=None (no matrix) is Django's IS NULL: no row; django-stubs' lookup type omits None
         settings_["error_matrix"] = ErrorMatrix.objects.filter(
-            pk=spec.get("error_matrix_id"), dataset=experiment.dataset
+            pk=spec.get("error_matrix_id"),  # type: ignore[misc]
+            dataset=experiment.dataset,
         ).first()
     elif experiment.matrix_kind == Experiment.MATRIX_UNIFORM:
         settings_["costs"] = spec.get("costs", [])
@@ -756,8 +737,8 @@ def _refuse_unless_cheaper_than_nothing(
     if mine >= floor:
         label = learner_names.display_label(entry)
         raise ValidationError(
-            f"Not deployed: {label} costs ${mine:,.2f} per patient on this experiment's "
-            f"held-out folds, and ordering no test at all costs ${floor:,.2f}. A model no "
+            f"Not deployed: {label} costs {format_money(mine)} per patient on this experiment's "
+            f"held-out folds, and ordering no test at all costs {format_money(floor)}. A model no "
             "cheaper than ordering nothing would make patients pay for tests that do not "
             "pay for themselves. Instead: at these error costs keep concluding without tests "
             "(no model), or clone the experiment with other learners or parameters, or check "

@@ -15,7 +15,8 @@ from django.db import transaction
 
 from ..models import TrainedModel
 from ..permissions import require_model_admin
-from . import learner_registry, training
+from ..shared import learner_registry
+from . import training
 
 __all__ = ["SELECTOR_LEARNER", "retrain_with_current_values"]
 

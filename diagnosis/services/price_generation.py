@@ -23,7 +23,7 @@ from learners.price_generator import (
 
 from ..models import Dataset, DiagnosticTest, TestGroup
 from ..permissions import require_model_admin
-from .costs import cost_snapshot
+from ..selectors.costs import cost_snapshot
 from .training_data import dataset_arrays
 
 __all__ = [
@@ -109,8 +109,8 @@ def _price_one(*, user, dataset: Dataset, params: PriceGeneratorParams) -> Datas
         test.price = result.prices[i]
         test.discounted_price = result.discounted[i]
         test.delayed = result.delayed[i]
-        name = result.groups[i]
-        test.group = groups[name] if name is not None else None
+        group_name = result.groups[i]
+        test.group = groups[group_name] if group_name is not None else None
         test.price_generated = True
         test.save(
             update_fields=["price", "discounted_price", "delayed", "group", "price_generated"]

@@ -47,11 +47,11 @@ from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import CaseNotFound, require_case_access
 from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import CaseState, compute_case_state
+from ..selectors.step_context import StepContext
+from ..selectors.vocabulary import vocabulary_of
+from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from . import cases as case_steps
 from .access_log import log_case_access
-from .costs import cost_model_from_snapshot, formulas_from_snapshot
-from .step_context import StepContext
-from .vocabulary import vocabulary_of
 
 __all__ = [
     "ACTIONS",
@@ -296,6 +296,7 @@ def _correct(user, locked: DiagnosisCase, command: Correct) -> DiagnosisStep:
             f"Step {position + 1} was already {original.get_correction_display().lower()}; "
             "correct the step that replaced it."
         )
+    assert original.test is not None  # a result names its test
     case_steps._check_test(locked, original.test)
     if original.test.index in formulas_from_snapshot(locked.trained_model.cost_snapshot):
         raise ValidationError(
@@ -353,6 +354,7 @@ def _recompute_derived(
     Its old step stays in the record, marked undone with the reason; the new one
     is recorded by the same function that computes derived tests after a result.
     """
+    assert corrected.test is not None  # a result names its test
     snapshot = case.trained_model.cost_snapshot
     formulas = formulas_from_snapshot(snapshot)
     cost_model = cost_model_from_snapshot(snapshot)

@@ -18,19 +18,20 @@ from learners.selection import CostSelectedClassifier
 
 from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
+from ..selectors.costs import cost_snapshot
+from ..shared import learner_registry
+from ..shared.costs import cost_model_from_snapshot
+from ..shared.validation import clean_matrix, clean_reject_cost
 from . import (
     approval,
-    learner_registry,
     selection_fanout,
     training_memory,
     training_queue,
     warmup,
 )
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
-from .costs import cost_model_from_snapshot, cost_snapshot
 from .training_data import baseline_metrics, dataset_arrays, split_indices
 from .training_progress import Heartbeat, ProgressWriter
-from .validation import clean_matrix, clean_reject_cost
 
 __all__ = [
     "cancel_training",

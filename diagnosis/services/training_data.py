@@ -9,18 +9,14 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from ..models import Dataset, DiagnosticTest
+from ..selectors.models import THIN_SUPPORT
 
 __all__ = [
-    "THIN_SUPPORT",
     "baseline_metrics",
     "dataset_arrays",
     "held_out_metrics",
     "split_indices",
 ]
-
-#: A conclusion resting on fewer training patients than this is "thin" (its
-#: probabilities come from a handful of cases); the model page counts them.
-THIN_SUPPORT = 10
 
 
 def dataset_arrays(dataset: Dataset) -> tuple[np.ndarray, np.ndarray, list[int]]:

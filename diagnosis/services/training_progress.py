@@ -75,8 +75,11 @@ class Heartbeat:
                 if self.beat is not None:
                     self.beat()
                     continue
+                # with no ``beat`` there is a training; pk=None would be Django's IS NULL (no
+                # row), which django-stubs' lookup type omits
                 TrainedModel.objects.filter(
-                    pk=self.trained_model_id, status=TrainedModel.RUNNING
+                    pk=self.trained_model_id,  # type: ignore[misc]
+                    status=TrainedModel.RUNNING,
                 ).update(heartbeat_at=timezone.now())
         finally:
             close_old_connections()

@@ -18,7 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import TrainedModel
-from . import broker, learner_registry
+from ..shared import learner_registry
+from . import broker
 
 __all__ = ["Recovered", "claim", "cut_short", "recover_trainings", "release_lost", "send"]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from learners import CostModel, evaluate
 
-from . import learner_registry
+from ..shared import learner_registry
 
 __all__ = ["warm_kernels"]
 
@@ -33,7 +33,7 @@ _VARIANTS: dict[str, tuple[dict, ...]] = {
     "budget_rf": ({"budget": 1e6},),
 }
 # Small enough to fit in a blink once compiled.
-_SMALL = {
+_SMALL: dict[str, dict[str, float]] = {
     "act": {"r": 1},
     "lsid3": {"r": 1},
     "icet": {"population": 4, "generations": 2},

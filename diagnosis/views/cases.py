@@ -22,6 +22,7 @@ from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import CaseNotFound, ModelNotFound, require_clinician
 from ..selectors import case_audit, decision, ensemble, stale
 from ..services import cases as case_services
+from ..services.access_log import log_case_access
 from ..services.step import StaleCase, apply_step, command_from_fields
 from . import result_blocks
 from .common import messages_of, page
@@ -33,9 +34,12 @@ def _case_or_404(request: HttpRequest, pk: int, *, access: str | None) -> Diagno
     ``access`` is logged (``CaseAccess``); None when the step service logs the request.
     """
     try:
-        return selectors.case_for_user(user=request.user, pk=pk, access=access)
+        case = selectors.case_for_user(user=request.user, pk=pk)
     except CaseNotFound as exc:
         raise Http404(str(exc)) from exc
+    if access is not None:
+        log_case_access(user=request.user, case_id=case.pk, action=access)
+    return case
 
 
 @require_http_methods(["GET", "POST"])
@@ -232,7 +236,11 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             target = next(
                 (s for s in state.steps if str(s.position) == str(correction["position"])), None
             )
-            raw = {target.test.name: correction["value"]} if target and target.test_id else {}
+            raw = (
+                {target.test.name: correction["value"]}
+                if target is not None and target.test is not None
+                else {}
+            )
             fields.update(
                 position=correction["position"],
                 value=correction["value"],
@@ -278,6 +286,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     exc.found, correction.get("raw", {})
                 )
             else:
+                assert entry_name is not None  # only a value for a named test is implausible
                 implausible = result_blocks.implausible_rows(
                     exc.found, {entry_name: request.POST.get("value")}
                 )

@@ -16,6 +16,7 @@ from .. import selectors
 from ..models import CaseAccess
 from ..permissions import CaseNotFound, require_case_access, require_clinician
 from ..services import confirmations
+from ..services.access_log import log_case_access
 from .cases import _summary_page
 from .common import messages_of, page
 
@@ -29,11 +30,11 @@ def case_confirmed_diagnosis(request: HttpRequest, pk: int) -> HttpResponse:
     not read it, 403 for a lead who reads it."""
     reading = request.method == "GET"
     try:
-        case = selectors.case_for_user(
-            user=request.user, pk=pk, access=CaseAccess.VIEW if reading else None
-        )
+        case = selectors.case_for_user(user=request.user, pk=pk)
     except CaseNotFound as exc:
         raise Http404(str(exc)) from exc
+    if reading:  # a POST is logged by the service that records the diagnosis
+        log_case_access(user=request.user, case_id=case.pk, action=CaseAccess.VIEW)
     if reading:
         require_case_access(request.user, case)
         state = selectors.case_state(user=request.user, case=case)

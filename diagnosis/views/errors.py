@@ -19,7 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
 from ..middleware import connection_lost
-from ..services.validation import too_large_message
+from ..shared.validation import too_large_message
 
 __all__ = ["bad_request", "not_found", "permission_denied", "server_error"]
 
@@ -86,6 +86,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
         and isinstance(exception, DatabaseError)
         and (connection_lost(exception))
     ):
+        response: HttpResponse
         if _for_a_program(request):
             response = _json(
                 "The database is not answering; nothing was saved by this request unless "

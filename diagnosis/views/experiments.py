@@ -25,7 +25,7 @@ from diagnosis.bench.models import Experiment
 from ..permissions import is_model_admin, require_model_admin
 from ..selectors import experiments as selectors
 from ..services import experiments as services
-from ..services import learner_registry
+from ..shared import learner_registry
 from .common import messages_of, page
 
 __all__ = [

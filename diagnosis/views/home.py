@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from .. import selectors
 from ..permissions import is_clinician
 from ..selectors import case_audit
-from ..services import learner_registry
+from ..shared import learner_registry
 from .common import page
 
 
@@ -20,7 +20,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return page(request, "diagnosis/no_role.html", {}, status=403)
     for model in trained:
         spec = learner_registry.LEARNERS.get(model.learner)
-        model.learner_label = spec.label if spec else model.learner
+        # the template's name of the learner; the model declares no such attribute
+        model.learner_label = spec.label if spec else model.learner  # type: ignore[attr-defined]
     # Only the user's own cases, and none for a user who is not a clinician.
     open_cases = (
         list(case_audit.with_others_acted(selectors.open_cases_for_user(user=user))[:50])

@@ -18,8 +18,10 @@ from ..selectors import ensemble as ensemble_selectors
 from ..selectors import matrices as matrix_selectors
 from ..selectors import model_card as model_card_selectors
 from ..services import approval as approval_services
-from ..services import learner_registry, training
 from ..services import matrices as matrix_services
+from ..services import training
+from ..services.access_log import log_case_access
+from ..shared import learner_registry
 from .common import messages_of, page
 
 
@@ -216,9 +218,10 @@ def _case_of_model(request: HttpRequest, trained: TrainedModel):
     if not case_id.isdigit():
         return JsonResponse({"error": "case must be a case number."}, status=400)
     try:
-        case = selectors.case_for_user(user=request.user, pk=int(case_id), access=CaseAccess.TREE)
+        case = selectors.case_for_user(user=request.user, pk=int(case_id))
     except CaseNotFound as exc:
         raise Http404(str(exc)) from exc
+    log_case_access(user=request.user, case_id=case.pk, action=CaseAccess.TREE)
     if case.trained_model_id != trained.pk:
         raise Http404(f"There is no case {case_id}.")
     return case
@@ -317,9 +320,9 @@ def model_ensemble(request: HttpRequest, pk: int) -> HttpResponse:
     for member in view.members if view else []:
         thumb = None
         if member.layout is not None:
-            drawing = figures.tree_drawing(member.layout)
+            member_drawing = figures.tree_drawing(member.layout)
             thumb = figures.tree_thumbnail_svg(
-                drawing, label=f"Tree {member.index + 1}: {member.n_nodes} nodes"
+                member_drawing, label=f"Tree {member.index + 1}: {member.n_nodes} nodes"
             )
         cards.append({"member": member, "thumb": thumb})
     drawing = figures.tree_drawing(chosen.layout) if chosen and chosen.layout else None

@@ -6,12 +6,12 @@
   var body = document.querySelector("#anytime-checkpoints tbody");
   if (!box || !chart) { return; }
   var url = box.getAttribute("data-url"), shown = -1;
-  function money(v) { return v === null || v === undefined ? "" : "$" + Number(v).toFixed(2); }
   function draw(points) {
     body.innerHTML = "";
     points.forEach(function (c) {
       var tr = document.createElement("tr");
-      [c.label, Number(c.elapsed_seconds).toFixed(1), money(c.estimated_cost)].forEach(function (text, i) {
+      // the amount as the server words it (shared/money.py), like every other on the page
+      [c.label, Number(c.elapsed_seconds).toFixed(1), c.estimated_cost_text || ""].forEach(function (text, i) {
         var td = document.createElement("td");
         td.textContent = text;
         if (i) { td.className = "num"; }
@@ -26,7 +26,7 @@
       y: costed.map(function (c) { return c.estimated_cost; }),
       text: costed.map(function (c) { return c.label; }),
       mode: "lines+markers+text", textposition: "top center", line: {shape: "hv", color: "#1f5fbf"},
-      hovertemplate: "%{x:.1f} s: estimated cost %{y:,.2f} (%{text})<extra></extra>"
+      hovertemplate: "%{x:.1f} s: estimated cost %{y:$,.2f} (%{text})<extra></extra>"
     }], {
       // The same axes as figures.ANYTIME_AXES: dollars from $0, so cents never look like a cliff.
       height: 280, margin: {l: 10, r: 10, t: 30, b: 10},
@@ -61,7 +61,7 @@
     if (a.estimated_cost === null || a.estimated_cost === undefined) {
       setFact(facts.cost, "not yet known", d.status === "queued" ? "" : "known when the first round ends");
     } else {
-      setFact(facts.cost, money(a.estimated_cost) + " per patient", a.estimate);
+      setFact(facts.cost, a.estimated_cost_text + " per patient", a.estimate);
     }
     setFact(facts.time,
       a.seconds_spent === null || a.seconds_spent === undefined ? "not started" : Number(a.seconds_spent).toFixed(1) + " s",

@@ -358,8 +358,8 @@ def test_import_page_shows_its_heading_and_each_error_once(admin_client):
 
 def test_model_page_labels_learner_and_parameters(admin_client, toy_dataset, model_admin):
     """A training's parameters are listed under the training form's labels, not raw keys."""
-    from diagnosis.services import learner_registry
     from diagnosis.services.training import create_training
+    from diagnosis.shared import learner_registry
 
     trained = create_training(
         user=model_admin, dataset=toy_dataset, learner="act", params={"r": 2}, error_matrix=None

@@ -269,7 +269,7 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     html = render_to_string(
         "diagnosis/_anytime_controls.html", {"trained": done, "report": report, "can_train": True}
     )
-    assert done.anytime_round in html and f"${report['anytime']['estimated_cost']:.2f}" in html
+    assert done.anytime_round in html and f"${report['anytime']['estimated_cost']:,.2f}" in html
     assert "Time spent" in html and 'name="action" value="stop"' not in html
     assert 'id="anytime-rounds"' in html and html.count("<td>in use</td>") == 1
     running = _act(toy_dataset, model_admin, r=2)

@@ -56,7 +56,7 @@ def test_model_page_and_progress_show_the_model_in_use(client, toy_dataset, mode
     client.force_login(model_admin)
     page = client.get(reverse("model-detail", args=[done.pk])).content.decode()
     assert 'id="anytime"' in page and done.anytime_round in page
-    assert f"${done.metrics['anytime']['estimated_cost']:.2f}" in page
+    assert f"${done.metrics['anytime']['estimated_cost']:,.2f}" in page
     progress = client.get(reverse("model-progress", args=[done.pk])).json()
     assert progress["anytime"]["round"] == done.anytime_round
     assert [c["label"] for c in progress["checkpoints"]] == [

@@ -10,7 +10,7 @@ from django.urls import reverse
 from diagnosis import selectors
 from diagnosis.models import DiagnosisCase
 from diagnosis.services.api_tokens import issue_api_token
-from diagnosis.services.validation import MAX_BODY_BYTES
+from diagnosis.shared.validation import MAX_BODY_BYTES
 
 
 def _json_error(answer, status: int) -> str:

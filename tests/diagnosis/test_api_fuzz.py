@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from diagnosis.models import DiagnosisCase, DiagnosticTest
 from diagnosis.services.api_tokens import issue_api_token
-from diagnosis.services.validation import MAX_BODY_BYTES
+from diagnosis.shared.validation import MAX_BODY_BYTES
 
 FUZZ = settings(
     max_examples=300,

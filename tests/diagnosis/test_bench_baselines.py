@@ -12,7 +12,7 @@ from diagnosis.models import TrainedModel
 from diagnosis.selectors import experiments as reads
 from diagnosis.services import experiment_runner
 from diagnosis.services.experiments import create_experiment, deploy_recommended
-from diagnosis.services.learner_names import display_label, human_label
+from diagnosis.shared.learner_names import display_label, human_label
 
 
 def _run_all(experiment: Experiment) -> Experiment:

@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from training_helpers import approve
 
 from diagnosis.models import TrainedModel
-from diagnosis.services import learner_registry, training
+from diagnosis.services import training
+from diagnosis.shared import learner_registry
 from learners import BudgetRFClassifier, CostModel, model_from_json
 
 

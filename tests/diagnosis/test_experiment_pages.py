@@ -74,7 +74,7 @@ def finished(model_admin, toy_dataset):
 
 def test_set_up_form_offers_every_registry_learner(client, model_admin, toy_dataset):
     """The form lists each learner with its parameter fields; clinicians may not set up."""
-    from diagnosis.services.learner_registry import LEARNERS
+    from diagnosis.shared.learner_registry import LEARNERS
 
     client.force_login(model_admin)
     page = client.get(reverse("experiment-new"))

@@ -14,7 +14,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from diagnosis.bench.models import Experiment, ExperimentTask
 from diagnosis.selectors import experiments as reads
 from diagnosis.services import experiment_runner
-from diagnosis.services.costs import cost_model_from_snapshot
 from diagnosis.services.experiments import (
     cancel_experiment,
     clone_experiment,
@@ -24,6 +23,7 @@ from diagnosis.services.experiments import (
     resume_experiment,
 )
 from diagnosis.services.training_data import dataset_arrays
+from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.significance import paired_t_test
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,7 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
     model_admin, clinician, toy_dataset
 ):
     """Tasks fill one row each; the figures equal learners.cross_validate on make_folds' folds."""
-    from diagnosis.services import learner_registry
+    from diagnosis.shared import learner_registry
     from learners.evaluation import cross_validate, make_folds
 
     experiment = create_experiment(

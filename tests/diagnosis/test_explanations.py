@@ -9,7 +9,8 @@ import pytest
 
 from diagnosis.selectors import action_to_dict, advice_headline, explain
 from diagnosis.selectors.cases import estimator_for
-from diagnosis.selectors.explanations import money, patients, percent, signed_money
+from diagnosis.selectors.explanations import patients, percent
+from diagnosis.shared.money import format_money
 from learners.policy import Extract, Reject, Risk, decide, evidence_for
 
 pytestmark = pytest.mark.django_db
@@ -34,13 +35,13 @@ def test_extract_says_price_what_stopping_costs_and_what_the_test_saves(toy_data
     now = decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX)
     words = explain(advice)
     assert words.headline == "Order Insulin"
-    assert words.why[0] == f"Order Insulin: {money(3.0)} for this patient now."
+    assert words.why[0] == f"Order Insulin: {format_money(3.0)} for this patient now."
     saving = evidence.conclude_cost - 12.0
     assert saving > 3.0
     assert words.why[1] == (
-        f"Concluding {CLASSES[now.label]} now would cost {money(evidence.conclude_cost)} in "
-        f"expected errors; once Insulin is known it expects {money(12.0)}, so the result is "
-        f"expected to save {money(saving)}, more than its price of {money(3.0)}."
+        f"Concluding {CLASSES[now.label]} now would cost {format_money(evidence.conclude_cost)} in "
+        f"expected errors; once Insulin is known it expects {format_money(12.0)}, so the result is "
+        f"expected to save {format_money(saving)}, more than its price of {format_money(3.0)}."
     )
     assert words.why[2] == (
         "How sure: healthy 90.0%, disease 10.0%, from 115 past patients who reached the same point."
@@ -53,8 +54,8 @@ def test_a_test_that_saves_less_than_its_price_says_it_pays_off_further_down(toy
     evidence = evidence_for((0.9, 0.1), cost_matrix=MATRIX, support=20.0, cost_after=39.0)
     advice = action_to_dict(Extract(test=1, cost=5.0, evidence=evidence), dataset=toy_dataset)
     sentence = explain(advice).why[1]
-    assert f"expected to save {money(evidence.conclude_cost - 39.0)}" in sentence
-    assert f"less than its price of {money(5.0)}" in sentence
+    assert f"expected to save {format_money(evidence.conclude_cost - 39.0)}" in sentence
+    assert f"less than its price of {format_money(5.0)}" in sentence
     assert "the tests it leads to" in sentence
 
 
@@ -70,7 +71,7 @@ def test_extract_says_when_stopping_now_would_be_a_referral(toy_dataset):
     assert (
         explain(advice)
         .why[1]
-        .startswith(f"Referring now would cost {money(REFER)} in expectation; ")
+        .startswith(f"Referring now would cost {format_money(REFER)} in expectation; ")
     )
 
 
@@ -82,10 +83,10 @@ def test_classify_says_class_error_cost_referral_and_certainty(toy_dataset):
     assert words.headline == "disease"
     assert words.why[0] == (
         "Conclude disease: nothing more to pay for this patient; the expected cost of an error "
-        f"is {money(action.expected_cost)}."
+        f"is {format_money(action.expected_cost)}."
     )
     assert words.why[1] == (
-        f"Referring instead would cost {money(action.evidence.refer_cost)} in expectation."
+        f"Referring instead would cost {format_money(action.evidence.refer_cost)} in expectation."
     )
     assert words.why[2] == (
         "How sure: disease 95.0%, healthy 5.0%, from 37 past patients who reached the same point."
@@ -102,9 +103,10 @@ def test_a_conclusion_against_the_more_likely_class_names_the_error_costs(toy_da
     costs = action.evidence.class_costs
     assert why[1] == (
         "disease is less likely (30.0%) than healthy (70.0%), but concluding healthy would cost "
-        f"{money(costs[0])} in expected errors against {money(costs[1])} for disease: "
-        f"concluding healthy for a patient who is disease costs {money(MATRIX[1][0])}, "
-        f"concluding disease for a patient who is healthy costs {money(MATRIX[0][1])} "
+        f"{format_money(costs[0])} in expected errors against {format_money(costs[1])} "
+        "for disease: "
+        f"concluding healthy for a patient who is disease costs {format_money(MATRIX[1][0])}, "
+        f"concluding disease for a patient who is healthy costs {format_money(MATRIX[0][1])} "
         "(see the error costs below)."
     )
     # The conclusion of the more likely class never carries that sentence.
@@ -122,9 +124,9 @@ def test_reject_compares_referral_with_the_cheapest_conclusion(toy_dataset):
     words = explain(advice)
     best = action.evidence.best_class
     assert words.why[0] == (
-        f"Refer the patient: a referral costs {money(action.expected_cost)} in expectation, "
+        f"Refer the patient: a referral costs {format_money(action.expected_cost)} in expectation, "
         f"less than the cheapest conclusion, {CLASSES[best]}, at "
-        f"{money(action.evidence.class_costs[best])} in expected errors."
+        f"{format_money(action.evidence.class_costs[best])} in expected errors."
     )
     assert advice_headline(advice) == "refer"
 
@@ -153,9 +155,9 @@ def test_counts_of_past_patients_are_whole_numbers():
 
 def test_money_percent_and_signs():
     """Money has a dollar sign and cents, a negative risk a real minus, percentages one decimal."""
-    assert money(1234.5) == "$1,234.50" and money(None) == "–"
-    assert signed_money(-87.92) == "−$87.92" and signed_money(4142) == "$4,142.00"
-    assert signed_money(-0.001) == "$0.00"
+    assert format_money(1234.5) == "$1,234.50" and format_money(None) == "–"
+    assert format_money(-87.92) == "−$87.92" and format_money(4142) == "$4,142.00"
+    assert format_money(-0.001) == "$0.00"
     assert percent(0.458) == "45.8%" and percent(0.99991) == "over 99.9%"
     assert percent(0.0001) == "under 0.1%" and percent(1.0) == "100.0%"
 
@@ -209,8 +211,9 @@ def test_the_error_costs_in_force_come_as_a_labelled_grid(toy_dataset):
     grid = explain(advice).costs
     assert grid["basis"] == "expected_cost" and grid["class_labels"] == CLASSES
     assert [row["label"] for row in grid["rows"]] == CLASSES
-    assert [row["cells"] for row in grid["rows"]] == [[money(v) for v in row] for row in MATRIX]
-    assert [row["refer"] for row in grid["rows"]] == [money(REFER)] * 2
+    cells = [[format_money(v) for v in row] for row in MATRIX]
+    assert [row["cells"] for row in grid["rows"]] == cells
+    assert [row["refer"] for row in grid["rows"]] == [format_money(REFER)] * 2
     assert grid["refer_priced"]
     unpriced = explain(action_to_dict(action, dataset=toy_dataset, estimator=_model(refer=None)))
     assert not unpriced.costs["refer_priced"]
@@ -250,13 +253,14 @@ def test_a_referral_by_risk_says_it_is_not_priced_and_every_amount_is_a_risk(toy
     text = " ".join(words.why)
     assert "referral is not priced for this model" in words.why[0]
     assert words.why[1] == (
-        f"Its risk, {money(4142.0)}, is the lowest: classify as healthy risks {money(5758.0)}. "
+        f"Its risk, {format_money(4142.0)}, is the lowest: classify as healthy risks "
+        f"{format_money(5758.0)}. "
         "No priced test is left to order."
     )
     assert "$0.00" not in text
     allowed = {r.risk for r in risks} | {10000.0, 100.0}
     assert set(_amounts(text)) <= allowed
-    assert [r["money"] for r in words.risks] == [money(5758.0), money(4142.0)]
+    assert [r["money"] for r in words.risks] == [format_money(5758.0), format_money(4142.0)]
 
 
 def test_an_order_by_risk_says_what_it_saves_against_concluding_now(toy_dataset):
@@ -265,11 +269,11 @@ def test_an_order_by_risk_says_what_it_saves_against_concluding_now(toy_dataset)
     evidence = evidence_for((0.99, 0.01), cost_matrix=RISK_COSTS["matrix"], risks=risks)
     action = Extract(test=1, cost=3.0, evidence=evidence)
     words = explain(_risk_advice(action, toy_dataset))
-    assert words.why[0] == f"Order Insulin: {money(3.0)} for this patient now."
+    assert words.why[0] == f"Order Insulin: {format_money(3.0)} for this patient now."
     assert words.why[1] == (
-        f"Its risk, {signed_money(-95.5)} with the price included, is the lowest: concluding "
-        f"healthy now risks {signed_money(-87.92)}, so ordering Insulin is expected to save "
-        f"{money(-87.92 - -95.5)}."
+        f"Its risk, {format_money(-95.5)} with the price included, is the lowest: concluding "
+        f"healthy now risks {format_money(-87.92)}, so ordering Insulin is expected to save "
+        f"{format_money(-87.92 - -95.5)}."
     )
     assert [r["lowest"] for r in words.risks] == [False, False, True]
 
@@ -283,7 +287,7 @@ def test_risks_become_rows_by_key_with_the_lowest_marked(toy_dataset):
     assert [r["action"] for r in rows] == ["Classify as disease", "Refer", "Order Glucose"]
     assert [r["key"] for r in rows] == [r.key for r in risks]
     assert [r["risk"] for r in rows] == [r.risk for r in risks]
-    assert [r["money"] for r in rows] == [money(r.risk) for r in risks]
+    assert [r["money"] for r in rows] == [format_money(r.risk) for r in risks]
     assert [r["lowest"] for r in rows] == [False, False, True]
 
 
@@ -341,6 +345,6 @@ def test_the_grid_is_the_models_snapshot_not_todays_matrix(trained_model, clinic
     case = cases.start_case(user=clinician, trained_model=trained_model)
     grid = case_state(user=clinician, case=case).explanation.costs
     assert [row["cells"] for row in grid["rows"]] == [
-        [money(v) for v in row] for row in trained_model.matrix_snapshot
+        [format_money(v) for v in row] for row in trained_model.matrix_snapshot
     ]
     assert "$7.00" not in str(grid) and "$9.00" not in str(grid)

@@ -15,13 +15,13 @@ from diagnosis.models import TrainedModel
 from diagnosis.selectors import cost_model_for
 from diagnosis.selectors.models import (
     THIN_SHARE,
+    THIN_SUPPORT,
     default_error_matrix,
     model_comparison,
     model_warnings,
 )
 from diagnosis.services.cases import start_case
 from diagnosis.services.training import create_training, run_training
-from diagnosis.services.training_data import THIN_SUPPORT
 from learners.baselines import class_rates
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnosis.models import Dataset, DatasetCase, DiagnosticTest
-from diagnosis.services import csv_table
 from diagnosis.services.datasets import import_csv
+from diagnosis.shared import csv_table
 
 
 def _csv(data: str | bytes) -> io.BytesIO:

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from diagnosis.models import DiagnosticTest, TrainedModel
 from diagnosis.permissions import require_clinician, require_model_admin
 from diagnosis.selectors import model_cache
-from diagnosis.services.learner_registry import ParamSpec, clean_params
+from diagnosis.shared.learner_registry import ParamSpec, clean_params
 
 
 def test_role_groups_exist_after_migrations(db):

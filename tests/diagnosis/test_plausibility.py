@@ -18,7 +18,7 @@ from diagnosis.selectors.case_audit import case_events, confirmed_range_text, de
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.datasets import create_dataset
-from diagnosis.services.validation import clean_plausible_range, clean_request_field
+from diagnosis.shared.validation import clean_plausible_range, clean_request_field
 
 pytestmark = pytest.mark.django_db
 

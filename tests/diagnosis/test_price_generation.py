@@ -8,8 +8,8 @@ from django.urls import reverse
 from training_helpers import approve
 
 from diagnosis.models import DiagnosticTest, TestGroup
+from diagnosis.selectors.costs import cost_model_for, cost_snapshot
 from diagnosis.selectors.models import model_report
-from diagnosis.services.costs import cost_model_for, cost_snapshot
 from diagnosis.services.datasets import create_dataset
 from diagnosis.services.price_generation import generate_dataset_prices
 from learners.price_generator import PriceGeneratorParams, generate_prices, information_gains

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 import step_helpers
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from diagnosis.models import ApiToken, DiagnosisCase, DiagnosticTest
 from diagnosis.permissions import CaseNotFound
+from diagnosis.selectors import raw_rows
 from diagnosis.selectors.case_audit import case_steps
 from diagnosis.selectors.cases import dataset_tests_of
 from diagnosis.services import cases
@@ -112,3 +114,10 @@ def test_a_refused_step_leaves_the_case_untouched(clinician, trained_model):
     )
     after = DiagnosisCase.objects.get(pk=case.pk).updated_at
     assert after > before and taken.case.updated_at == after
+
+
+def test_column_name_is_the_fields_own_column():
+    """A foreign key's column is its ``_id`` column, also in an auto-created through table."""
+    assert raw_rows.column_name(DiagnosisCase, "trained_model") == "trained_model_id"
+    assert raw_rows.column_name(DiagnosticTest, "name") == "name"
+    assert raw_rows.column_name(get_user_model().groups.through, "group") == "group_id"

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import (
     generate_valid_param,
 )
 
-from diagnosis.services import learner_registry
+from diagnosis.shared import learner_registry
 from learners import CostModel
 
 EXPECTED = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diagnosis import figures
-from diagnosis.selectors.explanations import signed_money
+from diagnosis.shared.money import format_money
 
 RISKS = [
     {"action": "Classify as negative", "risk": -87.92, "lowest": False},
@@ -32,9 +32,11 @@ def test_values_sit_in_a_column_beside_the_plot_in_dollars():
     assert fig["data"][0]["textposition"] == "none"
     for row, note in zip(RISKS, fig["layout"]["annotations"], strict=True):
         assert note["xref"] == "paper" and note["x"] == 1.0 and note["xanchor"] == "left"
-        assert signed_money(row["risk"]) in note["text"]
+        assert format_money(row["risk"]) in note["text"]
         assert ("advised" in note["text"]) == row["lowest"]
-    assert fig["layout"]["xaxis"]["tickprefix"] == "$"
+    # d3's currency symbol, not a prefix: a negative tick reads "−$100", as the values do
+    assert fig["layout"]["xaxis"]["tickformat"] == "$,.0f"
+    assert "tickprefix" not in fig["layout"]["xaxis"]
 
 
 def test_comparable_risks_keep_a_plain_axis():

@@ -10,9 +10,9 @@ from diagnosis.selectors import tree_layout
 from diagnosis.selectors.decision import diagram_kind
 from diagnosis.selectors.model_cache import deciding_model, get_estimator
 from diagnosis.selectors.tree import model_has_tree
-from diagnosis.services.costs import cost_model_from_snapshot
 from diagnosis.services.training import RANDOM_STATE, create_training
 from diagnosis.services.training_data import dataset_arrays, split_indices
+from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.selection import CostSelectedClassifier
 
 pytestmark = pytest.mark.django_db

@@ -105,7 +105,7 @@ def test_tree_layout_highlights_the_case_path(trained_model, clinician):
     assert root["test_status"] == "done" and root["price"] == 0.0
     plain = tree_layout(user=clinician, trained_model=trained_model)
     assert plain["highlight"] == [] and plain["nodes"][0]["test_status"] is None
-    assert plain["nodes"][0]["text"].endswith(f"(${plain['nodes'][0]['price']:.2f})")
+    assert plain["nodes"][0]["text"].endswith(f"(${plain['nodes'][0]['price']:,.2f})")
 
 
 def test_case_state_lists_priced_options_and_recommendation(trained_model, clinician):

@@ -13,8 +13,8 @@ from diagnosis.admin_forms import DiagnosticTestForm
 from diagnosis.models import DiagnosisStep, DiagnosticTest, TrainedModel
 from diagnosis.selectors import case_state
 from diagnosis.services import cases, training
-from diagnosis.services.costs import cost_model_from_snapshot
 from diagnosis.services.datasets import create_dataset
+from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.derived import DerivedFormula
 
 FORMULA = {"formula": "TT4 / T4U", "formula_tolerance": 0.05}

@@ -7,7 +7,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from diagnosis.models import TrainedModel
-from diagnosis.services import broker, learner_registry, training, training_queue
+from diagnosis.services import broker, training, training_queue
+from diagnosis.shared import learner_registry
 from learners import model_from_json
 
 

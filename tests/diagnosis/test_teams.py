@@ -119,10 +119,10 @@ def test_the_services_refuse_a_leads_step_and_a_strangers_look_alike_missing(
 
 def test_reading_ends_with_the_team_or_the_lead_role(lead, team, clinician, team_case):
     """No longer a lead of the member's team, or no longer in the group: 404 like a missing case."""
-    assert case_for_user(user=lead, pk=team_case.pk, access=None) == team_case
+    assert case_for_user(user=lead, pk=team_case.pk) == team_case
     team.leads.remove(lead)
     with pytest.raises(CaseNotFound):
-        case_for_user(user=lead, pk=team_case.pk, access=None)
+        case_for_user(user=lead, pk=team_case.pk)
     team.leads.add(lead)
     team.members.remove(clinician)
     assert _client(lead).get(f"/cases/{team_case.pk}/").status_code == 404

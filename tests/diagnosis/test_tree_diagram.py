@@ -12,8 +12,8 @@ from training_helpers import train
 
 from diagnosis.selectors import tree_layout
 from diagnosis.selectors.cases import estimator_for
-from diagnosis.services import learner_registry
 from diagnosis.services.datasets import create_dataset
+from diagnosis.shared import learner_registry
 from learners.policy import decide
 from learners.tree import TreePolicyMixin, other_edge
 
@@ -309,7 +309,7 @@ def test_a_test_the_patient_has_had_or_cannot_have_shows_no_price(eg2_skewed, cl
         assert node["test_status"] == status
         price_row = {r["label"]: r["value"] for r in drawing["details"][str(node["id"])]}
         if status is None:
-            assert node["text"].endswith(f"(${node['price']:.2f})")
+            assert node["text"].endswith(f"(${node['price']:,.2f})")
             assert price_row["Price here"] == f"${node['price']:,.2f}"
             continue
         seen.add(status)

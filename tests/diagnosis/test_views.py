@@ -459,7 +459,7 @@ def test_train_page_renders_params_and_queues(
     client, model_admin, toy_dataset, django_capture_on_commit_callbacks
 ):
     """A model admin sees every learner's parameters and a valid post queues a training."""
-    from diagnosis.services import learner_registry
+    from diagnosis.shared import learner_registry
 
     login(client, model_admin)
     page = text(client.get(reverse("train")))

@@ -10,8 +10,8 @@ from django.urls import reverse
 from diagnosis.models import DiagnosticTest, TrainedModel
 from diagnosis.selectors import case_audit
 from diagnosis.selectors.cases import case_state
+from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.services import cases as case_services
-from diagnosis.services.vocabulary import vocabulary_of
 
 
 def _swap_sex_choices(dataset) -> None:

@@ -9,9 +9,9 @@ from celery.signals import worker_process_init
 from django.core.management import call_command
 from numba.core.registry import CPUDispatcher
 
-from diagnosis.services import learner_registry
 from diagnosis.services.training import create_training, run_training
 from diagnosis.services.warmup import warm_kernels
+from diagnosis.shared import learner_registry
 
 
 def _compiled_signatures() -> dict[str, int]:

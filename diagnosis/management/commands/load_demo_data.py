@@ -8,6 +8,7 @@ start of bin/run) never resets a password someone changed.  ``demo_logins()`` sa
 from __future__ import annotations
 
 import os
+from typing import Any, TypedDict
 
 from django.contrib.auth.hashers import check_password
 from django.contrib.auth.models import Group, User
@@ -44,9 +45,23 @@ DEMO_USERS = (
 )
 # The lead clinician reads (only reads) the cases of this team's members: the demo clinician.
 DEMO_TEAM = "Demo ward"
+
+
+class _ExperimentSettings(TypedDict):
+    """``create_experiment``'s arguments for the demo experiment."""
+
+    name: str
+    learners: list[dict[str, Any]]
+    matrix_kind: str
+    costs: list[float]
+    k: int
+    repeats: int
+    seed: int
+
+
 # The demo experiment (the bench, issue 14): two learners on heart at three uniform error costs,
 # 3-fold, so that /experiments/ and the research page show a finished one from the start.
-DEMO_EXPERIMENT = {
+DEMO_EXPERIMENT: _ExperimentSettings = {
     "name": "Demo: EG2 against DTMC on heart, three error costs",
     "learners": [{"key": "eg2", "params": DEMO_LEAF}, {"key": "dtmc", "params": DEMO_LEAF}],
     "matrix_kind": "uniform",

@@ -43,6 +43,7 @@ class Table:
 
 
 def _text_of(file) -> str:
+    data: bytes | str
     if isinstance(file, (str, Path)):
         data = Path(file).read_bytes()
     else:
@@ -229,6 +230,6 @@ def _column(name: str, cells: list[tuple[int, str]], force_nominal: bool):
 
 def _sorted_values(values: set[str]) -> list[str]:
     """Numbers in numeric order (so class "0" gets code 0), then text alphabetically."""
-    numbers = sorted((v for v in values if _number(v) is not None), key=lambda v: _number(v))
+    numbers = sorted((v for v in values if _number(v) is not None), key=float)
     texts = sorted(v for v in values if _number(v) is None)
     return numbers + texts

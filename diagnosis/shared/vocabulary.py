@@ -3,8 +3,9 @@
 A model learns codes (class 1, sex 0); the dataset says what they mean. An admin may later
 rename, reorder or swap those words, so a model keeps a snapshot of them
 (``cost_snapshot["vocabulary"]``), and everything that shows or reads a case's codes goes
-through the model's :class:`Vocabulary`: a closed case keeps the diagnosis and values it was
-decided with, and a new "male" is stored as the code the model learned for it.
+through the model's :class:`Vocabulary` (``selectors.vocabulary.vocabulary_of``): a closed
+case keeps the diagnosis and values it was decided with, and a new "male" is stored as the code
+the model learned for it.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Vocabulary", "vocabulary_of", "vocabulary_snapshot"]
+__all__ = ["Vocabulary", "vocabulary_snapshot"]
 
 
-def vocabulary_snapshot(dataset, tests=None) -> dict[str, Any]:
+def vocabulary_snapshot(dataset, tests) -> dict[str, Any]:
     """The dataset's class names and nominal choices now, to keep with a model's prices.
 
-    ``tests``: the dataset's tests in index order, when the caller has already read them.
+    ``tests``: the dataset's tests in index order, already read.
     """
-    tests = dataset.tests.order_by("index") if tests is None else tests
     return {
         "class_labels": [str(c) for c in dataset.class_labels],
         "choices": {
@@ -61,11 +61,3 @@ class Vocabulary:
             if test.is_nominal:
                 test.choices = self.choices_for(test)
         return tests
-
-
-def vocabulary_of(trained) -> Vocabulary:
-    """The words of ``trained``'s codes as when it was trained (live for a model without)."""
-    stored = (trained.cost_snapshot or {}).get("vocabulary")
-    if stored is None:
-        stored = vocabulary_snapshot(trained.dataset)
-    return Vocabulary(class_labels=list(stored["class_labels"]), choices=dict(stored["choices"]))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import learner_registry
+from .money import format_money
 
 __all__ = ["display_label", "human_label", "legacy_label"]
 
@@ -46,7 +47,7 @@ PHRASES: dict[str, Callable[[Any], str]] = {
     "min_samples_leaf": lambda v: f"leaves of at least {_number(v)} patients",
     "w": lambda v: f"cost weight {_number(v)}",
     "cf": lambda v: f"pruning confidence {_number(v)}",
-    "budget": lambda v: f"test budget ${_number(v)} per patient",
+    "budget": lambda v: f"test budget {format_money(v)} per patient",
     "r": lambda v: f"{_number(v)} sampled trees per lookahead",
     "n_trials": lambda v: f"{_number(v)} trees",
     "max_trees": lambda v: f"at most {_number(v)} trees",

@@ -1,5 +1,8 @@
 """Assembling an experiment's results from its task rows: summaries, significance, advice.
 
+A read: the task rows in, the results out (``services.experiment_runner`` stores them when
+the last task lands; ``selectors.experiments`` computes them on the fly while it runs).
+
 Every statistic comes from :mod:`learners.significance` (scipy.stats).  Per matrix, each pair
 of learners is compared over the (repeat, fold) cells both finished (the same folds served
 both), on normalized cost, with Nadeau and Bengio's corrected paired t-test: the folds'
@@ -14,12 +17,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
 from learners.significance import ALPHA, mean_interval, paired_t_test
 
 from diagnosis.bench.models import Experiment, ExperimentTask
+from ..shared.baselines import ORDER_NOTHING, is_baseline
 
 __all__ = ["METRICS", "assemble_results", "cells_by_learner_matrix", "summary"]
 
@@ -66,7 +71,7 @@ def assemble_results(experiment: Experiment) -> dict:
     for mi in range(n_matrices):
         for li in range(n_learners):
             rows = list(cells.get((li, mi), {}).values())
-            entry = {"learner_index": li, "matrix_index": mi, "n": len(rows)}
+            entry: dict[str, Any] = {"learner_index": li, "matrix_index": mi, "n": len(rows)}
             for metric in METRICS:
                 entry[metric] = summary(r[metric] for r in rows)
             entry["auc"] = summary((r["roc"] or {}).get("auc") for r in rows)
@@ -112,8 +117,6 @@ def _paired(experiment: Experiment, cells, a: int, b: int, mi: int, metric: str)
 def _recommend(experiment: Experiment, cells, mi: int) -> dict:
     """The cheapest learner (never a baseline), its interval, the runner-up, and how it
     compares with ordering nothing on the same folds (``versus_nothing``)."""
-    from .experiments import ORDER_NOTHING, is_baseline
-
     means = []
     for li, entry in enumerate(experiment.learners):
         if is_baseline(entry):
@@ -130,7 +133,7 @@ def _recommend(experiment: Experiment, cells, mi: int) -> dict:
     means.sort(key=lambda item: (item[0], item[1]))
     best_mean, best, values = means[0]
     interval = mean_interval(values)
-    recommendation = {
+    recommendation: dict[str, Any] = {
         "matrix_index": mi,
         "learner_index": best,
         "mean_total_cost": best_mean,

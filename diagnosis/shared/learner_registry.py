@@ -60,6 +60,7 @@ class ParamSpec:
         """The value ``raw`` converted to this parameter's type, or ValidationError."""
         if raw is None or raw == "":
             return self.default
+        value: Any
         try:
             if self.type == "bool":
                 value = _as_bool(raw)

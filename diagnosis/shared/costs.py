@@ -1,6 +1,11 @@
-"""Building ``learners.CostModel`` objects from a dataset's tests, and back from snapshots."""
+"""A dataset's tests to a price snapshot, and a snapshot back to ``learners.CostModel``.
+
+Pure: the tests come already read (``selectors.costs.cost_snapshot`` reads them).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 
@@ -9,12 +14,14 @@ from learners.derived import DerivedFormula
 
 from .vocabulary import vocabulary_snapshot
 
-__all__ = ["cost_model_for", "cost_model_from_snapshot", "cost_snapshot", "formulas_from_snapshot"]
+__all__ = ["cost_model_from_snapshot", "cost_snapshot_of", "formulas_from_snapshot"]
 
 
-def cost_snapshot(dataset) -> dict:
-    """The dataset's current prices as ``CostModel.to_dict()`` plus ``names`` (test names)."""
-    tests = list(dataset.tests.select_related("group").order_by("index"))
+def cost_snapshot_of(dataset, tests: Sequence) -> dict:
+    """``dataset``'s prices as ``CostModel.to_dict()`` plus ``names`` (test names).
+
+    ``tests``: the dataset's tests in index order, each with its ``group`` at hand.
+    """
     if not tests:
         raise ValidationError(f"Dataset {dataset.name!r} has no tests.")
     indices = [t.index for t in tests]
@@ -88,8 +95,3 @@ def formulas_from_snapshot(snapshot: dict) -> dict[int, DerivedFormula]:
         except ValueError as exc:
             raise ValidationError(f"The stored formula of {name} is invalid: {exc}.") from None
     return result
-
-
-def cost_model_for(dataset) -> CostModel:
-    """The dataset's current prices as a CostModel (price 0 = free; derived tests by index)."""
-    return cost_model_from_snapshot(cost_snapshot(dataset))

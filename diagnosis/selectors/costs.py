@@ -1,0 +1,19 @@
+"""A dataset's prices as they are now (read from its tests), as a snapshot or a CostModel."""
+
+from __future__ import annotations
+
+from learners import CostModel
+
+from ..shared.costs import cost_model_from_snapshot, cost_snapshot_of
+
+__all__ = ["cost_model_for", "cost_snapshot"]
+
+
+def cost_snapshot(dataset) -> dict:
+    """The dataset's current prices as ``CostModel.to_dict()`` plus ``names`` (test names)."""
+    return cost_snapshot_of(dataset, list(dataset.tests.select_related("group").order_by("index")))
+
+
+def cost_model_for(dataset) -> CostModel:
+    """The dataset's current prices as a CostModel (price 0 = free; derived tests by index)."""
+    return cost_model_from_snapshot(cost_snapshot(dataset))
