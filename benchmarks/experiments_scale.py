@@ -139,7 +139,7 @@ class _Run(NamedTuple):
 def _run(user, dataset, *, learners, costs, k, repeats=1, seed=0) -> _Run:
     """Create an experiment (queued on commit) and wait for its assembly."""
     from diagnosis.bench.models import Experiment
-    from diagnosis.services.experiments import create_experiment
+    from diagnosis.bench.services.experiments import create_experiment
 
     started = time.perf_counter()
     experiment = create_experiment(
@@ -218,8 +218,8 @@ def _in_process_seconds(experiment) -> float:
 def _through_run_task(user, experiment) -> float:
     """The same experiment's tasks through ``experiment_runner.run_task`` in this process:
     the work plus the database bookkeeping (claim, result row, landing), without Celery."""
-    from diagnosis.services import experiment_runner
-    from diagnosis.services.experiments import create_experiment
+    from diagnosis.bench.services import runner as experiment_runner
+    from diagnosis.bench.services.experiments import create_experiment
 
     copy = create_experiment(
         user=user,

@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("diagnosis")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # The tasks live in the app (diagnosis/tasks.py).
-app.autodiscover_tasks(["diagnosis"])
+app.autodiscover_tasks(["diagnosis", "diagnosis.bench"])
 
 
 def _queues() -> None:

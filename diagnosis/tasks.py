@@ -12,17 +12,14 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from kombu.exceptions import OperationalError as BrokerError
 
-from .services import broker, experiment_runner, training, training_queue
+from .services import broker, training, training_queue
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "TrainingRequest",
-    "dispatch_experiment",
     "measure_selection_candidate",
-    "recover_experiments",
     "recover_trainings",
-    "run_experiment_task",
     "train_model",
 ]
 
@@ -104,47 +101,3 @@ def recover_trainings() -> dict[str, int]:
 def recover_when_a_worker_starts(sender=None, **_kwargs) -> None:
     """A (re)started worker sweeps at once, so recovery never waits for beat."""
     recover_trainings.delay()
-    recover_experiments.delay()
-
-
-@shared_task(
-    name=broker.RUN_EXPERIMENT_TASK,
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    time_limit=settings.EXPERIMENT_TASK_TIME_LIMIT + 60,
-    soft_time_limit=settings.EXPERIMENT_TASK_TIME_LIMIT,
-    autoretry_for=(OperationalError, InterfaceError, BrokerError),
-    retry_backoff=True,
-    max_retries=3,
-)
-def run_experiment_task(self, task_id: int) -> str:
-    """Compute one (learner, repeat, fold, matrix) task of an experiment (routed to the
-    "experiments" queue; a task already done or running elsewhere is skipped)."""
-    return experiment_runner.run_task(task_id=task_id, worker=self.request.hostname or "")
-
-
-@shared_task(
-    name=broker.DISPATCH_EXPERIMENT,
-    ignore_result=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    time_limit=900,
-    autoretry_for=(OperationalError, InterfaceError, BrokerError),
-    retry_backoff=True,
-    max_retries=3,
-)
-def dispatch_experiment(experiment_id: int) -> int:
-    """Send an experiment's unsent tasks to the experiments queue (after it was created)."""
-    return experiment_runner.send_pending(experiment_id=experiment_id, only_unsent=True)
-
-
-@shared_task(ignore_result=True, time_limit=300)
-def recover_experiments() -> dict[str, int]:
-    """Re-queue experiment tasks whose worker died and re-send those the queue lost."""
-    recovered = experiment_runner.recover_experiments(
-        stale_seconds=settings.EXPERIMENT_STALE_SECONDS,
-        resend_after_seconds=settings.EXPERIMENT_RESEND_SECONDS,
-        max_attempts=settings.EXPERIMENT_MAX_ATTEMPTS,
-    )
-    return vars(recovered)

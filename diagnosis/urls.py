@@ -7,7 +7,6 @@ from django.urls import include, path
 
 from . import api, api_v1, views
 from .views import confirmations as confirmation_views
-from .views import experiments as experiment_views
 from .views.teams import team_cases
 
 urlpatterns = [
@@ -19,27 +18,6 @@ urlpatterns = [
     path("models/<int:pk>/trees/", views.model_ensemble, name="model-ensemble"),
     path("models/<int:pk>/decision/", views.model_decision, name="model-decision"),
     path("models/<int:pk>/progress.json", views.model_progress, name="model-progress"),
-    path("research/", views.research, name="research"),
-    # The bench (issue 14): experiments comparing learners over folds and error costs.
-    path("experiments/", experiment_views.experiment_list, name="experiment-list"),
-    path("experiments/new/", experiment_views.experiment_new, name="experiment-new"),
-    path("experiments/compare/", experiment_views.experiment_compare, name="experiment-compare"),
-    path("experiments/<int:pk>/", experiment_views.experiment_detail, name="experiment-detail"),
-    path(
-        "experiments/<int:pk>/progress.json",
-        experiment_views.experiment_progress,
-        name="experiment-progress",
-    ),
-    path(
-        "experiments/<int:pk>/export.csv",
-        experiment_views.experiment_export_csv,
-        name="experiment-export-csv",
-    ),
-    path(
-        "experiments/<int:pk>/export.json",
-        experiment_views.experiment_export_json,
-        name="experiment-export-json",
-    ),
     path("cases/new/", views.case_new, name="case-new"),
     path("cases/<int:pk>/", views.case_detail, name="case-detail"),
     path("cases/<int:pk>/summary/", views.case_summary, name="case-summary"),

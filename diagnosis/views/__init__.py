@@ -2,7 +2,6 @@
 
 from .cases import case_detail, case_new, case_summary
 from .home import home
-from .research import research
 from .trained_models import (
     model_card,
     model_decision,
@@ -24,6 +23,5 @@ __all__ = [
     "model_ensemble",
     "model_progress",
     "model_tree",
-    "research",
     "train",
 ]

@@ -176,7 +176,7 @@ def test_screens_at_tablet_size_and_cancel_from_the_page(chromium, live_server, 
     from django.contrib.auth.models import User
 
     from diagnosis.bench.models import Experiment
-    from diagnosis.services.experiments import create_experiment
+    from diagnosis.bench.services.experiments import create_experiment
 
     admin = User.objects.get(username=ADMIN[0])
     waiting = create_experiment(  # never sent to the queue: it stays waiting for a worker
@@ -246,12 +246,12 @@ def test_results_and_research_screens(chromium, live_server, heart):
     """The demo experiment on the results, research, list and across-datasets pages."""
     from django.core.management import call_command
 
+    from diagnosis.bench.models import Experiment
+    from diagnosis.bench.services import runner as experiment_runner
+    from diagnosis.bench.services.experiments import create_experiment
     from diagnosis.management.commands.load_demo_data import DEMO_EXPERIMENT
     from diagnosis.management.demo_data import HEART, PIMA
     from diagnosis.models import Dataset
-    from diagnosis.bench.models import Experiment
-    from diagnosis.services import experiment_runner
-    from diagnosis.services.experiments import create_experiment
 
     call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
     experiment = Experiment.objects.get(status=Experiment.DONE)
@@ -308,9 +308,9 @@ def test_deploy_is_refused_for_a_learner_no_better_than_ordering_nothing(
     page says so, why and what to do instead, and offers no deploy button."""
     from django.contrib.auth.models import User
 
+    from diagnosis.bench.services import runner as experiment_runner
+    from diagnosis.bench.services.experiments import create_experiment
     from diagnosis.models import TrainedModel
-    from diagnosis.services import experiment_runner
-    from diagnosis.services.experiments import create_experiment
 
     experiment = create_experiment(
         user=User.objects.get(username=ADMIN[0]),

@@ -29,11 +29,11 @@ from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.models import CaseAccess, DiagnosisCase, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.services import cases as case_services
 from diagnosis.services.api_tokens import issue_api_token
-from diagnosis.services.experiments import create_experiment
 
 ROLES = (
     "anonymous",

@@ -10,12 +10,12 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from diagnosis.bench.models import Experiment
+from diagnosis.bench.selectors import experiments as experiment_reads
+from diagnosis.bench.services import runner as experiment_runner
+from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.models import DiagnosisCase
-from diagnosis.selectors import experiments as experiment_reads
 from diagnosis.selectors.cases import compute_case_state
-from diagnosis.services import experiment_runner
 from diagnosis.services.cases import start_case
-from diagnosis.services.experiments import create_experiment
 from diagnosis.services.step import Classify, RecordResult, apply_step
 
 #: Where the release before the domain apps left the migrations: every model in ``diagnosis``.

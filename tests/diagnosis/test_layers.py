@@ -104,3 +104,74 @@ def test_an_app_import_from_shared_is_seen(source, is_app):
     """Shared's own modules, the library and Django pass; any other diagnosis module does not."""
     names = [name for _, name in imported_modules(source, "diagnosis.shared")]
     assert any(_app_module(name) for name in names) is is_app
+
+
+#: The domain apps under ``diagnosis``, lowest first: each may import those before it, never
+#: one after it.  What is not yet in an app (``diagnosis`` itself, its ``models``, ``services``,
+#: ``selectors``, views and admin) sits below every app and imports none; the management
+#: commands (the demo data, which spans them all) sit above them all.
+APPS_LOWEST_FIRST = ("bench",)
+
+
+def _layer(module: str) -> str:
+    """The part of the house a module of ``diagnosis`` belongs to."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in APPS_LOWEST_FIRST:
+        return parts[1]
+    if len(parts) > 1 and parts[1] in ("shared", "management", "migrations"):
+        return parts[1]
+    return "core"
+
+
+def _may_import(importer: str, imported: str) -> bool:
+    if importer in ("management", "migrations") or imported in ("shared", "core"):
+        return True
+    if importer in ("core", "shared"):
+        return False
+    return APPS_LOWEST_FIRST.index(imported) <= APPS_LOWEST_FIRST.index(importer)
+
+
+def _every_module() -> Iterator[tuple[Path, str]]:
+    for path in sorted(DIAGNOSIS.rglob("*.py")):
+        relative = path.relative_to(DIAGNOSIS.parent).with_suffix("")
+        parts = list(relative.parts)
+        package = ".".join(parts if parts[-1] == "__init__" else parts[:-1])
+        yield path, package.removesuffix(".__init__")
+
+
+def test_no_selectors_import_services_in_any_app():
+    """A selectors package anywhere (the core's or an app's) imports no services package."""
+    found = []
+    for path, package in _every_module():
+        if "selectors" not in package.split("."):
+            continue
+        for line, name in imported_modules(path.read_text(encoding="utf-8"), package):
+            if _within(name, "diagnosis") and "services" in name.split("."):
+                found.append(f"{path.relative_to(DIAGNOSIS.parent)}:{line} imports {name}")
+    assert found == []
+
+
+def test_the_apps_depend_one_way():
+    """Every import between parts of the house points down: an app imports only the apps
+    below it, the core and shared; the core imports no app."""
+    found = []
+    for path, package in _every_module():
+        importer = _layer(package if path.name == "__init__.py" else f"{package}.{path.stem}")
+        for line, name in imported_modules(path.read_text(encoding="utf-8"), package):
+            if not _within(name, "diagnosis"):
+                continue
+            imported = _layer(name)
+            if imported != importer and not _may_import(importer, imported):
+                found.append(
+                    f"{path.relative_to(DIAGNOSIS.parent)}:{line} ({importer}) imports {name}"
+                )
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "allowed"),
+    [("bench", "core", True), ("core", "bench", False), ("management", "bench", True)],
+)
+def test_the_one_way_rule_reads_each_direction(importer, imported, allowed):
+    """The rule itself: an app over the core is allowed, the core over an app is not."""
+    assert _may_import(importer, imported) is allowed

@@ -15,6 +15,9 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from diagnosis.bench.models import Experiment
+from diagnosis.bench.services import runner as experiment_runner
+from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.management import demo_data
 from diagnosis.management.demo_models import (
     DEMO_LEAF,
@@ -26,13 +29,10 @@ from diagnosis.management.demo_models import (
     demo_models_of,
 )
 from diagnosis.models import Dataset, Team, TrainedModel
-from diagnosis.bench.models import Experiment
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
-from diagnosis.services import experiment_runner
 from diagnosis.services.approval import approve_for_demo
 from diagnosis.services.datasets import create_dataset
-from diagnosis.services.experiments import create_experiment
 
 # Re-exported: the demo models' choices live in demo_models, beside their fixtures.
 __all__ = ["DEMO_LEARNERS", "DEMO_LEARNERS_DEFAULT", "DEMO_MATRICES", "DEMO_MATRIX", "Command"]

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .shared.money import format_money
+from diagnosis.shared.money import format_money
 
 __all__ = ["COLOURS", "cross_dataset_rows", "results_context"]
 

@@ -11,11 +11,11 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diagnosis.experiment_forms import split_values
+from diagnosis.bench.forms import split_values
 from diagnosis.bench.models import Experiment, ExperimentTask
+from diagnosis.bench.services import runner as experiment_runner
+from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.models import TrainedModel
-from diagnosis.services import experiment_runner
-from diagnosis.services.experiments import create_experiment
 
 pytestmark = pytest.mark.django_db
 
@@ -404,8 +404,8 @@ def test_roc_is_drawn_as_steps_or_as_a_mean_with_its_band():
     """Pooled ROC points draw as steps; a fold-averaged ROC (with spread) gets a shaded band."""
     from types import SimpleNamespace
 
-    from diagnosis.experiment_figures import _figures
-    from diagnosis.selectors.experiments import Charts, Series
+    from diagnosis.bench.figures import _figures
+    from diagnosis.bench.selectors.experiments import Charts, Series
 
     detail = SimpleNamespace(matrices=[{"index": 0, "label": "uniform 100", "x": 100.0}])
     pooled = Charts(

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 
-from ..permissions import is_clinician, is_model_admin
+from diagnosis.permissions import is_clinician, is_model_admin
 
 __all__ = ["FigureGroup", "ResearchFigure", "figure_groups", "research_figures"]
 

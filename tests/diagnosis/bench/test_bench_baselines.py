@@ -8,10 +8,10 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from diagnosis.bench.models import Experiment
+from diagnosis.bench.selectors import experiments as reads
+from diagnosis.bench.services import runner as experiment_runner
+from diagnosis.bench.services.experiments import create_experiment, deploy_recommended
 from diagnosis.models import TrainedModel
-from diagnosis.selectors import experiments as reads
-from diagnosis.services import experiment_runner
-from diagnosis.services.experiments import create_experiment, deploy_recommended
 from diagnosis.shared.learner_names import display_label, human_label
 
 

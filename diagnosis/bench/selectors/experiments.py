@@ -24,13 +24,12 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from learners.significance import ALPHA, PairedComparison, wilcoxon_test
-
 from diagnosis.bench.models import Experiment, ExperimentTask
-from ..permissions import is_clinician, is_model_admin
-from ..shared.learner_names import display_label
-from ..shared.money import format_money
-from .experiment_results import METRICS, assemble_results
+from diagnosis.bench.selectors.results import METRICS, assemble_results
+from diagnosis.permissions import is_clinician, is_model_admin
+from diagnosis.shared.learner_names import display_label
+from diagnosis.shared.money import format_money
+from learners.significance import ALPHA, PairedComparison, wilcoxon_test
 
 __all__ = [
     "Bar",

@@ -20,15 +20,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
 from diagnosis.bench.models import Experiment, ExperimentTask
-from ..permissions import require_model_admin
-from ..selectors.costs import cost_snapshot
-from ..shared import learner_names, learner_registry
-from ..shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
-from ..shared.costs import cost_model_from_snapshot
-from ..shared.money import format_money
-from ..shared.validation import clean_matrix, clean_reject_cost
+from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
+from diagnosis.permissions import require_model_admin
+from diagnosis.selectors.costs import cost_snapshot
+from diagnosis.shared import learner_names, learner_registry
+from diagnosis.shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
+from diagnosis.shared.costs import cost_model_from_snapshot
+from diagnosis.shared.money import format_money
+from diagnosis.shared.validation import clean_matrix, clean_reject_cost
 
 __all__ = [
     "MAX_SWEEP",
@@ -450,7 +450,7 @@ def _create_tasks(experiment: Experiment) -> None:
 
 def _queue_on_commit(experiment: Experiment) -> None:
     """Once committed, one message asks a worker to send the tasks (the request stays fast)."""
-    from . import experiment_runner
+    from diagnosis.bench.services import runner as experiment_runner
 
     experiment_id = experiment.pk
     transaction.on_commit(lambda: experiment_runner.dispatch(experiment_id=experiment_id))
@@ -528,7 +528,7 @@ def resume_experiment(*, user, experiment: Experiment) -> Experiment:
         last_activity_at=timezone.now(),
         results={},
     )
-    from . import experiment_runner
+    from diagnosis.bench.services import runner as experiment_runner
 
     experiment_runner.recount(locked.pk)
     _queue_on_commit(locked)
@@ -651,7 +651,7 @@ def deploy_recommended(
     when there is one, else a new one named after the experiment.  Refused when the dataset's
     prices changed since the experiment (the recommendation was made at the old prices).
     """
-    from . import training
+    from diagnosis.services import training
 
     require_model_admin(user)
     source = Experiment.objects.select_related("dataset").get(pk=experiment.pk)

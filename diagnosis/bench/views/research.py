@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from ..selectors.experiments import list_experiments
-from ..selectors.research import figure_groups
-from .common import page
+from diagnosis.bench.selectors.experiments import list_experiments
+from diagnosis.bench.selectors.research import figure_groups
+from diagnosis.views.common import page
 
 
 @require_GET
@@ -18,6 +18,6 @@ def research(request: HttpRequest) -> HttpResponse:
     experiments = list_experiments(user=request.user)  # the bench's saved experiments
     return page(
         request,
-        "diagnosis/research.html",
+        "bench/research.html",
         {"figures": figures, "figure_groups": groups, "experiments": experiments},
     )

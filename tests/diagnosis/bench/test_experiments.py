@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from diagnosis.bench.models import Experiment, ExperimentTask
-from diagnosis.selectors import experiments as reads
-from diagnosis.services import experiment_runner
-from diagnosis.services.experiments import (
+from diagnosis.bench.selectors import experiments as reads
+from diagnosis.bench.services import runner as experiment_runner
+from diagnosis.bench.services.experiments import (
     cancel_experiment,
     clone_experiment,
     create_experiment,

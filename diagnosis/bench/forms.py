@@ -19,11 +19,17 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from .forms import ErrorMatrixChoiceField, MatrixSelect, field_of, param_field, param_field_name
-from .models import Dataset, ErrorMatrix
 from diagnosis.bench.models import Experiment
-from .selectors.models import default_error_matrices
-from .shared import learner_registry
+from diagnosis.forms import (
+    ErrorMatrixChoiceField,
+    MatrixSelect,
+    field_of,
+    param_field,
+    param_field_name,
+)
+from diagnosis.models import Dataset, ErrorMatrix
+from diagnosis.selectors.models import default_error_matrices
+from diagnosis.shared import learner_registry
 
 __all__ = ["MAX_VARIANTS", "ExperimentForm", "initial_from_experiment", "split_values"]
 

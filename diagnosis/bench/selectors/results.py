@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from learners.significance import ALPHA, mean_interval, paired_t_test
-
 from diagnosis.bench.models import Experiment, ExperimentTask
-from ..shared.baselines import ORDER_NOTHING, is_baseline
+from diagnosis.shared.baselines import ORDER_NOTHING, is_baseline
+from learners.significance import ALPHA, mean_interval, paired_t_test
 
 __all__ = ["METRICS", "assemble_results", "cells_by_learner_matrix", "summary"]
 

@@ -20,13 +20,13 @@ from celery_workers import (
 )
 
 from diagnosis.bench.models import Experiment, ExperimentTask
-from diagnosis.models import TrainedModel
-from diagnosis.selectors.experiments import experiment_progress
-from diagnosis.services.experiments import (
+from diagnosis.bench.selectors.experiments import experiment_progress
+from diagnosis.bench.services.experiments import (
     cancel_experiment,
     create_experiment,
     resume_experiment,
 )
+from diagnosis.models import TrainedModel
 from diagnosis.services.training import request_training
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]

@@ -19,14 +19,14 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
-from .. import experiment_figures
-from ..experiment_forms import ExperimentForm, initial_from_experiment
+from diagnosis.bench import figures as experiment_figures
+from diagnosis.bench.forms import ExperimentForm, initial_from_experiment
 from diagnosis.bench.models import Experiment
-from ..permissions import is_model_admin, require_model_admin
-from ..selectors import experiments as selectors
-from ..services import experiments as services
-from ..shared import learner_registry
-from .common import messages_of, page
+from diagnosis.bench.selectors import experiments as selectors
+from diagnosis.bench.services import experiments as services
+from diagnosis.permissions import is_model_admin, require_model_admin
+from diagnosis.shared import learner_registry
+from diagnosis.views.common import messages_of, page
 
 __all__ = [
     "experiment_compare",
@@ -52,7 +52,7 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     rows = selectors.list_experiments(user=request.user)
     return page(
         request,
-        "diagnosis/experiment_list.html",
+        "bench/experiment_list.html",
         {"experiments": rows, "can_set_up": is_model_admin(request.user)},
     )
 
@@ -89,7 +89,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     status = 400 if request.method == "POST" else 200
     return page(
         request,
-        "diagnosis/experiment_new.html",
+        "bench/experiment_new.html",
         {"form": form, "source": source},
         status=status,
     )
@@ -129,7 +129,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         )
         context["chosen_matrix"] = chosen
     context["landed"] = landed
-    return page(request, "diagnosis/experiment_detail.html", context)
+    return page(request, "bench/experiment_detail.html", context)
 
 
 def _shown(value) -> str:
@@ -244,9 +244,7 @@ def experiment_compare(request: HttpRequest) -> HttpResponse:
         "rows": experiment_figures.cross_dataset_rows(comparisons),
         "datasets": sorted({e.dataset_name for e in chosen}),
     }
-    return page(
-        request, "diagnosis/experiment_compare.html", context, status=400 if problems else 200
-    )
+    return page(request, "bench/experiment_compare.html", context, status=400 if problems else 200)
 
 
 @require_GET

@@ -33,15 +33,15 @@ from django.db.models import Case, Count, F, Q, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..models import DatasetCase
 from diagnosis.bench.models import Experiment, ExperimentTask
-from ..selectors.experiment_results import assemble_results
-from ..shared import learner_registry
-from ..shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
-from ..shared.costs import cost_model_from_snapshot
-from ..shared.learner_names import display_label
-from . import broker
-from .training_progress import Heartbeat
+from diagnosis.bench.selectors.results import assemble_results
+from diagnosis.models import DatasetCase
+from diagnosis.services import broker
+from diagnosis.services.training_progress import Heartbeat
+from diagnosis.shared import learner_registry
+from diagnosis.shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
+from diagnosis.shared.costs import cost_model_from_snapshot
+from diagnosis.shared.learner_names import display_label
 
 __all__ = [
     "Recovered",
@@ -293,7 +293,7 @@ def _compute(experiment: Experiment, task: ExperimentTask, targets) -> dict[int,
 
     anytime: list[dict] = []
     if spec.anytime and spec.anytime_param:
-        from .anytime import round_schedule
+        from diagnosis.services.anytime import round_schedule
 
         target_r = int(entry["params"].get(spec.anytime_param) or 0)
         model = None

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from diagnosis.bench.models import Experiment, ExperimentTask
 from diagnosis.management import demo_data
 from diagnosis.management.commands.load_demo_data import DEMO_EXPERIMENT
-from diagnosis.bench.models import Experiment, ExperimentTask
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from diagnosis.selectors.research import figure_groups, research_figures
+from diagnosis.bench.selectors.research import figure_groups, research_figures
 
 pytestmark = pytest.mark.django_db
 
