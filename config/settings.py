@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "simple_history",  # the catalog's change history (diagnosis/models/audit.py)
     "diagnosis.apps.DiagnosisConfig",
     "diagnosis.bench.apps.BenchConfig",
+    "diagnosis.integration.apps.IntegrationConfig",
 ]
 
 MIDDLEWARE = [

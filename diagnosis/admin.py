@@ -14,6 +14,8 @@ from django.template import engines
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from diagnosis.integration.models import ApiToken
+
 from .admin_audit import CatalogHistoryMixin
 from .admin_forms import (
     DatasetForm,
@@ -27,7 +29,6 @@ from .admin_forms import (
 from .admin_price_form import PriceGenerationForm
 from .admin_users import UserLinksMixin
 from .models import (
-    ApiToken,
     Dataset,
     DiagnosisCase,
     DiagnosisStep,

@@ -15,7 +15,9 @@ from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .models import ApiToken, Dataset, DiagnosticTest, ErrorMatrix
+from diagnosis.integration.models import ApiToken
+
+from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .shared.validation import (
     clean_choices,
     clean_formula,

@@ -1,6 +1,5 @@
 """Database models: datasets and their priced tests, trained models, diagnosis cases."""
 
-from .api_tokens import ApiToken
 from .approval import ModelDecision
 from .audit import CaseAccess
 from .cases import DiagnosisCase, DiagnosisStep
@@ -11,7 +10,6 @@ from .teams import Team
 from .training import TrainedModel, TrainingCheckpoint
 
 __all__ = [
-    "ApiToken",
     "CandidateMeasurement",
     "CaseAccess",
     "ConfirmedDiagnosis",

@@ -13,7 +13,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from ..models import ApiToken
+from diagnosis.integration.models import ApiToken
+
 from ..permissions import remember_groups
 from ..selectors import raw_rows
 

@@ -381,6 +381,7 @@ def _state() -> dict:
     from django.contrib.auth.models import User
 
     from diagnosis import models
+    from diagnosis.integration.models import ApiToken
 
     def rows(model, *fields):
         return sorted(model.objects.values_list("pk", *fields))
@@ -397,7 +398,7 @@ def _state() -> dict:
         "tests": rows(models.DiagnosticTest, "price", "discounted_price"),
         "matrices": rows(models.ErrorMatrix, "matrix"),
         "teams": rows(models.Team),
-        "tokens": rows(models.ApiToken),
+        "tokens": rows(ApiToken),
         "users": rows(User, "is_active"),
     }
 

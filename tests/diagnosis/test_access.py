@@ -138,7 +138,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "admin/jsi18n/": STAFF_ONLY,
     # The case has no page outside the admin; missing and forbidden look alike.
     "admin/r/<path:content_type_id>/<path:object_id>/": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
-    "admin/^(?P<app_label>auth|axes|diagnosis)/$": (LOGIN, LOGIN, LOGIN)
+    "admin/^(?P<app_label>auth|axes|diagnosis|integration)/$": (LOGIN, LOGIN, LOGIN)
     + (OK, MISSING, OK),  # an app index with nothing the user may see is a 404
     "admin/(?P<url>.*)$": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
     "admin/diagnosis/dataset/import/": MODEL_ADMIN_ADMIN,
@@ -161,7 +161,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "admin/auth/user/<id>/password/": USER_ADMIN,
     # API tokens act as their user: only superusers issue, list and revoke them.
     **_admin_model(
-        "diagnosis/apitoken",
+        "integration/apitoken",
         changelist=USER_ADMIN,
         change=USER_ADMIN,  # a read-only page: tokens are issued or revoked, never edited
         add=USER_ADMIN,
@@ -332,7 +332,7 @@ def world(clinician, other_clinician, trained_model):
         "api/cases/": case.pk,
         "api/v1/cases/": case.pk,
         **{prefix: record.pk for prefix, record in axes_records.items()},
-        "admin/diagnosis/apitoken/": token.pk,
+        "admin/integration/apitoken/": token.pk,
         "admin/diagnosis/team/": team.pk,
         "admin/diagnosis/caseaccess/": access.pk,
         "experiments/": experiment.pk,

@@ -396,11 +396,11 @@ def test_a_superuser_issues_a_token_in_the_admin_sees_it_once_and_revokes_it(
     client, model_admin, clinician
 ):
     """Admin add shows the plain token once (it authenticates); the revoke action ends it."""
-    from diagnosis.models import ApiToken
+    from diagnosis.integration.models import ApiToken
 
     client.force_login(model_admin)  # a superuser in these tests
     answer = client.post(
-        "/admin/diagnosis/apitoken/add/",
+        "/admin/integration/apitoken/add/",
         {"user": clinician.pk, "name": "ward EHR", "valid_days": 30},
         follow=True,
     )
@@ -411,8 +411,8 @@ def test_a_superuser_issues_a_token_in_the_admin_sees_it_once_and_revokes_it(
     api = Client(HTTP_AUTHORIZATION=f"Bearer {plain}")
     assert api.get("/api/v1/models").status_code == 200
     client.post(
-        "/admin/diagnosis/apitoken/",
+        "/admin/integration/apitoken/",
         {"action": "_revoke_tokens", "_selected_action": [token.pk]},
     )
     assert api.get("/api/v1/models").status_code == 401
-    assert client.get(f"/admin/diagnosis/apitoken/{token.pk}/change/").status_code == 200
+    assert client.get(f"/admin/integration/apitoken/{token.pk}/change/").status_code == 200

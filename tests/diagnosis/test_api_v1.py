@@ -14,7 +14,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from diagnosis.models import ApiToken, DiagnosisCase
+from diagnosis.integration.models import ApiToken
+from diagnosis.models import DiagnosisCase
 from diagnosis.services.api_tokens import issue_api_token, revoke_api_token
 
 

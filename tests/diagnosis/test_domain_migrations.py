@@ -1,7 +1,9 @@
 """A database filled by the release before the domain apps moves through their migrations, and
-every case, step, model and experiment reads the same afterwards."""
+every case, step, model, experiment and API token reads the same afterwards."""
 
 from __future__ import annotations
+
+import hashlib
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -15,6 +17,7 @@ from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.models import DiagnosisCase
 from diagnosis.selectors.cases import compute_case_state
+from diagnosis.services.api_tokens import authenticate_token
 from diagnosis.services.cases import start_case
 from diagnosis.services.step import Classify, RecordResult, apply_step
 
@@ -22,9 +25,10 @@ from diagnosis.services.step import Classify, RecordResult, apply_step
 PREVIOUS_RELEASE = [
     ("diagnosis", "0017_merge_plausible_ranges_selection_cut_short"),
     ("bench", None),
+    ("integration", None),
 ]
 #: The models that left ``diagnosis`` for a domain app: (model, its app now).
-MOVED = {"experiment": "bench", "experimenttask": "bench"}
+MOVED = {"experiment": "bench", "experimenttask": "bench", "apitoken": "integration"}
 
 
 def _migrate(targets) -> None:
@@ -90,10 +94,11 @@ def _permissions() -> list[tuple]:
 def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
     clinician, model_admin, trained_model, toy_dataset
 ):
-    """Cases with steps, a model and a finished experiment, written at the previous release's
-    migrations (an experiment through that release's own model), read the same after the
-    moves: every row of every table, each case's state, each experiment's results and export,
-    and the moved models' content types and permissions (same rows, new app)."""
+    """Cases with steps, a model, a finished experiment and an API token, written at the
+    previous release's migrations (an experiment and the token through that release's own
+    models), read the same after the moves: every row of every table, each case's state, each
+    experiment's results and export, the moved models' content types and permissions (same
+    rows, new app), and the old token still signs its user in."""
     latest = _latest()
     _migrate(PREVIOUS_RELEASE)
     try:
@@ -108,6 +113,16 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
             dataset_id=toy_dataset.pk, name="written by the old model", k=3, status="queued"
         )
         assert ContentType.objects.get(model="experiment").app_label == "diagnosis"
+        # a token the previous release issued: only the SHA-256 of the secret is stored
+        old_secret = "cad_written-by-the-old-model"
+        old_apps.get_model("diagnosis", "ApiToken").objects.create(
+            user_id=clinician.pk,
+            name="ward EHR",
+            key_hash=hashlib.sha256(old_secret.encode()).hexdigest(),
+            prefix=old_secret[:12],
+            created_by_id=model_admin.pk,
+        )
+        assert ContentType.objects.get(model="apitoken").app_label == "diagnosis"
         experiment = create_experiment(
             user=model_admin,
             dataset=toy_dataset,
@@ -149,3 +164,4 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
         assert ContentType.objects.get(model=model).app_label == app
     assert _permissions() == permissions
     assert Experiment.objects.filter(name="written by the old model").count() == 1
+    assert authenticate_token(presented=old_secret) == clinician

@@ -7,7 +7,8 @@ import step_helpers
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from diagnosis.models import ApiToken, DiagnosisCase, DiagnosticTest
+from diagnosis.integration.models import ApiToken
+from diagnosis.models import DiagnosisCase, DiagnosticTest
 from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import raw_rows
 from diagnosis.selectors.case_audit import case_steps

@@ -27,6 +27,8 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # the table it has had since before the integration was an app of its own
+        db_table = "diagnosis_apitoken"
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
