@@ -225,10 +225,10 @@ def setup(users: int, models: list[str]) -> dict:
     """Clinicians with passwords and tokens, and the models (the forest trained here)."""
     from django.contrib.auth.models import Group, User
 
+    from diagnosis.integration.services.api_tokens import issue_api_token
     from diagnosis.models import Dataset, TrainedModel
     from diagnosis.permissions import CLINICIANS
     from diagnosis.selectors.models import default_error_matrix
-    from diagnosis.services.api_tokens import issue_api_token
     from diagnosis.services.training import create_training, run_training
 
     group = Group.objects.get(name=CLINICIANS)

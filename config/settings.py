@@ -296,7 +296,8 @@ API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "600/m")
 API_BAD_TOKEN_LIMIT = os.environ.get("API_BAD_TOKEN_LIMIT", "20/m")
 # Shared by every web process when Redis is there (so a rate limit is one count, not one per
 # process); in-memory otherwise. A Redis that hangs is given up on after a second (the rate
-# limits then count per process, diagnosis/throttling.py) rather than holding the call.
+# limits then count per process, diagnosis/integration/throttling.py) rather than holding the
+# call.
 CACHES = {
     "default": (
         {

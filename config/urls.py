@@ -1,4 +1,4 @@
-"""Root URLs: the diagnosis app's pages and API, Django's admin and the login pages."""
+"""Root URLs: each app's pages and APIs, Django's admin and the login pages."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -6,6 +6,7 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("diagnosis.urls")),
     path("", include("diagnosis.bench.urls")),
+    path("", include("diagnosis.integration.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
 ]

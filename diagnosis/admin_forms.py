@@ -15,8 +15,6 @@ from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from diagnosis.integration.models import ApiToken
-
 from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .shared.validation import (
     clean_choices,
@@ -506,15 +504,3 @@ class ImportForm(forms.Form):
         return [
             c.strip() for c in (self.cleaned_data.get("categorical") or "").split(",") if c.strip()
         ]
-
-
-class IssueTokenForm(forms.ModelForm):
-    """A new API token: whose rights it carries, for which system, for how long."""
-
-    valid_days = forms.IntegerField(
-        min_value=1, max_value=3650, initial=365, help_text="The token stops working after this."
-    )
-
-    class Meta:
-        model = ApiToken
-        fields = ["user", "name"]

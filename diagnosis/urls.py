@@ -1,11 +1,11 @@
-"""URLs of the app: the clinician's screens, model pages, and the integrators' JSON API.
+"""URLs of the core: the clinician's screens and the model pages.
 
 Included at the root by ``config.urls`` (which adds the admin and login pages).
 """
 
-from django.urls import include, path
+from django.urls import path
 
-from . import api, api_v1, views
+from . import views
 from .views import confirmations as confirmation_views
 from .views.teams import team_cases
 
@@ -32,7 +32,4 @@ urlpatterns = [
         name="confirmed-diagnoses-upload",
     ),
     path("team/", team_cases, name="team-cases"),  # a lead clinician's teams' cases (read)
-    path("api/cases/<int:pk>/step", api.case_step, name="api-case-step"),
-    # Bearer-token API with an OpenAPI schema (see diagnosis/api_v1.py).
-    path("api/v1/", include((api_v1.urlpatterns, "api-v1"), namespace="api-v1")),
 ]

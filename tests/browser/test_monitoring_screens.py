@@ -36,8 +36,8 @@ def test_a_confirmed_diagnosis_on_the_case_screen_and_a_drift_alarm(
     from django.contrib.auth.models import User
     from django.test import Client
 
+    from diagnosis.integration.services.api_tokens import issue_api_token
     from diagnosis.models import ConfirmedDiagnosis
-    from diagnosis.services.api_tokens import issue_api_token
     from diagnosis.services.cases import classify, start_case
 
     clinician = User.objects.get(username=CLINICIAN[0])

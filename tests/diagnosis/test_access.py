@@ -30,10 +30,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from diagnosis.bench.services.experiments import create_experiment
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import CaseAccess, DiagnosisCase, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.services import cases as case_services
-from diagnosis.services.api_tokens import issue_api_token
 
 ROLES = (
     "anonymous",
@@ -119,7 +119,8 @@ POLICY: dict[str, tuple[str, ...]] = {
     "team/": (LOGIN,) + (FORBIDDEN,) * 5,
     "api/cases/<int:pk>/step": (UNAUTHENTICATED,) + PATIENT_CASE[1:],
     # /api/v1 takes bearer tokens only, so a browser session gets 401 (tests/diagnosis/
-    # test_api_v1.py checks each role's token); its schema is open to any signed-in user.
+    # integration/test_api_v1.py checks each role's token); its schema is open to any
+    # signed-in user.
     "api/v1/": (MISSING,) * 6,  # no page at the root: the schema is below it
     "api/v1/openapi.json": (UNAUTHENTICATED,) + (OK,) * 5,
     "api/v1/docs": (UNAUTHENTICATED,) + (OK,) * 5,

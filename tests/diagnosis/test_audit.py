@@ -13,10 +13,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from test_admin import _form_data, _grid, _matrix_field, _post
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import CaseAccess
 from diagnosis.permissions import MODEL_ADMINS
 from diagnosis.services import cases as case_services
-from diagnosis.services.api_tokens import issue_api_token
 
 
 @pytest.fixture

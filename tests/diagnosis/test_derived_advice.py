@@ -7,8 +7,8 @@ from django.test import Client
 from thyroid_like import THYROID_TESTS, thyroid_like_rows
 from training_helpers import train
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import DiagnosisCase
-from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.datasets import create_dataset
 
 

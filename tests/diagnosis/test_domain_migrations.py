@@ -15,9 +15,9 @@ from diagnosis.bench.models import Experiment
 from diagnosis.bench.selectors import experiments as experiment_reads
 from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment
+from diagnosis.integration.services.api_tokens import authenticate_token
 from diagnosis.models import DiagnosisCase
 from diagnosis.selectors.cases import compute_case_state
-from diagnosis.services.api_tokens import authenticate_token
 from diagnosis.services.cases import start_case
 from diagnosis.services.step import Classify, RecordResult, apply_step
 

@@ -100,7 +100,7 @@ def test_a_crash_gets_the_500_page(signed_in, monkeypatch):
 
 def test_api_paths_still_answer_json_for_the_same_faults(signed_in, settings):
     """The same over-large form body under /api/ is a JSON 413, never one of these pages
-    (tests/diagnosis/test_api_errors.py covers both APIs' JSON bodies)."""
+    (tests/diagnosis/integration/test_api_errors.py covers both APIs' JSON bodies)."""
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     response = signed_in.post(
         "/api/cases/1/step", "x" * 5000, content_type="application/x-www-form-urlencoded"

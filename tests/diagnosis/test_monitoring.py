@@ -14,9 +14,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from scipy import stats
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import CaseAccess, ConfirmedDiagnosis, DiagnosisCase, DiagnosisStep
 from diagnosis.selectors.monitoring import model_monitoring
-from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.confirmations import record_confirmed_diagnoses_csv
 from learners.monitoring import look_alpha, realized_cost, sequential_drift
 

@@ -12,11 +12,11 @@ from django.test import Client
 from django.urls import reverse
 from login_helpers import login_request
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.management import demo_data
 from diagnosis.models import DiagnosisCase, DiagnosisStep, DiagnosticTest
 from diagnosis.selectors.case_audit import case_events, confirmed_range_text, describe_event
 from diagnosis.services import cases as case_services
-from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.services.datasets import create_dataset
 from diagnosis.shared.validation import clean_plausible_range, clean_request_field
 

@@ -34,8 +34,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.services import cases
-from diagnosis.services.api_tokens import issue_api_token
 
 pytestmark = pytest.mark.django_db
 

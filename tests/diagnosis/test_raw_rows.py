@@ -8,13 +8,17 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from diagnosis.integration.models import ApiToken
+from diagnosis.integration.services.api_tokens import (
+    authenticate_token,
+    issue_api_token,
+    revoke_api_token,
+)
 from diagnosis.models import DiagnosisCase, DiagnosticTest
 from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import raw_rows
 from diagnosis.selectors.case_audit import case_steps
 from diagnosis.selectors.cases import dataset_tests_of
 from diagnosis.services import cases
-from diagnosis.services.api_tokens import authenticate_token, issue_api_token, revoke_api_token
 
 pytestmark = pytest.mark.django_db
 

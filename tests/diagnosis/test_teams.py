@@ -10,11 +10,11 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import DiagnosisStep, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, CaseNotFound
 from diagnosis.selectors import case_for_user, team_cases_for_user
 from diagnosis.services import cases as case_services
-from diagnosis.services.api_tokens import issue_api_token
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from diagnosis.client_address import client_address
-from diagnosis.services.api_tokens import issue_api_token
+from diagnosis.integration.services.api_tokens import issue_api_token
 
 PROXY = "10.99.0.1"
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from diagnosis.services.api_tokens import issue_api_token
+from diagnosis.integration.services.api_tokens import issue_api_token
 
 
 class Command(BaseCommand):

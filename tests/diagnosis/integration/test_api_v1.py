@@ -15,8 +15,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from diagnosis.integration.models import ApiToken
+from diagnosis.integration.services.api_tokens import issue_api_token, revoke_api_token
 from diagnosis.models import DiagnosisCase
-from diagnosis.services.api_tokens import issue_api_token, revoke_api_token
 
 
 def bearer(user) -> Client:

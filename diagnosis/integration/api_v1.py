@@ -43,22 +43,23 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from . import selectors
-from .api import implausible_answer, state_to_dict
-from .client_address import client_address
-from .models import CaseAccess, TrainedModel
-from .permissions import CaseNotFound
-from .selectors.vocabulary import vocabulary_of
-from .services import api_tokens, step
-from .services import cases as case_services
-from .services.access_log import log_case_access
-from .shared.validation import (
+from diagnosis import selectors
+from diagnosis.client_address import client_address
+from diagnosis.integration.api import implausible_answer, state_to_dict
+from diagnosis.integration.services import api_tokens
+from diagnosis.integration.throttling import SlidingWindowThrottle
+from diagnosis.models import CaseAccess, TrainedModel
+from diagnosis.permissions import CaseNotFound
+from diagnosis.selectors.vocabulary import vocabulary_of
+from diagnosis.services import cases as case_services
+from diagnosis.services import step
+from diagnosis.services.access_log import log_case_access
+from diagnosis.shared.validation import (
     BodyTooLarge,
     clean_request_field,
     parse_json_object,
     too_large_message,
 )
-from .throttling import SlidingWindowThrottle
 
 __all__ = ["api", "urlpatterns"]
 
@@ -632,7 +633,7 @@ class ConfirmedDiagnosisOut(Schema):
 def record_confirmed_diagnosis(request: HttpRequest, case_id: int, payload: ConfirmedDiagnosisIn):
     """Only the case's own clinician, on a closed case (409 while it is open); the steps and
     costs stay as they are, and the model's monitoring counts it."""
-    from .services import confirmations
+    from diagnosis.services import confirmations
 
     case = selectors.case_for_user(user=request.user, pk=case_id)
     if case.is_open:

@@ -14,9 +14,8 @@ from django.db import connection
 from django.utils import timezone
 
 from diagnosis.integration.models import ApiToken
-
-from ..permissions import remember_groups
-from ..selectors import raw_rows
+from diagnosis.permissions import remember_groups
+from diagnosis.selectors import raw_rows
 
 __all__ = ["authenticate_token", "issue_api_token", "revoke_api_token"]
 

@@ -68,15 +68,15 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods
 
-from . import selectors
-from .models import CaseAccess
-from .permissions import CaseNotFound
-from .selectors import case_audit
-from .selectors.matrices import case_matrix
-from .services import cases as case_services
-from .services import step
-from .services.access_log import log_case_access
-from .shared.validation import BodyTooLarge, clean_step_body, parse_json_object
+from diagnosis import selectors
+from diagnosis.models import CaseAccess
+from diagnosis.permissions import CaseNotFound
+from diagnosis.selectors import case_audit
+from diagnosis.selectors.matrices import case_matrix
+from diagnosis.services import cases as case_services
+from diagnosis.services import step
+from diagnosis.services.access_log import log_case_access
+from diagnosis.shared.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "implausible_answer", "state_to_dict"]
 

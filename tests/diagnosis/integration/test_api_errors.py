@@ -8,8 +8,8 @@ from django.test import Client
 from django.urls import reverse
 
 from diagnosis import selectors
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import DiagnosisCase
-from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.shared.validation import MAX_BODY_BYTES
 
 

@@ -11,7 +11,7 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.test import RequestFactory
 
-from diagnosis.throttling import SlidingWindowThrottle
+from diagnosis.integration.throttling import SlidingWindowThrottle
 
 pytestmark = pytest.mark.skipif(
     not isinstance(caches["default"], RedisCache), reason="needs the Redis cache (REDIS_URL)"

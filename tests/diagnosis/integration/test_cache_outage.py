@@ -12,8 +12,8 @@ import pytest
 import redis
 from django.test import Client
 
-from diagnosis import throttling
-from diagnosis.services.api_tokens import issue_api_token
+from diagnosis.integration import throttling
+from diagnosis.integration.services.api_tokens import issue_api_token
 
 
 def _free_port() -> int:
@@ -62,7 +62,7 @@ def own_redis(settings, monkeypatch):
 
 
 def _outage_warnings(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "diagnosis.throttling"]
+    return [r.getMessage() for r in caplog.records if r.name == "diagnosis.integration.throttling"]
 
 
 def test_with_redis_killed_the_api_serves_and_limits_per_process(
@@ -80,7 +80,7 @@ def test_with_redis_killed_the_api_serves_and_limits_per_process(
 
     servers[0].kill()
     servers[0].wait()
-    caplog.set_level(logging.WARNING, logger="diagnosis.throttling")
+    caplog.set_level(logging.WARNING, logger="diagnosis.integration.throttling")
     started = time.monotonic()
     answers = [client.get("/api/v1/models") for _ in range(5)]
     elapsed = time.monotonic() - started
@@ -105,7 +105,7 @@ def test_when_redis_answers_again_the_count_is_shared_again(
     client = Client(HTTP_AUTHORIZATION=f"Bearer {plain}")
     servers[0].kill()
     servers[0].wait()
-    caplog.set_level(logging.WARNING, logger="diagnosis.throttling")
+    caplog.set_level(logging.WARNING, logger="diagnosis.integration.throttling")
     assert client.get("/api/v1/models").status_code == 200
     servers.append(_start_redis(port))
     time.sleep(0.3)

@@ -10,8 +10,8 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import DiagnosisCase, DiagnosticTest
-from diagnosis.services.api_tokens import issue_api_token
 from diagnosis.shared.validation import MAX_BODY_BYTES
 
 FUZZ = settings(
