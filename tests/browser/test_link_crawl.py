@@ -381,6 +381,7 @@ def _state() -> dict:
     from django.contrib.auth.models import User
 
     from diagnosis import models
+    from diagnosis.bench.models import Experiment, ExperimentTask
     from diagnosis.integration.models import ApiToken
 
     def rows(model, *fields):
@@ -392,8 +393,8 @@ def _state() -> dict:
         "steps": rows(models.DiagnosisStep),
         "confirmations": rows(models.ConfirmedDiagnosis),
         "decisions": rows(models.ModelDecision),
-        "experiments": rows(models.Experiment, "status"),
-        "experiment tasks": rows(models.ExperimentTask, "status"),
+        "experiments": rows(Experiment, "status"),
+        "experiment tasks": rows(ExperimentTask, "status"),
         "datasets": rows(models.Dataset),
         "tests": rows(models.DiagnosticTest, "price", "discounted_price"),
         "matrices": rows(models.ErrorMatrix, "matrix"),
