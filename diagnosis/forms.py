@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 from django import forms
 from django.core.exceptions import ValidationError
 
+from diagnosis.services.step import clean_value
+
 from .models import Dataset, DiagnosticTest, ErrorMatrix
 from .selectors.models import default_error_matrices
-from .services.cases import clean_value
 from .shared import learner_registry
 
 _FieldT = TypeVar("_FieldT", bound=forms.Field)
@@ -38,7 +39,7 @@ class ResultForm(forms.Form):
 
     The field only carries the widget (a number input with range and unit, or
     a select of choices); the value is checked by the service's
-    :func:`~diagnosis.services.cases.clean_value`, the same function the JSON
+    :func:`~diagnosis.services.step.clean_value`, the same function the JSON
     API goes through.
     """
 

@@ -73,7 +73,6 @@ from diagnosis.models import CaseAccess
 from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import case_audit
 from diagnosis.selectors.matrices import case_matrix
-from diagnosis.services import cases as case_services
 from diagnosis.services import step
 from diagnosis.services.access_log import log_case_access
 from diagnosis.shared.validation import BodyTooLarge, clean_step_body, parse_json_object
@@ -85,7 +84,7 @@ def _error(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-def implausible_answer(exc: case_services.ImplausibleValue) -> dict[str, Any]:
+def implausible_answer(exc: step.ImplausibleValue) -> dict[str, Any]:
     """The 422 body of values outside their plausible range: what, and how to confirm."""
     body: dict[str, Any] = {
         "error": " ".join(f.message for f in exc.found)
@@ -211,11 +210,11 @@ def case_step(request: HttpRequest, pk: int) -> JsonResponse:
         return _error(str(exc), 404)
     except PermissionDenied as exc:  # a team lead reads the case but takes no step on it
         return _error(str(exc), 403)
-    except (case_services.CaseClosed, step.StaleCase) as exc:
+    except (step.CaseClosed, step.StaleCase) as exc:
         return _error(" ".join(exc.messages), 409)
     except BodyTooLarge as exc:
         return _error(" ".join(exc.messages), 413)
-    except case_services.ImplausibleValue as exc:
+    except step.ImplausibleValue as exc:
         return JsonResponse(implausible_answer(exc), status=422)
     except ValidationError as exc:
         if hasattr(exc, "error_dict"):  # several results: each test's messages by its name

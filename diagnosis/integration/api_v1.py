@@ -250,14 +250,14 @@ def _no_case(request, exc: CaseNotFound):
     return _error(request, str(exc), 404)
 
 
-@api.exception_handler(case_services.CaseClosed)
+@api.exception_handler(step.CaseClosed)
 @api.exception_handler(step.StaleCase)
 def _conflict(request, exc):
     return _error(request, " ".join(exc.messages), 409)
 
 
-@api.exception_handler(case_services.ImplausibleValue)
-def _implausible(request, exc: case_services.ImplausibleValue):
+@api.exception_handler(step.ImplausibleValue)
+def _implausible(request, exc: step.ImplausibleValue):
     return JsonResponse(implausible_answer(exc), status=422)
 
 

@@ -1,7 +1,7 @@
 """What one step read under its case's row lock, handed explicitly to what needs it.
 
 :func:`~diagnosis.services.step.apply_step` locks the case row, reads its steps and
-its dataset's tests once (:func:`~diagnosis.services.cases.hold_steps`), and passes the
+its dataset's tests once (:func:`~diagnosis.services.step.hold_steps`), and passes the
 :class:`StepContext` down: to the ``seen`` check, to the step service (which takes the step on
 that locked row, without locking it again or opening a savepoint of its own), to the advice and
 price of the step, and back to the caller, whose answer is computed from it instead of reading
@@ -36,7 +36,7 @@ class StepContext:
     steps: list[DiagnosisStep]
     tests: list[DiagnosticTest]
     #: the lock set the row's ``updated_at`` already (``step.apply_step``, through
-    #: ``cases.touched_case_row``): the steps written in this transaction do not update it again
+    #: ``step.touched_case_row``): the steps written in this transaction do not update it again
     touched: bool = False
     #: the innermost ``transaction.atomic`` block open when the row was locked and read
     block: object = field(default_factory=lambda: _innermost_block(), repr=False, compare=False)

@@ -16,6 +16,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from diagnosis.services import step as step_service
+
 from .. import figures, selectors
 from ..forms import ClassifyForm, ResultForm, StartCaseForm
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
@@ -274,12 +276,12 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             )
         except CaseNotFound as exc:  # the clinician lost the case's access since the page loaded
             raise Http404(str(exc)) from exc
-        except case_services.CaseClosed:
+        except step_service.CaseClosed:
             messages.error(request, _closed_message(request, case))
             return redirect("case-summary", pk=case.pk)
         except StaleCase as exc:
             errors, stale = messages_of(exc), True
-        except case_services.ImplausibleValue as exc:
+        except step_service.ImplausibleValue as exc:
             # asked, not refused: the form again, with the question and a button to confirm
             if correction is not None:
                 correction["implausible"] = result_blocks.implausible_rows(
@@ -306,7 +308,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             elif action == "undo":
                 messages.success(request, "Step undone; the advice below is recomputed without it.")
             return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
-    case_services.refresh_case(case)
+    step_service.refresh_case(case)
     state = selectors.case_state(user=request.user, case=case)
     if not state.is_open:
         messages.error(request, _closed_message(request, case))
@@ -330,10 +332,10 @@ def _post_results(request: HttpRequest, case: DiagnosisCase, state, entry_name) 
         posted = result_blocks.post_results(request, case, state)
     except CaseNotFound as exc:
         raise Http404(str(exc)) from exc
-    except case_services.CaseClosed:
+    except step_service.CaseClosed:
         messages.error(request, _closed_message(request, case))
         return redirect("case-summary", pk=case.pk)
-    case_services.refresh_case(case)
+    step_service.refresh_case(case)
     if posted.saved or not case.is_open:
         return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
     state = selectors.case_state(user=request.user, case=case)

@@ -13,9 +13,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
+from diagnosis.services.step import ImplausibleValue
+
 from ..forms import ResultsForm
 from ..selectors.entry_blocks import computed_formulas, entry_block
-from ..services.cases import ImplausibleValue
 from ..services.step import RecordResults, StaleCase, apply_step
 from .common import messages_of
 

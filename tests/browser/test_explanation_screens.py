@@ -42,11 +42,12 @@ def test_tree_case_split_by_an_unavailable_test(chromium, live_server, heart_mod
     """The why lists each branch's share of the patient; the error-cost grid is on the screen."""
     from diagnosis.selectors import case_state
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     clinician = _clinician()
     case = cases.start_case(user=clinician, trained_model=heart_model)
     first = case_state(user=clinician, case=case).advice
-    cases.take_step(user=clinician, case=case, action="unavailable", test=first["test_name"])
+    step_service.take_step(user=clinician, case=case, action="unavailable", test=first["test_name"])
     state = case_state(user=clinician, case=case)
     assert len(state.explanation.branches) > 1, "the first test splits the patient"
     labels = list(heart_model.dataset.class_labels)
@@ -67,6 +68,7 @@ def test_conditioned_loss_order_and_referral(chromium, live_server, thyroid_risk
     from diagnosis.selectors import case_state
     from diagnosis.selectors.cases import estimator_for
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     clinician = _clinician()
     estimator = estimator_for(thyroid_risk_model)
@@ -86,7 +88,7 @@ def test_conditioned_loss_order_and_referral(chromium, live_server, thyroid_risk
         case = cases.start_case(user=clinician, trained_model=thyroid_risk_model)
         state = case_state(user=clinician, case=case)
         while state.advice["kind"] == "extract" and not until(state):
-            cases.take_step(
+            step_service.take_step(
                 user=clinician,
                 case=case,
                 action="result",

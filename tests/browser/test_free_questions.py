@@ -119,6 +119,7 @@ def test_fti_computed(chromium, live_server, thyroid_risk_model, size):
     from django.contrib.auth.models import User
 
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     dataset = thyroid_risk_model.dataset
@@ -127,7 +128,7 @@ def test_fti_computed(chromium, live_server, thyroid_risk_model, size):
     case = cases.start_case(
         user=clinician, trained_model=thyroid_risk_model, patient_reference=f"fti-{size}"
     )
-    cases.record_results(
+    step_service.record_results(
         user=clinician,
         case=case,
         results={t.name: patient.values[t.index] for t in free_tests(thyroid_risk_model)},

@@ -222,6 +222,7 @@ def _cases(trained, clinician, rows: list, label: str) -> None:
     its conclusion, accepted, and a confirmed diagnosis recorded) on ``trained``."""
     from diagnosis.selectors import case_state
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
     from diagnosis.services.confirmations import record_confirmed_diagnosis
 
     tests = {t.index: t for t in trained.dataset.tests.all()}
@@ -238,9 +239,9 @@ def _cases(trained, clinician, rows: list, label: str) -> None:
             test = tests[advice["test_index"]]
             value = row[test.index]
             if value is None or (isinstance(value, float) and math.isnan(value)):
-                cases.mark_unavailable(user=clinician, case=case, test=test)
+                step_service.mark_unavailable(user=clinician, case=case, test=test)
             else:
-                cases.record_result(user=clinician, case=case, test=test, value=value)
+                step_service.record_result(user=clinician, case=case, test=test, value=value)
             if not close:
                 break
         if not close:
@@ -248,10 +249,10 @@ def _cases(trained, clinician, rows: list, label: str) -> None:
         case.refresh_from_db()
         advice = case_state(user=clinician, case=case).advice
         if advice["kind"] == "reject":
-            cases.refer(user=clinician, case=case)
+            step_service.refer(user=clinician, case=case)
         else:
             label_index = advice.get("label_index")
-            cases.classify(user=clinician, case=case, label=label_index or 0)
+            step_service.classify(user=clinician, case=case, label=label_index or 0)
         case.refresh_from_db()
         record_confirmed_diagnosis(user=clinician, case=case, label=0)
 

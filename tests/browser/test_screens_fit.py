@@ -149,6 +149,7 @@ def _risk_case(trained):
 
     from diagnosis.selectors import case_state
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     tests = {t.index: t for t in trained.dataset.tests.all()}
@@ -160,9 +161,9 @@ def _risk_case(trained):
             break
         test, value = tests[advice["test_index"]], patient.values[advice["test_index"]]
         if value is None or (isinstance(value, float) and math.isnan(value)):
-            cases.mark_unavailable(user=clinician, case=case, test=test)
+            step_service.mark_unavailable(user=clinician, case=case, test=test)
         else:
-            cases.record_result(user=clinician, case=case, test=test, value=value)
+            step_service.record_result(user=clinician, case=case, test=test, value=value)
     return case
 
 

@@ -149,6 +149,7 @@ def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
 
     from diagnosis.selectors import case_state
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     patient = complete_patient(thyroid_risk_model.dataset)
@@ -157,7 +158,7 @@ def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
     while state.advice["kind"] == "extract" and not state.explanation.risks:
         # Free history questions come first; they carry no risks.
         index = state.advice["test_index"]
-        cases.take_step(
+        step_service.take_step(
             user=clinician,
             case=case,
             action="result",

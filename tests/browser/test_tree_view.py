@@ -35,6 +35,7 @@ def case_with_a_split(model):
 
     from diagnosis.selectors import case_state
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     tests = {t.name: t for t in model.dataset.tests.all()}
@@ -45,10 +46,12 @@ def case_with_a_split(model):
         first = case_state(user=clinician, case=case).advice
         test = tests[first["test_name"]]
         value = patient.values[test.index]
-        cases.take_step(user=clinician, case=case, action="result", test=test.name, value=value)
+        step_service.take_step(
+            user=clinician, case=case, action="result", test=test.name, value=value
+        )
         second = case_state(user=clinician, case=case).advice
         if second["kind"] == "extract":
-            cases.take_step(
+            step_service.take_step(
                 user=clinician, case=case, action="unavailable", test=second["test_name"]
             )
             return case, test, value

@@ -23,6 +23,7 @@ from diagnosis.models import Dataset, TrainedModel
 from diagnosis.selectors import case_state
 from diagnosis.selectors.explanations import patients
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 MONEY = r"(−?\$[\d,]+\.\d\d)"
 PERCENT = r"(\d+\.\d)%"
@@ -156,10 +157,10 @@ def _walk(trained: TrainedModel, clinician, rows: list, seen: set[str], n_patien
                 or (isinstance(value, float) and math.isnan(value))
                 or (number % 3 == 1 and priced and not skipped)
             ):
-                cases.mark_unavailable(user=clinician, case=case, test=test)
+                step_service.mark_unavailable(user=clinician, case=case, test=test)
                 skipped = skipped or priced
             else:
-                cases.record_result(user=clinician, case=case, test=test, value=value)
+                step_service.record_result(user=clinician, case=case, test=test, value=value)
 
 
 DEMO_MODELS = [

@@ -14,16 +14,20 @@ from diagnosis.services import broker
 
 
 def test_every_name_services_send_is_a_registered_task_on_its_queue():
-    """The worker knows each name (diagnosis/tasks.py registers them); experiment tasks go to
-    the experiments queue and trainings to the default one."""
+    """The worker knows each name (its start imports every app's tasks module: diagnosis/tasks.py
+    and diagnosis/bench/tasks.py register them); experiment tasks go to the experiments queue
+    and trainings to the default one."""
     from config import celery_app
-    from diagnosis import tasks
 
+    celery_app.loader.import_default_modules()  # what a starting worker does: autodiscovery
     names = {broker.TRAIN_MODEL, broker.RUN_EXPERIMENT_TASK, broker.DISPATCH_EXPERIMENT}
     assert names <= set(celery_app.tasks)
+    from diagnosis import tasks
+    from diagnosis.bench import tasks as bench_tasks
+
     assert tasks.train_model.name == broker.TRAIN_MODEL
-    assert tasks.run_experiment_task.name == broker.RUN_EXPERIMENT_TASK
-    assert tasks.dispatch_experiment.name == broker.DISPATCH_EXPERIMENT
+    assert bench_tasks.run_experiment_task.name == broker.RUN_EXPERIMENT_TASK
+    assert bench_tasks.dispatch_experiment.name == broker.DISPATCH_EXPERIMENT
     routes = celery_app.conf.task_routes
     assert routes[broker.RUN_EXPERIMENT_TASK]["queue"] == settings.EXPERIMENTS_QUEUE
     assert routes[broker.DISPATCH_EXPERIMENT]["queue"] == settings.EXPERIMENTS_QUEUE

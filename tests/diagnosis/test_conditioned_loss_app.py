@@ -11,6 +11,7 @@ from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 from diagnosis.models import DiagnosisCase, DiagnosisStep, TrainedModel
 from diagnosis.selectors import case_state, model_report, models_for_user, tree_layout
 from diagnosis.services import cases, training
+from diagnosis.services import step as step_service
 from diagnosis.services.datasets import create_dataset
 
 
@@ -41,17 +42,17 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
             if state.explanation.risks:
                 seen_risks.append((advice, state.explanation.risks))
             if advice["kind"] == "extract":
-                cases.record_result(
+                step_service.record_result(
                     user=clinician,
                     case=case,
                     test=tests[advice["test_index"]],
                     value=row[advice["test_index"]],
                 )
             elif advice["kind"] == "classify":
-                step = cases.classify(user=clinician, case=case, label=advice["label_index"])
+                step = step_service.classify(user=clinician, case=case, label=advice["label_index"])
                 break
             else:
-                step = cases.refer(user=clinician, case=case)
+                step = step_service.refer(user=clinician, case=case)
                 break
         else:
             pytest.fail(f"no decision after every test was asked for: {advice}")
@@ -86,7 +87,9 @@ def test_order_label_names_the_test(thyroid_model, clinician):
     state = case_state(user=clinician, case=case)
     while not state.explanation.risks:  # free questionnaire answers come first
         index = state.advice["test_index"]
-        cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
+        step_service.record_result(
+            user=clinician, case=case, test=tests[index], value=rows[0][index]
+        )
         state = case_state(user=clinician, case=case)
     assert "Order TSH" in [r["action"] for r in state.explanation.risks]
 
@@ -94,10 +97,10 @@ def test_order_label_names_the_test(thyroid_model, clinician):
 def test_referrals_are_counted_apart_in_reports(thyroid_model, clinician, model_admin):
     """A referral is its own step and case status, and model lists and reports count it apart."""
     referred = cases.start_case(user=clinician, trained_model=thyroid_model)
-    step = cases.refer(user=clinician, case=referred)
+    step = step_service.refer(user=clinician, case=referred)
     assert step.kind == DiagnosisStep.REFER and step.label is None and step.price == 0
     classified = cases.start_case(user=clinician, trained_model=thyroid_model)
-    cases.classify(user=clinician, case=classified, label=0)
+    step_service.classify(user=clinician, case=classified, label=0)
     cases.start_case(user=clinician, trained_model=thyroid_model)
     report = model_report(user=clinician, trained_model=thyroid_model)
     assert report["case_outcomes"] == {"open": 1, "classified": 1, "referred": 1}
@@ -119,7 +122,9 @@ def test_step_screen_shows_the_risk_chart_with_readable_actions(thyroid_model, c
     state = case_state(user=clinician, case=case)
     while not state.explanation.risks:
         index = state.advice["test_index"]
-        cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
+        step_service.record_result(
+            user=clinician, case=case, test=tests[index], value=rows[0][index]
+        )
         state = case_state(user=clinician, case=case)
     client.force_login(clinician)
     page = client.get(reverse("case-detail", args=[case.pk])).content.decode()
@@ -144,7 +149,9 @@ def test_risks_partial_lists_every_action_and_marks_the_advised_one(thyroid_mode
     )
     while not state.explanation.risks:
         index = state.advice["test_index"]
-        cases.record_result(user=clinician, case=case, test=tests[index], value=rows[0][index])
+        step_service.record_result(
+            user=clinician, case=case, test=tests[index], value=rows[0][index]
+        )
         state = case_state(user=clinician, case=case)
     html = render_to_string("diagnosis/_risks.html", {"risks": state.explanation.risks})
     for row in state.explanation.risks:

@@ -11,6 +11,7 @@ from thyroid_like import thyroid_like_rows
 
 from diagnosis.selectors import case_state
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 MONEY = re.compile(r"(−?)\$([\d,]+\.\d\d)")
 PERCENT = re.compile(r"(\d+\.\d)%")
@@ -115,7 +116,7 @@ def test_every_number_on_the_conditioned_loss_screen_is_the_models(
                 seen.add(advice["kind"])
             if advice["kind"] != "extract":
                 break
-            cases.record_result(
+            step_service.record_result(
                 user=clinician,
                 case=case,
                 test=tests[advice["test_index"]],

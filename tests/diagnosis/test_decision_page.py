@@ -10,6 +10,7 @@ from diagnosis.selectors import case_state
 from diagnosis.selectors.cases import estimator_for
 from diagnosis.selectors.decision import diagram_kind
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 
 def test_every_diagram_link_of_a_conditioned_loss_case_works_and_agrees(
@@ -47,7 +48,7 @@ def test_the_decision_page_shows_the_patients_risks_and_the_trees_it_consults(
     state = case_state(user=clinician, case=case)
     while state.advice["kind"] == "extract" and not state.explanation.risks:
         test = tests[state.advice["test_index"]]
-        cases.record_result(user=clinician, case=case, test=test, value=rows[0][test.index])
+        step_service.record_result(user=clinician, case=case, test=test, value=rows[0][test.index])
         state = case_state(user=clinician, case=case)
     assert state.explanation.risks
     url = reverse("model-decision", args=[thyroid_model.pk]) + f"?case={case.pk}"

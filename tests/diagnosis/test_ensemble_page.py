@@ -11,6 +11,7 @@ from diagnosis.models import TrainedModel
 from diagnosis.selectors.cases import compute_case_state, estimator_for
 from diagnosis.selectors.ensemble import ensemble_view, model_is_ensemble
 from diagnosis.services import cases as case_services
+from diagnosis.services import step as step_service
 
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
 
@@ -34,7 +35,7 @@ def _walk_until_some_finished(case, clinician):
         if state.advice["kind"] != "extract":
             return state
         test = case.trained_model.dataset.tests.get(index=state.advice["test_index"])
-        case_services.record_result(user=clinician, case=case, test=test, value=values[test.name])
+        step_service.record_result(user=clinician, case=case, test=test, value=values[test.name])
         case.refresh_from_db()
     return compute_case_state(case)
 

@@ -16,7 +16,7 @@ from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.management import demo_data
 from diagnosis.models import DiagnosisCase, DiagnosisStep, DiagnosticTest
 from diagnosis.selectors.case_audit import case_events, confirmed_range_text, describe_event
-from diagnosis.services import cases as case_services
+from diagnosis.services import step as step_service
 from diagnosis.services.datasets import create_dataset
 from diagnosis.shared.validation import clean_plausible_range, clean_request_field
 
@@ -139,11 +139,11 @@ def test_request_reader_takes_true_only_for_the_confirm_flag():
 def test_fraction_of_a_whole_number_test_is_refused(case, clinician):
     """1.5 for a whole-number test is refused with the test's name; nothing is saved."""
     with pytest.raises(ValidationError, match="Insulin takes whole numbers only; 1.5 is not one"):
-        case_services.take_step(
+        step_service.take_step(
             user=clinician, case=case, action="result", test="insulin", value="1.5"
         )
     assert not case.steps.exists()
-    step = case_services.take_step(
+    step = step_service.take_step(
         user=clinician, case=case, action="result", test="insulin", value="120"
     )
     assert step.value == 120 and not step.implausible_confirmed
@@ -151,13 +151,13 @@ def test_fraction_of_a_whole_number_test_is_refused(case, clinician):
 
 def test_implausible_value_is_asked_then_saved_with_its_range(case, clinician):
     """Outside the plausible range: nothing saved until confirmed; then the range is kept."""
-    with pytest.raises(case_services.ImplausibleValue) as caught:
-        case_services.take_step(user=clinician, case=case, action="result", test="glucose", value=1)
+    with pytest.raises(step_service.ImplausibleValue) as caught:
+        step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=1)
     assert caught.value.messages == [
         "Glucose of 1 mg/dl is outside the plausible range 40–400 mg/dl. Confirm it is right?"
     ]
     assert not case.steps.exists()
-    step = case_services.take_step(
+    step = step_service.take_step(
         user=clinician,
         case=case,
         action="result",
@@ -167,7 +167,7 @@ def test_implausible_value_is_asked_then_saved_with_its_range(case, clinician):
     )
     assert step.implausible_confirmed
     assert step.plausible_range == {"min": 40, "max": 400, "unit": "mg/dl"}
-    plain = case_services.take_step(
+    plain = step_service.take_step(
         user=clinician, case=case, action="result", test="insulin", value=90
     )
     assert not plain.implausible_confirmed and plain.plausible_range is None
@@ -176,11 +176,11 @@ def test_implausible_value_is_asked_then_saved_with_its_range(case, clinician):
 def test_several_results_ask_about_each_implausible_one_by_name(case, clinician):
     """A form of results: an implausible one is named, nothing saved; confirmed by name, saved."""
     results = {"glucose": 450, "insulin": 90}
-    with pytest.raises(case_services.ImplausibleValue) as caught:
+    with pytest.raises(step_service.ImplausibleValue) as caught:
         step_helpers.post_results(user=clinician, case=case, results=results)
     assert list(caught.value.message_dict) == ["glucose"]
     assert not case.steps.exists()
-    with pytest.raises(case_services.ImplausibleValue):  # confirming another test is no answer
+    with pytest.raises(step_service.ImplausibleValue):  # confirming another test is no answer
         step_helpers.post_results(
             user=clinician, case=case, results=results, confirm_implausible={"insulin"}
         )
@@ -195,8 +195,8 @@ def test_several_results_ask_about_each_implausible_one_by_name(case, clinician)
 
 def test_a_correction_to_an_implausible_value_is_asked_too(case, clinician):
     """Correcting a value to one outside the plausible range needs the same confirmation."""
-    case_services.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
-    with pytest.raises(case_services.ImplausibleValue):
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    with pytest.raises(step_service.ImplausibleValue):
         step_helpers.post_step(
             user=clinician, case=case, action="correct", position=0, value=15, reason="typo"
         )
@@ -215,11 +215,11 @@ def test_a_correction_to_an_implausible_value_is_asked_too(case, clinician):
 
 def test_admin_edit_later_never_rewrites_a_confirmed_step(case, clinician):
     """A step keeps the range it was confirmed against after the test's range is edited."""
-    step = case_services.take_step(
+    step = step_service.take_step(
         user=clinician, case=case, action="result", test="glucose", value=20,
         confirm_implausible=True,
     )  # fmt: skip
-    case_services.take_step(user=clinician, case=case, action="classify", label=0)
+    step_service.take_step(user=clinician, case=case, action="classify", label=0)
     before = [describe_event(e) for e in case_events(case)]
     test = _test(case, "glucose")
     test.plausible_min, test.plausible_max = 10, 300

@@ -36,6 +36,7 @@ from django.test.utils import CaptureQueriesContext
 
 from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 pytestmark = pytest.mark.django_db
 
@@ -121,7 +122,7 @@ def test_the_case_page_costs_a_fixed_number_of_queries(clinician, trained_model)
     client = Client()
     client.force_login(clinician)
     case = cases.start_case(user=clinician, trained_model=trained_model)
-    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=180)
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=180)
     _queries(lambda: client.get(f"/cases/{case.pk}/"))  # the estimator is cached from here
     _, sql = _queries(lambda: client.get(f"/cases/{case.pk}/"))
     assert len(sql) <= CASE_PAGE, "\n".join(sql)

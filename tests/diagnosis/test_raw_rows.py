@@ -19,6 +19,7 @@ from diagnosis.selectors import raw_rows
 from diagnosis.selectors.case_audit import case_steps
 from diagnosis.selectors.cases import dataset_tests_of
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ def test_the_locked_case_row_equals_the_orm_read(clinician, trained_model):
     """The case (touched), its model (JSON deferred) and dataset equal the ORM's rows."""
     case = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="x")
     with transaction.atomic():
-        locked = cases.touched_case_row(case.pk)
+        locked = step_service.touched_case_row(case.pk)
     orm = DiagnosisCase.objects.select_related("trained_model__dataset").get(pk=case.pk)
     assert _values(locked) == _values(orm) and locked.updated_at > case.updated_at
     assert locked.trained_model.get_deferred_fields() == {"model_json"}
@@ -45,7 +46,10 @@ def test_the_locked_case_row_equals_the_orm_read(clinician, trained_model):
     }
     assert _values(locked.trained_model.dataset) == _values(orm.trained_model.dataset)
     assert locked._state.adding is False and locked._state.db == "default"
-    assert cases.touched_case_row(case.pk + 1000) is None and cases.touched_case_row("x") is None
+    assert (
+        step_service.touched_case_row(case.pk + 1000) is None
+        and step_service.touched_case_row("x") is None
+    )
 
 
 def test_tests_and_steps_equal_the_orm_read(clinician, trained_model):

@@ -17,6 +17,7 @@ from diagnosis.selectors import (
     tree_layout,
 )
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 from learners.policy import Extract, decide, evidence_for
 
 
@@ -69,7 +70,7 @@ def test_open_cases_lists_only_own_open_cases(trained_model, clinician, other_cl
     """A clinician's resume list holds their open cases only."""
     mine = cases.start_case(user=clinician, trained_model=trained_model)
     closed = cases.start_case(user=clinician, trained_model=trained_model)
-    cases.refer(user=clinician, case=closed)
+    step_service.refer(user=clinician, case=closed)
     cases.start_case(user=other_clinician, trained_model=trained_model)
     assert list(open_cases_for_user(user=clinician)) == [mine]
 
@@ -91,7 +92,7 @@ def test_tree_layout_highlights_the_case_path(trained_model, clinician):
     """Every node is listed, edges link parents to children, the case's path starts at the root."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
     glucose = trained_model.dataset.tests.get(name="glucose")
-    cases.record_result(user=clinician, case=case, test=glucose, value=70)
+    step_service.record_result(user=clinician, case=case, test=glucose, value=70)
     layout = tree_layout(user=clinician, trained_model=trained_model, case=case)
     nodes = layout["nodes"]
     assert [n["id"] for n in nodes] == list(range(len(nodes)))
@@ -122,6 +123,6 @@ def test_case_state_lists_priced_options_and_recommendation(trained_model, clini
 def test_closed_case_has_no_advice(trained_model, clinician):
     """Once classified, the state carries no advice."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
-    cases.classify(user=clinician, case=case, label=0)
+    step_service.classify(user=clinician, case=case, label=0)
     state = case_state(user=clinician, case=case)
     assert state.advice is None and not state.is_open

@@ -13,6 +13,7 @@ from diagnosis.admin_forms import DiagnosticTestForm
 from diagnosis.models import DiagnosisStep, DiagnosticTest, TrainedModel
 from diagnosis.selectors import case_state
 from diagnosis.services import cases, training
+from diagnosis.services import step as step_service
 from diagnosis.services.datasets import create_dataset
 from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.derived import DerivedFormula
@@ -76,7 +77,7 @@ def test_free_answers_are_recorded_as_separate_free_steps_in_one_call(with_formu
     case = cases.start_case(user=clinician, trained_model=with_formula)
     advice = case_state(user=clinician, case=case).advice
     assert advice["kind"] == "extract" and advice["test_name"] == "age"
-    steps = cases.record_results(
+    steps = step_service.record_results(
         user=clinician, case=case, results={"age": 54, "on_thyroxine": "yes"}
     )
     assert [(s.test.name, s.kind, s.value, s.price) for s in steps] == [
@@ -92,7 +93,7 @@ def test_free_answers_are_recorded_as_separate_free_steps_in_one_call(with_formu
 def test_unknown_answers_are_marked_unavailable(with_formula, clinician):
     """None means "unknown / not available": an unavailable step, free."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
-    steps = cases.record_results(
+    steps = step_service.record_results(
         user=clinician, case=case, results={"age": 61, "on_thyroxine": None}
     )
     assert [s.kind for s in steps] == [DiagnosisStep.RESULT, DiagnosisStep.UNAVAILABLE]
@@ -103,7 +104,7 @@ def test_one_bad_value_saves_nothing_and_names_each_field(with_formula, clinicia
     """All or nothing: per-field messages keyed by test name, and no step saved."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
     with pytest.raises(ValidationError) as caught:
-        cases.record_results(
+        step_service.record_results(
             user=clinician, case=case, results={"age": "old", "on_thyroxine": "maybe"}
         )
     errors = caught.value.message_dict
@@ -111,7 +112,7 @@ def test_one_bad_value_saves_nothing_and_names_each_field(with_formula, clinicia
     assert "not a number" in errors["age"][0] and "maybe" in errors["on_thyroxine"][0]
     assert not case.steps.exists()
     with pytest.raises(ValidationError) as caught:
-        cases.record_results(user=clinician, case=case, results={"age": 40, "nonsense": 1})
+        step_service.record_results(user=clinician, case=case, results={"age": 40, "nonsense": 1})
     assert set(caught.value.message_dict) == {"nonsense"}
     assert not case.steps.exists()
 
@@ -119,9 +120,11 @@ def test_one_bad_value_saves_nothing_and_names_each_field(with_formula, clinicia
 def test_a_known_test_cannot_be_answered_again_in_a_batch(with_formula, clinician):
     """A test with a result is refused, naming it; the rest of the batch is not saved."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
-    cases.record_results(user=clinician, case=case, results={"age": 40})
+    step_service.record_results(user=clinician, case=case, results={"age": 40})
     with pytest.raises(ValidationError) as caught:
-        cases.record_results(user=clinician, case=case, results={"age": 41, "on_thyroxine": 0})
+        step_service.record_results(
+            user=clinician, case=case, results={"age": 41, "on_thyroxine": 0}
+        )
     assert "already has a result" in caught.value.message_dict["age"][0]
     assert case.steps.count() == 1
 
@@ -131,13 +134,13 @@ def test_empty_or_malformed_batch_is_refused(with_formula, clinician):
     case = cases.start_case(user=clinician, trained_model=with_formula)
     for bad in ({}, [], None, "age=4"):
         with pytest.raises(ValidationError, match="object of test names"):
-            cases.record_results(user=clinician, case=case, results=bad)
+            step_service.record_results(user=clinician, case=case, results=bad)
 
 
 def _record_inputs(case, clinician, tt4=120.0, t4u=0.8):
     tests = {t.name: t for t in case.trained_model.dataset.tests.all()}
-    cases.record_result(user=clinician, case=case, test=tests["TT4"], value=tt4)
-    cases.record_result(user=clinician, case=case, test=tests["T4U"], value=t4u)
+    step_service.record_result(user=clinician, case=case, test=tests["TT4"], value=tt4)
+    step_service.record_result(user=clinician, case=case, test=tests["T4U"], value=t4u)
     return tests
 
 
@@ -157,7 +160,7 @@ def test_typed_fti_contradicting_its_inputs_is_refused(with_formula, clinician):
     """A typed FTI more than the tolerance away from TT4 / T4U is refused, saying why."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
     with pytest.raises(ValidationError) as caught:
-        cases.record_results(
+        step_service.record_results(
             user=clinician, case=case, results={"TT4": 120, "T4U": 0.8, "FTI": 170}
         )
     message = caught.value.message_dict["FTI"][0]
@@ -168,7 +171,7 @@ def test_typed_fti_contradicting_its_inputs_is_refused(with_formula, clinician):
 def test_typed_fti_within_tolerance_is_accepted_with_its_inputs(with_formula, clinician):
     """FTI typed with its inputs and agreeing within 5% is accepted; the computed value is kept."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
-    steps = cases.record_results(
+    steps = step_service.record_results(
         user=clinician, case=case, results={"FTI": 153, "TT4": 120, "T4U": 0.8}
     )
     assert [(s.test.name, s.price) for s in steps] == [
@@ -185,14 +188,14 @@ def test_fti_alone_is_never_a_separate_paid_step(with_formula, without_formula, 
         case = cases.start_case(user=clinician, trained_model=trained)
         fti = trained.dataset.tests.get(name="FTI")
         with pytest.raises(ValidationError, match=hint):
-            cases.take_step(user=clinician, case=case, action="result", test=fti, value=150)
+            step_service.take_step(user=clinician, case=case, action="result", test=fti, value=150)
         assert not case.steps.exists()
 
 
 def test_without_a_formula_fti_is_typed_with_its_inputs(without_formula, clinician):
     """No formula: FTI comes with TT4 and T4U in one form, free, any value accepted."""
     case = cases.start_case(user=clinician, trained_model=without_formula)
-    steps = cases.record_results(
+    steps = step_service.record_results(
         user=clinician, case=case, results={"TT4": 120, "T4U": 0.8, "FTI": 171}
     )
     assert [(s.test.name, s.value, s.price) for s in steps] == [
@@ -206,7 +209,7 @@ def test_fti_needs_every_input_known(with_formula, clinician):
     """An input marked unknown in the same form makes a typed FTI impossible, said per field."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
     with pytest.raises(ValidationError) as caught:
-        cases.record_results(
+        step_service.record_results(
             user=clinician, case=case, results={"TT4": 120, "T4U": None, "FTI": 150}
         )
     assert "unavailable" in caught.value.message_dict["FTI"][0]
@@ -321,7 +324,7 @@ def test_take_results_refuses_a_stale_form_and_keeps_an_overrule_reason(with_for
     import step_helpers
 
     case = cases.start_case(user=clinician, trained_model=with_formula)
-    cases.record_results(user=clinician, case=case, results={"age": 40})
+    step_service.record_results(user=clinician, case=case, results={"age": 40})
     with pytest.raises(step_helpers.StaleCase):
         step_helpers.post_results(user=clinician, case=case, results={"on_thyroxine": 0}, seen=0)
     assert case.steps.count() == 1

@@ -10,6 +10,7 @@ from diagnosis.models import DiagnosisCase, DiagnosisStep
 from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import case_state, model_cache
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 
 def _test(trained, name):
@@ -23,11 +24,11 @@ def case(trained_model, clinician):
 
 def test_group_discount_is_charged_in_the_case_flow(case, clinician, trained_model):
     """The second blood test costs its discounted price once the first is done."""
-    first = cases.record_result(
+    first = step_service.record_result(
         user=clinician, case=case, test=_test(trained_model, "glucose"), value=150
     )
     before = {o.test.name: o.price_now for o in case_state(user=clinician, case=case).test_options}
-    second = cases.record_result(
+    second = step_service.record_result(
         user=clinician, case=case, test=_test(trained_model, "insulin"), value=120
     )
     state = case_state(user=clinician, case=case)
@@ -40,8 +41,12 @@ def test_group_discount_is_charged_in_the_case_flow(case, clinician, trained_mod
 
 def test_ungrouped_test_costs_full_price_after_a_blood_test(case, clinician, trained_model):
     """A test outside the group gets no discount from a grouped test."""
-    cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=150)
-    step = cases.record_result(user=clinician, case=case, test=_test(trained_model, "sex"), value=1)
+    step_service.record_result(
+        user=clinician, case=case, test=_test(trained_model, "glucose"), value=150
+    )
+    step = step_service.record_result(
+        user=clinician, case=case, test=_test(trained_model, "sex"), value=1
+    )
     assert step.price == 1.0
 
 
@@ -51,12 +56,12 @@ def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinicia
     assert advice["kind"] == "extract"
     recommended = trained_model.dataset.tests.get(index=advice["test_index"])
     other = trained_model.dataset.tests.exclude(pk=recommended.pk).filter(kind="numeric").first()
-    step = cases.record_result(user=clinician, case=case, test=other, value=100)
+    step = step_service.record_result(user=clinician, case=case, test=other, value=100)
     assert step.advice == advice and step.followed_advice is False
     state = case_state(user=clinician, case=case)
     if state.advice["kind"] == "extract":
         test = trained_model.dataset.tests.get(index=state.advice["test_index"])
-        followed = cases.record_result(
+        followed = step_service.record_result(
             user=clinician, case=case, test=test, value=1 if test.is_nominal else 100
         )
         assert followed.followed_advice is True
@@ -78,13 +83,15 @@ def test_bad_values_are_rejected_with_a_clear_message(
 ):
     """Out-of-range numbers, non-numbers, unknown codes raise ValidationError; nothing is saved."""
     with pytest.raises(ValidationError, match=message):
-        cases.record_result(user=clinician, case=case, test=_test(trained_model, name), value=value)
+        step_service.record_result(
+            user=clinician, case=case, test=_test(trained_model, name), value=value
+        )
     assert case.steps.count() == 0
 
 
 def test_nominal_value_may_be_given_by_its_label(case, clinician, trained_model):
     """A nominal result given as its choice label is stored as the code."""
-    step = cases.record_result(
+    step = step_service.record_result(
         user=clinician, case=case, test=_test(trained_model, "sex"), value="male"
     )
     assert step.value == 1.0
@@ -93,9 +100,9 @@ def test_nominal_value_may_be_given_by_its_label(case, clinician, trained_model)
 def test_a_result_cannot_be_recorded_twice(case, clinician, trained_model):
     """A second result for the same test is refused."""
     test = _test(trained_model, "glucose")
-    cases.record_result(user=clinician, case=case, test=test, value=100)
+    step_service.record_result(user=clinician, case=case, test=test, value=100)
     with pytest.raises(ValidationError, match="already has a result"):
-        cases.record_result(user=clinician, case=case, test=test, value=110)
+        step_service.record_result(user=clinician, case=case, test=test, value=110)
 
 
 def test_another_clinician_cannot_see_or_act_on_the_case(case, other_clinician, trained_model):
@@ -103,11 +110,11 @@ def test_another_clinician_cannot_see_or_act_on_the_case(case, other_clinician, 
     with pytest.raises(CaseNotFound, match=f"There is no case {case.pk}"):
         case_state(user=other_clinician, case=case)
     with pytest.raises(CaseNotFound):
-        cases.record_result(
+        step_service.record_result(
             user=other_clinician, case=case, test=_test(trained_model, "glucose"), value=100
         )
     with pytest.raises(CaseNotFound):
-        cases.classify(user=other_clinician, case=case, label=0)
+        step_service.classify(user=other_clinician, case=case, label=0)
     assert case.steps.count() == 0
 
 
@@ -118,7 +125,7 @@ def test_staff_and_superusers_outside_the_clinicians_get_no_case(case, flags):
     with pytest.raises(CaseNotFound):
         case_state(user=boss, case=case)
     with pytest.raises(CaseNotFound):
-        cases.take_step(user=boss, case=case, action="refer")
+        step_service.take_step(user=boss, case=case, action="refer")
     assert case.steps.count() == 0 and case.is_open
 
 
@@ -131,14 +138,14 @@ def test_user_without_role_cannot_start_a_case(trained_model):
 
 def test_closed_case_accepts_no_more_steps(case, clinician, trained_model):
     """After classifying, results, unavailability, classify and refer are all refused."""
-    cases.classify(user=clinician, case=case, label=1)
+    step_service.classify(user=clinician, case=case, label=1)
     assert case.status == DiagnosisCase.CLASSIFIED and case.final_label == 1
     test = _test(trained_model, "glucose")
     for action in (
-        lambda: cases.record_result(user=clinician, case=case, test=test, value=100),
-        lambda: cases.mark_unavailable(user=clinician, case=case, test=test),
-        lambda: cases.classify(user=clinician, case=case, label=0),
-        lambda: cases.refer(user=clinician, case=case),
+        lambda: step_service.record_result(user=clinician, case=case, test=test, value=100),
+        lambda: step_service.mark_unavailable(user=clinician, case=case, test=test),
+        lambda: step_service.classify(user=clinician, case=case, label=0),
+        lambda: step_service.refer(user=clinician, case=case),
     ):
         with pytest.raises(ValidationError, match="closed"):
             action()
@@ -147,11 +154,13 @@ def test_closed_case_accepts_no_more_steps(case, clinician, trained_model):
 
 def test_classify_overruling_the_advice_is_recorded(case, clinician, trained_model):
     """A label different from the advised one is stored with followed_advice False."""
-    cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=70)
+    step_service.record_result(
+        user=clinician, case=case, test=_test(trained_model, "glucose"), value=70
+    )
     advice = case_state(user=clinician, case=case).advice
     assert advice["kind"] == "classify"
     other = 1 - advice["label_index"]
-    step = cases.classify(user=clinician, case=case, label=other)
+    step = step_service.classify(user=clinician, case=case, label=other)
     assert step.kind == DiagnosisStep.CLASSIFY and step.label == other
     assert step.followed_advice is False and step.advice == advice
 
@@ -159,12 +168,12 @@ def test_classify_overruling_the_advice_is_recorded(case, clinician, trained_mod
 def test_classify_rejects_an_unknown_class(case, clinician):
     """A class number outside the dataset's classes is refused."""
     with pytest.raises(ValidationError, match=r"not one of 0 \(healthy\), 1 \(disease\)"):
-        cases.classify(user=clinician, case=case, label=5)
+        step_service.classify(user=clinician, case=case, label=5)
 
 
 def test_refer_closes_the_case(case, clinician):
     """Referring closes the case as referred, price 0."""
-    step = cases.refer(user=clinician, case=case)
+    step = step_service.refer(user=clinician, case=case)
     assert step.price == 0.0 and case.status == DiagnosisCase.REFERRED and case.closed_at
 
 
@@ -172,19 +181,21 @@ def test_unavailable_test_is_free_and_changes_the_advice(case, clinician, traine
     """Marking the advised test unavailable costs nothing and the model stops asking for it."""
     advice = case_state(user=clinician, case=case).advice
     test = trained_model.dataset.tests.get(index=advice["test_index"])
-    step = cases.mark_unavailable(user=clinician, case=case, test=test)
+    step = step_service.mark_unavailable(user=clinician, case=case, test=test)
     state = case_state(user=clinician, case=case)
     assert step.price == 0.0
     assert state.unavailable == {test.index}
     assert state.advice["test_index"] != test.index
     with pytest.raises(ValidationError, match="already marked unavailable"):
-        cases.mark_unavailable(user=clinician, case=case, test=test)
+        step_service.mark_unavailable(user=clinician, case=case, test=test)
 
 
 def test_state_is_recomputed_from_the_database_when_resumed(case, clinician, trained_model):
     """A case reloaded from the DB with an empty model cache shows the same state and advice."""
-    cases.record_result(user=clinician, case=case, test=_test(trained_model, "glucose"), value=180)
-    cases.mark_unavailable(user=clinician, case=case, test=_test(trained_model, "sex"))
+    step_service.record_result(
+        user=clinician, case=case, test=_test(trained_model, "glucose"), value=180
+    )
+    step_service.mark_unavailable(user=clinician, case=case, test=_test(trained_model, "sex"))
     before = case_state(user=clinician, case=case)
     model_cache.clear()
     reloaded = DiagnosisCase.objects.get(pk=case.pk)
@@ -199,7 +210,7 @@ def test_state_is_recomputed_from_the_database_when_resumed(case, clinician, tra
 def test_prices_come_from_the_training_snapshot(case, clinician, trained_model):
     """Changing a dataset price after training does not change what the model's cases cost."""
     trained_model.dataset.tests.filter(name="glucose").update(price=99.0, discounted_price=99.0)
-    step = cases.record_result(
+    step = step_service.record_result(
         user=clinician, case=case, test=_test(trained_model, "glucose"), value=100
     )
     assert step.price == 10.0
@@ -215,24 +226,26 @@ def test_cannot_start_a_case_with_an_unready_model(trained_model, clinician):
 
 def test_take_step_is_the_one_entry_for_every_action(case, clinician, trained_model):
     """take_step records a result by test name, refuses unknown actions/tests and closed cases."""
-    step = cases.take_step(user=clinician, case=case, action="result", test="glucose", value="150")
+    step = step_service.take_step(
+        user=clinician, case=case, action="result", test="glucose", value="150"
+    )
     assert step.kind == DiagnosisStep.RESULT and step.value == 150.0 and step.price == 10.0
     with pytest.raises(ValidationError, match="action must be one of"):
-        cases.take_step(user=clinician, case=case, action="dance")
+        step_service.take_step(user=clinician, case=case, action="dance")
     with pytest.raises(ValidationError, match="Choose one of this model's tests"):
-        cases.take_step(user=clinician, case=case, action="unavailable", test="nope")
-    step = cases.take_step(user=clinician, case=case, action="classify", label="disease")
+        step_service.take_step(user=clinician, case=case, action="unavailable", test="nope")
+    step = step_service.take_step(user=clinician, case=case, action="classify", label="disease")
     assert step.label == trained_model.dataset.class_labels.index("disease")
     case.refresh_from_db()
-    with pytest.raises(cases.CaseClosed):
-        cases.take_step(user=clinician, case=case, action="refer")
+    with pytest.raises(step_service.CaseClosed):
+        step_service.take_step(user=clinician, case=case, action="refer")
     assert case.steps.count() == 2
 
 
 def test_take_step_checks_the_clinician(case, other_clinician):
     """Another clinician's step is refused before anything is checked or saved."""
     with pytest.raises(CaseNotFound):
-        cases.take_step(user=other_clinician, case=case, action="refer")
+        step_service.take_step(user=other_clinician, case=case, action="refer")
     assert case.steps.count() == 0
 
 
@@ -244,12 +257,12 @@ def test_a_step_context_serves_only_its_own_case_inside_its_transaction(
 
     other = cases.start_case(user=clinician, trained_model=trained_model)
     with transaction.atomic():
-        locked = cases._lock_open_case(clinician, case)
-        context = cases.hold_steps(locked)
+        locked = step_service._lock_open_case(clinician, case)
+        context = step_service.hold_steps(locked)
         with pytest.raises(ValueError, match="given for case"):
-            cases.take_step(user=clinician, case=other, action="refer", context=context)
+            step_service.take_step(user=clinician, case=other, action="refer", context=context)
     with pytest.raises(RuntimeError, match="outside the transaction"):
-        cases.take_step(user=clinician, case=locked, action="refer", context=context)
+        step_service.take_step(user=clinician, case=locked, action="refer", context=context)
     assert not DiagnosisStep.objects.filter(case__in=[case, other]).exists()
 
 
@@ -278,7 +291,7 @@ def test_a_step_services_state_decides_like_the_screens(case, clinician):
     cost, without the priced options or explanation it skips."""
     from diagnosis.selectors.cases import compute_case_state
 
-    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
     full = compute_case_state(case)
     lean = compute_case_state(case, for_screen=False)
     assert [s.pk for s in lean.steps] == [s.pk for s in full.steps]
@@ -294,7 +307,7 @@ def test_a_step_services_state_decides_like_the_screens(case, clinician):
 def test_entering_an_input_of_the_advised_derived_test_follows_the_advice():
     """Advice to order a derived test (FTI from TT4 and T4U) is followed by a result for it or
     for any of its inputs, nested ones too; another test, or advice to conclude, is not."""
-    from diagnosis.services.cases import _follows_extract
+    from diagnosis.services.step import _follows_extract
     from learners.costs import CostModel
 
     # 0 TT4, 1 T4U, 2 FTI = f(TT4, T4U), 3 TSH, 4 a ratio derived from FTI and TSH

@@ -11,6 +11,7 @@ from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors import case_audit, case_state
 from diagnosis.selectors.cases import estimator_for
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 
 def _test(trained, name):
@@ -154,10 +155,10 @@ def test_corrections_need_the_case_open_and_yours(case, clinician, other_clinici
     step = _glucose(case, clinician)
     with pytest.raises(CaseNotFound):
         step_helpers.post_step(user=other_clinician, case=case, action="undo", reason="r")
-    cases.take_step(user=clinician, case=case, action="refer")
-    with pytest.raises(cases.CaseClosed):
+    step_service.take_step(user=clinician, case=case, action="refer")
+    with pytest.raises(step_service.CaseClosed):
         step_helpers.post_step(user=clinician, case=case, action="undo", reason="r")
-    with pytest.raises(cases.CaseClosed):
+    with pytest.raises(step_service.CaseClosed):
         step_helpers.post_step(
             user=clinician, case=case, action="correct", position=step.position, value=1, reason="r"
         )
@@ -193,7 +194,7 @@ def test_a_double_submit_saves_once_and_tells_why_the_second_failed(case, clinic
     _glucose(case, clinician, 150)
     seen = case_audit.case_version(case)
     step_helpers.post_step(user=clinician, case=case, action="refer", seen=seen)
-    with pytest.raises(cases.CaseClosed):
+    with pytest.raises(step_service.CaseClosed):
         step_helpers.post_step(user=clinician, case=case, action="refer", seen=seen)
     assert case.steps.filter(kind="refer").count() == 1
 
@@ -283,7 +284,7 @@ def test_what_someone_else_did_is_listed_for_the_owner(case, clinician, model_ad
 def test_patient_search_finds_only_your_own_cases(trained_model, clinician, other_clinician):
     """Search by reference: own cases only, outcome worded; others' cases with it never shown."""
     mine = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="MRN-7")
-    cases.take_step(user=clinician, case=mine, action="classify", label="disease")
+    step_service.take_step(user=clinician, case=mine, action="classify", label="disease")
     cases.start_case(user=other_clinician, trained_model=trained_model, patient_reference="MRN-7")
     cases.start_case(user=clinician, trained_model=trained_model, patient_reference="MRN-8")
     found = case_audit.cases_for_patient(user=clinician, reference="mrn-7")
@@ -295,7 +296,7 @@ def test_patient_search_finds_only_your_own_cases(trained_model, clinician, othe
 def test_a_new_case_lists_the_patients_earlier_cases(trained_model, clinician, other_clinician):
     """Earlier cases: same reference, the user's own, before this one, latest first."""
     first = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="P-9")
-    cases.take_step(user=clinician, case=first, action="refer")
+    step_service.take_step(user=clinician, case=first, action="refer")
     second = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="p-9")
     cases.start_case(user=other_clinician, trained_model=trained_model, patient_reference="P-9")
     new = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="P-9")
@@ -318,8 +319,8 @@ def test_correcting_an_input_computes_the_derived_test_again(fti_model, clinicia
     """TT4 corrected: FTI's old step is marked undone and FTI is recomputed, at no price."""
     case = cases.start_case(user=clinician, trained_model=fti_model)
     tests = {t.name: t for t in fti_model.dataset.tests.all()}
-    tt4 = cases.record_result(user=clinician, case=case, test=tests["TT4"], value=120)
-    cases.record_result(user=clinician, case=case, test=tests["T4U"], value=0.8)
+    tt4 = step_service.record_result(user=clinician, case=case, test=tests["TT4"], value=120)
+    step_service.record_result(user=clinician, case=case, test=tests["T4U"], value=0.8)
     fti = case.steps.get(test=tests["FTI"])
     assert fti.value == pytest.approx(150.0)
     cost = case_state(user=clinician, case=case).accumulated_cost

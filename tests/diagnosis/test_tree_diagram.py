@@ -203,6 +203,7 @@ def split_case(trained, clinician):
     """A case with the first advised test answered and the second one unavailable."""
     from diagnosis.selectors import case_state
     from diagnosis.services import cases
+    from diagnosis.services import step as step_service
 
     tests = {t.name: t for t in trained.dataset.tests.all()}
     for row in trained.dataset.cases.order_by("id"):
@@ -212,12 +213,14 @@ def split_case(trained, clinician):
             continue
         test = tests[first["test_name"]]
         value = row.values[test.index]
-        cases.take_step(user=clinician, case=case, action="result", test=test.name, value=value)
+        step_service.take_step(
+            user=clinician, case=case, action="result", test=test.name, value=value
+        )
         second = case_state(user=clinician, case=case).advice
         if second["kind"] != "extract":
             continue
         blocked = tests[second["test_name"]]
-        cases.take_step(user=clinician, case=case, action="unavailable", test=blocked.name)
+        step_service.take_step(user=clinician, case=case, action="unavailable", test=blocked.name)
         return case, test, value, blocked
     raise AssertionError("no patient reaches a second test")
 

@@ -538,7 +538,7 @@ def test_advice_is_explained_in_words_from_the_model_numbers(client, clinician, 
 
 def test_risks_chart_and_table_come_from_the_model(client, clinician, thyroid_model):
     """A conditioned-loss case draws the model's own risks: one bar per action it weighed."""
-    from diagnosis.services import cases as case_services
+    from diagnosis.services import step as step_service
 
     login(client, clinician)
     case = start(client, thyroid_model)
@@ -549,7 +549,7 @@ def test_risks_chart_and_table_come_from_the_model(client, clinician, thyroid_mo
         if response.context["advice"]["evidence"]["risks"]:
             break
         advice = response.context["advice"]  # free answers first: they carry no risks
-        case_services.take_step(
+        step_service.take_step(
             user=clinician,
             case=case,
             action="result",

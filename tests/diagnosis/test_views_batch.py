@@ -8,6 +8,7 @@ from test_services_batch import _thyroid
 
 from diagnosis.selectors import case_state
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def test_ordering_fti_asks_for_its_inputs_and_says_it_is_computed(screen, clinic
 def test_without_formula_fti_is_typed_in_the_same_form(screen, clinician, without_formula):
     """Without a formula FTI is a field of the form that enters its last input."""
     case = cases.start_case(user=clinician, trained_model=without_formula)
-    cases.record_result(
+    step_service.record_result(
         user=clinician, case=case, test=without_formula.dataset.tests.get(name="TT4"), value=120
     )
     page = screen.get(_url(case, "?test=T4U")).content.decode()
@@ -87,7 +88,7 @@ def test_without_formula_fti_is_typed_in_the_same_form(screen, clinician, withou
 def test_computed_fti_is_marked_and_offers_no_correction(screen, clinician, with_formula):
     """The steps table says how FTI was computed and offers no "Correct" for it."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
-    cases.record_results(user=clinician, case=case, results={"TT4": 120, "T4U": 0.8})
+    step_service.record_results(user=clinician, case=case, results={"TT4": 120, "T4U": 0.8})
     page = screen.get(_url(case)).content.decode()
     assert "computed: TT4 / T4U" in page
     fti = case.steps.get(test__name="FTI")

@@ -13,6 +13,7 @@ from login_helpers import login_request
 from diagnosis.models import DiagnosisStep
 from diagnosis.selectors import case_audit
 from diagnosis.services import cases
+from diagnosis.services import step as step_service
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def post_json(client, url, body):
 
 def test_forms_carry_the_version_they_were_made_from(clinician, case):
     """Every step form on the case screen posts the case version it was rendered at."""
-    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
     page = text(logged_in(clinician).get(detail(case)))
     version = case_audit.case_version(case)
     assert page.count(f'name="seen" value="{version}"') >= 4  # entry, unavailable, classify, refer
@@ -58,7 +59,7 @@ def test_a_step_from_a_stale_tab_shows_what_changed_and_keeps_the_entry(clinicia
     """A stale POST answers 409 with the missed step, its author, and the value typed kept."""
     client = logged_in(clinician)
     seen = case_audit.case_version(case)
-    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
     response = client.post(
         detail(case) + "?test=insulin",
         {"action": "result", "test": "insulin", "value": "42", "seen": seen},
@@ -124,7 +125,9 @@ def test_a_second_closing_press_says_who_closed_it(clinician, case):
 def test_correct_a_value_on_the_screen(clinician, case):
     """The correction form replaces the value; the audit shows the original struck and why."""
     client = logged_in(clinician)
-    step = cases.take_step(user=clinician, case=case, action="result", test="glucose", value=15)
+    step = step_service.take_step(
+        user=clinician, case=case, action="result", test="glucose", value=15
+    )
     form = text(client.get(detail(case) + f"?correct={step.position}"))
     assert "Correct step 1: Glucose (recorded as 15 mg/dl)" in form
     seen = case_audit.case_version(case)
@@ -155,7 +158,9 @@ def test_correct_a_value_on_the_screen(clinician, case):
 def test_undo_on_the_screen_keeps_the_price(clinician, case):
     """Undo marks the last step undone, with the reason; the running cost keeps its price."""
     client = logged_in(clinician)
-    step = cases.take_step(user=clinician, case=case, action="result", test="glucose", value=15)
+    step = step_service.take_step(
+        user=clinician, case=case, action="result", test="glucose", value=15
+    )
     response = client.post(
         detail(case),
         {"action": "undo", "reason": "wrong tube", "seen": case_audit.case_version(case)},
@@ -171,7 +176,7 @@ def test_undo_on_the_screen_keeps_the_price(clinician, case):
 def test_earlier_cases_of_the_patient_on_a_new_case(clinician, other_clinician, trained_model):
     """A new case lists the clinician's earlier cases of that reference with their outcome."""
     old = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="R-5")
-    cases.take_step(user=clinician, case=old, action="classify", label="healthy")
+    step_service.take_step(user=clinician, case=old, action="classify", label="healthy")
     cases.start_case(user=other_clinician, trained_model=trained_model, patient_reference="R-5")
     new = cases.start_case(user=clinician, trained_model=trained_model, patient_reference="R-5")
     page = text(logged_in(clinician).get(detail(new)))
@@ -254,7 +259,7 @@ def test_api_bad_correction_requests_are_400(clinician, case, body, message):
 def test_a_stale_closing_press_is_refused_before_the_confirmation(clinician, case):
     """Refer pressed on a stale page: 409 with what changed, no confirmation page, still open."""
     client = logged_in(clinician)
-    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
     response = client.post(detail(case), {"action": "refer", "seen": 0})
     assert response.status_code == 409
     page = text(response)
@@ -273,7 +278,7 @@ def test_a_stale_closing_press_is_refused_before_the_confirmation(clinician, cas
 )
 def test_another_clinician_cannot_correct_or_close(clinician, other_clinician, case, body):
     """Corrections and the confirmation page answer 404 to anyone but the case's clinician."""
-    cases.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
+    step_service.take_step(user=clinician, case=case, action="result", test="glucose", value=150)
     response = logged_in(other_clinician).post(detail(case), body)
     assert response.status_code == 404
     api_body = {k.replace("correct-", ""): v for k, v in body.items()}

@@ -12,6 +12,7 @@ from diagnosis.selectors import case_audit
 from diagnosis.selectors.cases import case_state
 from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.services import cases as case_services
+from diagnosis.services import step as step_service
 
 
 def _swap_sex_choices(dataset) -> None:
@@ -33,7 +34,7 @@ def test_a_trained_model_keeps_the_words_of_its_codes(trained_model):
 def test_reordering_class_labels_never_flips_a_closed_cases_diagnosis(clinician, trained_model):
     """A case classified 'disease' still reads 'disease' after the admin reverses the labels."""
     case = case_services.start_case(user=clinician, trained_model=trained_model)
-    case_services.classify(user=clinician, case=case, label="disease")
+    step_service.classify(user=clinician, case=case, label="disease")
     trained_model.dataset.class_labels = ["disease", "healthy"]
     trained_model.dataset.save()
     case.refresh_from_db()
@@ -52,13 +53,13 @@ def test_swapped_choices_neither_rewrite_old_values_nor_miscode_new_ones(clinici
     """'male' entered before a swap stays 'male'; 'male' typed after it is stored as code 1."""
     sex = trained_model.dataset.tests.get(name="sex")
     before = case_services.start_case(user=clinician, trained_model=trained_model)
-    case_services.take_step(user=clinician, case=before, action="result", test=sex, value="male")
+    step_service.take_step(user=clinician, case=before, action="result", test=sex, value="male")
     _swap_sex_choices(trained_model.dataset)
     step = before.steps.get()
     assert step.value == 1.0 and case_audit.step_value_text(step) == "male"
     after = case_services.start_case(user=clinician, trained_model=trained_model)
     sex.refresh_from_db()
-    case_services.take_step(user=clinician, case=after, action="result", test=sex, value="male")
+    step_service.take_step(user=clinician, case=after, action="result", test=sex, value="male")
     assert after.steps.get().value == 1.0  # the code the model learned for "male"
     state = case_state(user=clinician, case=after)
     option = next(o for o in state.test_options if o.test.name == "sex")
@@ -88,7 +89,7 @@ def test_a_code_the_model_never_learned_is_refused(clinician, trained_model):
     sex = trained_model.dataset.tests.get(name="sex")
     case = case_services.start_case(user=clinician, trained_model=trained_model)
     with pytest.raises(ValidationError, match="not one of the Sex results"):
-        case_services.take_step(user=clinician, case=case, action="result", test=sex, value=2)
+        step_service.take_step(user=clinician, case=case, action="result", test=sex, value=2)
 
 
 def test_a_model_without_a_stored_vocabulary_uses_todays_words(trained_model):
