@@ -1371,29 +1371,23 @@ def apply_step(*, user, case_id: Any, command: StepCommand, seen: Any = None) ->
     # (not locked again) and adds itself to the steps.
     context = hold_steps(locked, touched=True)
     check_seen(user=user, case=locked, seen=version, steps=context.steps)
+    held: StepContext | None = None  # after a one-test step, the answer comes from what it held
+    detail = ""
     if isinstance(command, Correct):
         written: tuple[DiagnosisStep, ...] = (_correct(user, locked, command),)
-        log_case_access(user=user, case_id=locked.pk, action=CaseAccess.CORRECT)
+        logged = CaseAccess.CORRECT
     elif isinstance(command, Undo):
-        written = (_undo(user, locked, command),)
-        log_case_access(user=user, case_id=locked.pk, action=CaseAccess.UNDO)
+        written, logged = (_undo(user, locked, command),), CaseAccess.UNDO
     elif isinstance(command, RecordResults):
         written = tuple(_record_results(user, locked, command))
-        log_case_access(
-            user=user,
-            case_id=locked.pk,
-            action=CaseAccess.RESULTS,
-            detail=f"{len(written)} steps",
-        )
+        logged, detail = CaseAccess.RESULTS, f"{len(written)} steps"
     else:
         written = (_one_step(user, locked, context, command),)
-        log_case_access(
-            user=user, case_id=locked.pk, action=CaseAccess.STEP, detail=_ACTION_OF[type(command)]
-        )
-        # the answer comes from the row, steps and tests as this step left them
-        return StepTaken(steps=written, case=locked, context=context)
-    refresh_case(locked)  # several steps, or earlier ones marked: read afresh
-    return StepTaken(steps=written, case=locked, context=None)
+        logged, detail, held = CaseAccess.STEP, _ACTION_OF[type(command)], context
+    log_case_access(user=user, case_id=locked.pk, action=logged, detail=detail)
+    if held is None:
+        refresh_case(locked)  # several steps, or earlier ones marked: read afresh
+    return StepTaken(steps=written, case=locked, context=held)
 
 
 #: the access log's word for each one-step command (as it is posted)
