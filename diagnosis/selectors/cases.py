@@ -27,7 +27,6 @@ from ..permissions import (
     require_clinician,
     require_lead,
 )
-from ..shared.costs import cost_model_from_snapshot
 from ..shared.vocabulary import Vocabulary
 from . import raw_rows
 from .advice_context import branch_rows, decision_costs
@@ -265,7 +264,8 @@ def compute_case_state(
         dataset_tests = dataset_tests_of(case)
         steps = case_steps(case, tests=dataset_tests)
     known, unavailable = _known_and_unavailable(steps)
-    cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    snapshot = trained.snapshot
+    cost_model = snapshot.prices
     vocabulary = vocabulary_of(trained)
     advice = None
     if case.is_open:
@@ -295,8 +295,7 @@ def compute_case_state(
     if not for_screen:
         return decided
     recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
-    names = trained.cost_snapshot.get("names", [])
-    generated = set(trained.cost_snapshot.get("generated", []))
+    names = snapshot.names
     tests = {
         t.index: t
         for t in dataset_tests
@@ -327,8 +326,8 @@ def compute_case_state(
                 recommended=index == recommended,
                 value=known.get(index),
                 discount_from=label_of(cost_model.discount_source(index, done_order)),
-                generated=index in generated,
-                derived_from=tuple(names[i] for i in cost_model.derived.get(index, ())),
+                generated=snapshot.is_generated(index),
+                derived_from=tuple(snapshot.derived_from(index)),
             )
         )
     step_discounts = {}

@@ -265,25 +265,26 @@ def model_report(*, user, trained_model: TrainedModel) -> dict:
     require_model_access(user, trained_model)
     dataset = trained_model.dataset
     spec = learner_registry.LEARNERS.get(trained_model.learner)
-    snapshot = trained_model.cost_snapshot or {}
-    names = snapshot.get("names", [])
+    snapshot = trained_model.snapshot if trained_model.cost_snapshot else None
     tests = {t.name: t for t in dataset.tests.all()}
     prices = []
-    for i, name in enumerate(names):
+    for i, name in enumerate(snapshot.names if snapshot is not None else ()):
+        assert snapshot is not None
         test = tests.get(name)
+        costs = snapshot.prices
         prices.append(
             {
                 "index": i,
                 "name": name,
                 "label": test.display_label if test else name,
                 "unit": test.unit if test else "",
-                "price": snapshot["costs"][i],
-                "discounted_price": snapshot["discounted"][i],
-                "group": snapshot["groups"][i],
-                "delayed": bool(snapshot["delayed"][i]),
-                "derived_from": [names[j] for j in snapshot.get("derived", {}).get(str(i), [])],
-                "free": i in set(snapshot.get("free", [])),
-                "generated": i in set(snapshot.get("generated", [])),
+                "price": float(costs.costs[i]),
+                "discounted_price": float(costs.discounted[i]),
+                "group": costs.groups[i],
+                "delayed": bool(costs.delayed[i]),
+                "derived_from": snapshot.derived_from(i),
+                "free": i in costs.free,
+                "generated": snapshot.is_generated(i),
             }
         )
     metrics = dict(trained_model.metrics or {})

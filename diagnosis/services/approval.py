@@ -249,12 +249,13 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
     from learners.significance import mean_interval, paired_t_test
 
     from ..selectors.model_cache import get_estimator
-    from ..shared.costs import cost_model_from_snapshot
     from .training import RANDOM_STATE
     from .training_data import dataset_arrays, split_indices
 
-    new_names = (new.cost_snapshot or {}).get("names")
-    if new_names != (old.cost_snapshot or {}).get("names"):
+    def names(trained: TrainedModel) -> tuple[str, ...] | None:
+        return trained.snapshot.names if trained.cost_snapshot else None  # none kept: unknown
+
+    if names(new) != names(old):
         return {
             "comparable": False,
             "why": "The dataset's tests changed since the old model was trained: the two "
@@ -262,7 +263,7 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
         }
     X, y, _ = dataset_arrays(new.dataset)
     _, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
-    prices = cost_model_from_snapshot(new.cost_snapshot)
+    prices = new.snapshot.prices
     costs = {}
     for key, trained in (("old", old), ("new", new)):
         report = evaluate(

@@ -31,7 +31,6 @@ from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
 from ..selectors.step_context import StepContext
 from ..selectors.vocabulary import vocabulary_of
-from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .access_log import log_case_access
 
 __all__ = [
@@ -345,7 +344,7 @@ def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
         raise ValidationError(
             f"Test {test.name!r} does not belong to dataset {trained.dataset.name!r}."
         )
-    names = trained.cost_snapshot.get("names", [])
+    names = trained.snapshot.names
     if test.index >= len(names) or names[test.index] != test.name:
         raise ValidationError(
             f"Test {test.name!r} was added or moved after this model was trained; "
@@ -475,7 +474,7 @@ def record_result(
     if test.index in state.known:
         raise ValidationError(f"{test.display_label} already has a result for this patient.")
     number = clean_value(test, value, state.vocabulary.choices_for(test))
-    cost_model = cost_model_from_snapshot(case.trained_model.cost_snapshot)
+    cost_model = case.trained_model.snapshot.prices
     problem = _derived_problem(
         case, cost_model, test, number, state.known, state.unavailable, tests=_tests(case, context)
     )
@@ -538,7 +537,7 @@ def _tests(case: DiagnosisCase, context: StepContext | None) -> list[DiagnosticT
 
 def _labels(case: DiagnosisCase, indices, tests: list[DiagnosticTest]) -> str:
     label_of = {t.index: t.display_label for t in tests}
-    names = case.trained_model.cost_snapshot.get("names", [])
+    names = case.trained_model.snapshot.names
     return " and ".join(label_of.get(i) or names[i] for i in indices)
 
 
@@ -563,8 +562,7 @@ def _derived_problem(
     if not sources:
         return None
     label = test.display_label
-    formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
-    formula = formulas.get(test.index)
+    formula = case.trained_model.snapshot.derived_formulas().get(test.index)
     gone = [s for s in sources if s not in known and s in unavailable]
     missing = [s for s in sources if s not in known]
     if gone:
@@ -582,7 +580,7 @@ def _derived_problem(
         return f"{label} is derived from {inputs}, not a test of its own: {how}."
     if formula is None:
         return None
-    names = case.trained_model.cost_snapshot["names"]
+    names = case.trained_model.snapshot.names
     try:
         computed = formula.evaluate({names[s]: known[s] for s in sources})
     except ValueError as exc:
@@ -606,8 +604,8 @@ def _record_computed(
     formula cannot give (a division by zero) or outside the test's range is
     left for the clinician, who may mark the test unavailable.
     """
-    formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
-    names = case.trained_model.cost_snapshot.get("names", [])
+    snapshot = case.trained_model.snapshot
+    formulas, names = snapshot.derived_formulas(), snapshot.names
     tests = {t.index: t for t in _tests(case, context) if t.index in formulas}
     recorded: list[DiagnosisStep] = []
     failed: set[int] = set()
@@ -699,7 +697,7 @@ def record_results(
             'Give the results as an object of test names and values, e.g. {"age": 54}.'
         )
     state = compute_case_state(locked, for_screen=False)
-    cost_model = cost_model_from_snapshot(locked.trained_model.cost_snapshot)
+    cost_model = locked.trained_model.snapshot.prices
     errors: dict[str, list[str]] = {}
     chosen: list[tuple[DiagnosticTest, float | None]] = []
     for key, value in results.items():
@@ -726,7 +724,7 @@ def record_results(
     given = {t.index: n for t, n in chosen if n is not None}
     known = {**state.known, **given}
     unknown = set(state.unavailable) | {t.index for t, n in chosen if n is None}
-    names = locked.trained_model.cost_snapshot.get("names", [])
+    names = locked.trained_model.snapshot.names
     for test, number in chosen:
         sources = cost_model.derived.get(test.index, ())
         if number is None or any(names[s] in errors for s in sources):
@@ -840,7 +838,7 @@ def _model_test(
 ) -> DiagnosticTest:
     """``test`` (an object or a test name) as one of the tests ``case``'s model was trained with."""
     trained = case.trained_model
-    names = list(trained.cost_snapshot.get("names", []))
+    names = trained.snapshot.names
     if isinstance(test, DiagnosticTest):
         _check_test(case, test)
         return test

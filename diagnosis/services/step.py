@@ -49,7 +49,6 @@ from ..selectors.case_audit import case_events, describe_event
 from ..selectors.cases import CaseState, compute_case_state
 from ..selectors.step_context import StepContext
 from ..selectors.vocabulary import vocabulary_of
-from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from . import cases as case_steps
 from .access_log import log_case_access
 
@@ -298,7 +297,7 @@ def _correct(user, locked: DiagnosisCase, command: Correct) -> DiagnosisStep:
         )
     assert original.test is not None  # a result names its test
     case_steps._check_test(locked, original.test)
-    if original.test.index in formulas_from_snapshot(locked.trained_model.cost_snapshot):
+    if original.test.index in locked.trained_model.snapshot.derived_formulas():
         raise ValidationError(
             f"{original.test.display_label} is computed from its inputs; correct those instead "
             "and it is computed again."
@@ -355,9 +354,9 @@ def _recompute_derived(
     is recorded by the same function that computes derived tests after a result.
     """
     assert corrected.test is not None  # a result names its test
-    snapshot = case.trained_model.cost_snapshot
-    formulas = formulas_from_snapshot(snapshot)
-    cost_model = cost_model_from_snapshot(snapshot)
+    snapshot = case.trained_model.snapshot
+    formulas = snapshot.derived_formulas()
+    cost_model = snapshot.prices
     dependents = [
         index
         for index, sources in cost_model.derived.items()

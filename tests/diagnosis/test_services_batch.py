@@ -14,7 +14,6 @@ from diagnosis.models import DiagnosisStep, DiagnosticTest, TrainedModel
 from diagnosis.selectors import case_state
 from diagnosis.services import cases, training
 from diagnosis.services.datasets import create_dataset
-from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.derived import DerivedFormula
 
 FORMULA = {"formula": "TT4 / T4U", "formula_tolerance": 0.05}
@@ -224,7 +223,8 @@ def test_formula_is_snapshotted_with_the_model(with_formula, clinician):
     case = cases.start_case(user=clinician, trained_model=with_formula)
     _record_inputs(case, clinician, tt4=100.0, t4u=1.25)
     assert _steps(case)[-1].value == pytest.approx(80.0)
-    cost_model_from_snapshot(with_formula.cost_snapshot)  # the prices still load
+    snapshot = with_formula.snapshot  # the prices still load, one per test
+    assert snapshot.prices.n_features == len(snapshot.names)
 
 
 @pytest.mark.parametrize(
