@@ -120,8 +120,8 @@ def entry_block(state: CaseState, entry: TestOption | None) -> EntryBlock | None
             [entry, *(by_index[d] for d in completes if d not in formulas)],
             [computed(d) for d in completes if d in formulas],
         )
-    advice = state.advice or {}
-    if entry.recommended and advice.get("kind") == "extract" and is_free(index):
+    advice = state.advice
+    if entry.recommended and advice and advice.kind == "extract" and is_free(index):
         asked = _free_chain(state, index, is_free)
         if len(asked) > 1:
             return EntryBlock("free", [by_index[i] for i in asked])

@@ -31,6 +31,7 @@ from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.matrices import matrix_for_new_case
 from ..selectors.step_context import StepContext
 from ..selectors.vocabulary import vocabulary_of
+from ..shared.advice import Advice
 from .access_log import log_case_access
 
 __all__ = [
@@ -440,7 +441,7 @@ def _add_step(
         case=case,
         position=0 if last is None else last + 1,
         created_by=user,
-        advice=state.advice,
+        advice=state.advice.to_json() if state.advice is not None else None,
         **fields,
     )
     if context is None or not context.touched:  # else this transaction's lock touched it
@@ -484,7 +485,6 @@ def record_result(
     if odd is not None and not _confirms(confirm_implausible, test):
         raise ImplausibleValue([odd])
     price = cost_model.marginal_cost(test.index, frozenset(state.known))
-    advice = state.advice or {}
     step = _add_step(
         case,
         user,
@@ -494,7 +494,7 @@ def record_result(
         test=test,
         value=number,
         price=price,
-        followed_advice=_follows_extract(advice, test.index, cost_model),
+        followed_advice=_follows_extract(state.advice, test.index, cost_model),
         implausible_confirmed=odd is not None,
         plausible_range=odd.record() if odd is not None else None,
     )
@@ -631,7 +631,6 @@ def _record_computed(
         except (ValueError, ValidationError):
             failed.add(index)
             continue
-        advice = state.advice or {}
         recorded.append(
             _add_step(
                 case,
@@ -642,16 +641,16 @@ def _record_computed(
                 test=tests[index],
                 value=number,
                 price=cost_model.marginal_cost(index, frozenset(state.known)),
-                followed_advice=_follows_extract(advice, index, cost_model),
+                followed_advice=_follows_extract(state.advice, index, cost_model),
             )
         )
 
 
-def _follows_extract(advice: dict, index: int, cost_model) -> bool:
+def _follows_extract(advice: Advice | None, index: int, cost_model) -> bool:
     """Whether a result for test ``index`` is what the advice asked for: the advised test, or
     an input it is derived from (advice to order FTI is advice to order TT4 and T4U: the
     library's ``CostModel.done_closure``, as it prices that order)."""
-    advised = advice.get("test_index") if advice.get("kind") == "extract" else None
+    advised = advice.test_index if advice is not None and advice.kind == "extract" else None
     return advised is not None and index in cost_model.done_closure({int(advised)})
 
 
@@ -790,7 +789,7 @@ def classify(
     given, case = case, _lock_open_case(user, case, context)
     index = _class_index(label, vocabulary_of(case.trained_model).class_labels)
     state = compute_case_state(case, context=context, for_screen=False)
-    advice = state.advice or {}
+    advice = state.advice
     step = _add_step(
         case,
         user,
@@ -799,7 +798,9 @@ def classify(
         kind=DiagnosisStep.CLASSIFY,
         label=index,
         price=0.0,
-        followed_advice=advice.get("kind") == "classify" and advice.get("label_index") == index,
+        followed_advice=advice is not None
+        and advice.kind == "classify"
+        and advice.label_index == index,
     )
     _close(case, DiagnosisCase.CLASSIFIED, final_label=index)
     refresh_case(given, locked=case)
@@ -818,7 +819,7 @@ def refer(*, user, case: DiagnosisCase, context: StepContext | None = None) -> D
         context,
         kind=DiagnosisStep.REFER,
         price=0.0,
-        followed_advice=(state.advice or {}).get("kind") == "reject",
+        followed_advice=state.advice is not None and state.advice.kind == "reject",
     )
     _close(case, DiagnosisCase.REFERRED, final_label=None)
     refresh_case(given, locked=case)

@@ -74,7 +74,7 @@ def test_free_answers_are_recorded_as_separate_free_steps_in_one_call(with_formu
     """Each answer is its own step, priced 0 by the snapshot, following the advice of its moment."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
     advice = case_state(user=clinician, case=case).advice
-    assert advice["kind"] == "extract" and advice["test_name"] == "age"
+    assert advice.kind == "extract" and advice.test_name == "age"
     steps = cases.record_results(
         user=clinician, case=case, results={"age": 54, "on_thyroxine": "yes"}
     )
@@ -149,7 +149,7 @@ def test_fti_is_computed_when_its_inputs_are_recorded(with_formula, clinician):
     assert steps[-1].value == pytest.approx(150.0) and steps[-1].price == 0.0
     state = case_state(user=clinician, case=case)
     assert state.accumulated_cost == pytest.approx(14.51 + 11.41)
-    assert not (state.advice["kind"] == "extract" and state.advice["test_name"] == "FTI")
+    assert not (state.advice.kind == "extract" and state.advice.test_name == "FTI")
 
 
 def test_typed_fti_contradicting_its_inputs_is_refused(with_formula, clinician):
