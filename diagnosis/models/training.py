@@ -127,8 +127,19 @@ class TrainedModel(models.Model):
     @property
     def snapshot(self) -> CostSnapshot:
         """The prices, test names, words and formulas it was trained with (``cost_snapshot``
-        read and checked; ModelDocumentError, a ValueError, when it is malformed or empty)."""
-        return CostSnapshot.from_json(self.cost_snapshot)
+        read and checked; ModelDocumentError, a ValueError, when it is malformed or empty).
+
+        Read once per value of the column: a step asks for it several times, and reading it
+        checks every field.  The column is replaced whole, never edited in place (a new value,
+        assigned or read from the database, is read again).
+        """
+        stored = self.cost_snapshot
+        kept = self.__dict__.get("_snapshot_read")
+        if kept is not None and kept[0] is stored:
+            return kept[1]
+        snapshot = CostSnapshot.from_json(stored)
+        self.__dict__["_snapshot_read"] = (stored, snapshot)
+        return snapshot
 
     @property
     def is_ready(self) -> bool:

@@ -100,8 +100,8 @@ def test_referrals_are_counted_apart_in_reports(thyroid_model, clinician, model_
     cases.classify(user=clinician, case=classified, label=0)
     cases.start_case(user=clinician, trained_model=thyroid_model)
     report = model_report(user=clinician, trained_model=thyroid_model)
-    assert report["case_outcomes"] == {"open": 1, "classified": 1, "referred": 1}
-    assert report["n_referred"] == thyroid_model.metrics["n_referred"]
+    assert report.case_outcomes == {"open": 1, "classified": 1, "referred": 1}
+    assert report.n_referred == thyroid_model.metrics["n_referred"]
     assert tree_layout(user=clinician, trained_model=thyroid_model) is None  # no tree to draw
     listed = models_for_user(user=clinician).get(pk=thyroid_model.pk)
     assert (listed.n_cases_open, listed.n_cases_classified, listed.n_cases_referred) == (1, 1, 1)

@@ -151,9 +151,9 @@ def test_referral_statistics_come_from_the_held_out_evaluation():
     priced = referral_statistics(
         {"n_referred": 3, "n_test_cases": 1200, "mean_reject_cost": 0.375}, 150.0
     )
-    assert priced["n"] == 3 and priced["of_text"] == "1,200"
-    assert priced["percent_text"] == "0.2%" and priced["price_text"] == "$150.00"
-    assert priced["total_text"] == "$450.00" and priced["priced"]
+    assert priced.n == 3 and priced.of_text == "1,200"
+    assert priced.percent_text == "0.2%" and priced.price_text == "$150.00"
+    assert priced.total_text == "$450.00" and priced.priced
     unpriced = referral_statistics({"n_referred": 0, "n_test_cases": 92}, None)
-    assert unpriced["n"] == 0 and not unpriced["priced"] and unpriced["price_text"] is None
-    assert referral_statistics({}, None)["n"] is None
+    assert unpriced.n == 0 and not unpriced.priced and unpriced.price_text is None
+    assert referral_statistics({}, None).n is None

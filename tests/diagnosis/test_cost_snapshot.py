@@ -153,3 +153,17 @@ def test_a_trained_model_reads_its_column_through_the_snapshot(trained_model):
     trained_model.refresh_from_db()
     with pytest.raises(ModelDocumentError, match="missing field 'costs'"):
         trained_model.snapshot  # noqa: B018 - the property reads and checks the column
+
+
+def test_the_snapshot_is_read_once_per_value_of_the_column(trained_model):
+    """A step asks for the snapshot several times: it is read once, and read again when the
+    column gets a new value (assigned, or read back from the database)."""
+    first = trained_model.snapshot
+    assert trained_model.snapshot is first
+    changed = dict(trained_model.cost_snapshot, names=["a", "b", "c"])
+    trained_model.cost_snapshot = changed
+    assert trained_model.snapshot.names == ("a", "b", "c")
+    TrainedModel.objects.filter(pk=trained_model.pk).update(cost_snapshot=changed)
+    trained_model.refresh_from_db()
+    assert trained_model.snapshot.names == ("a", "b", "c")
+    assert trained_model.snapshot is not first

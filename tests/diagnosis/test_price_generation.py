@@ -234,7 +234,7 @@ def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinici
     )
     assert trained.cost_snapshot["generated"] == [0, 1, 2]
     report = model_report(user=model_admin, trained_model=trained)
-    assert [p["generated"] for p in report["prices"]] == [True, True, True]
+    assert [p.generated for p in report.prices] == [True, True, True]
     from diagnosis.services.training import run_training
 
     run_training(trained_model_id=trained.pk)

@@ -78,14 +78,14 @@ def test_open_cases_lists_only_own_open_cases(trained_model, clinician, other_cl
 def test_model_report_has_prices_matrix_and_metrics(trained_model, clinician):
     """The trust page data reflects the snapshots and the stored held-out metrics."""
     report = model_report(user=clinician, trained_model=trained_model)
-    assert report["dataset_name"] == "Toy diabetes" and report["dataset_size"] == 120
-    prices = {p["name"]: p for p in report["prices"]}
-    assert prices["insulin"]["price"] == 12.0 and prices["insulin"]["discounted_price"] == 3.0
-    assert prices["insulin"]["group"] == "blood" and prices["insulin"]["delayed"] is True
-    assert report["matrix"] == [[0.0, 100.0], [100.0, 0.0]]
-    assert report["accuracy"] == trained_model.metrics["accuracy"]
-    assert report["n_test_cases"] == 36
-    assert report["learner_label"].startswith("EG2")
+    assert report.dataset_name == "Toy diabetes" and report.dataset_size == 120
+    prices = {p.name: p for p in report.prices}
+    assert prices["insulin"].price == 12.0 and prices["insulin"].discounted_price == 3.0
+    assert prices["insulin"].group == "blood" and prices["insulin"].delayed is True
+    assert report.matrix == [[0.0, 100.0], [100.0, 0.0]]
+    assert report.accuracy == trained_model.metrics["accuracy"]
+    assert report.n_test_cases == 36
+    assert report.learner_label.startswith("EG2")
 
 
 def test_tree_layout_highlights_the_case_path(trained_model, clinician):
