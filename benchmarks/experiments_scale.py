@@ -183,12 +183,11 @@ def _in_process_seconds(experiment) -> float:
 
     from diagnosis.services.training_data import dataset_arrays
     from diagnosis.shared import learner_registry
-    from diagnosis.shared.costs import cost_model_from_snapshot
     from learners import evaluate
     from learners.evaluation import make_folds
 
     X, y, categorical = dataset_arrays(experiment.dataset)
-    cost_model = cost_model_from_snapshot(experiment.cost_snapshot)
+    cost_model = experiment.snapshot.prices
     started = time.perf_counter()
     for entry in experiment.learners:
         for repeat in range(experiment.repeats):

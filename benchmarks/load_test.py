@@ -23,7 +23,7 @@ Every level is bounded in time (``--seconds``):
 After every run the database is checked (cases of that run): step positions 0..n-1 with no
 gap or duplicate, exactly one closing step (classify or refer, the last one) per closed case and
 none on an open case, and every stored price equal to the price recomputed from the model's
-snapshot by ``learners``' ``CostModel.marginal_cost`` (``cost_model_from_snapshot``).
+snapshot by ``learners``' ``CostModel.marginal_cost`` (``TrainedModel.snapshot.prices``).
 
 Printed: one table row per (model, level): steps, steps/s, client-side latency p50/p95/p99/max
 of the step requests, the server's own time per step (gunicorn's ``%(D)s``, median and p95),
@@ -293,7 +293,6 @@ def setup(users: int, models: list[str]) -> dict:
 def integrity(after_case: int) -> dict:
     """Check the cases with id > ``after_case``: positions, closing steps, prices."""
     from diagnosis.models import DiagnosisCase, DiagnosisStep
-    from diagnosis.shared.costs import cost_model_from_snapshot
 
     closing = {DiagnosisStep.CLASSIFY, DiagnosisStep.REFER}
     problems: list[str] = []
@@ -319,9 +318,7 @@ def integrity(after_case: int) -> dict:
         if not case.is_open and (len(ends) != 1 or rows[-1] is not ends[0]):
             problems.append(f"case {case.pk}: {case.status} with {len(ends)} closing step(s)")
         if case.trained_model_id not in models:
-            models[case.trained_model_id] = cost_model_from_snapshot(
-                case.trained_model.cost_snapshot
-            )
+            models[case.trained_model_id] = case.trained_model.snapshot.prices
         cost_model = models[case.trained_model_id]
         replacements = {s.superseded_by_id for s in rows if s.superseded_by_id}
         done: list[int] = []

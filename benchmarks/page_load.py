@@ -47,11 +47,11 @@ patient = next(c for c in risk.dataset.cases.order_by("id") if None not in c.val
 case = cases.start_case(user=clinician, trained_model=risk)
 state = case_state(user=clinician, case=case)
 for _ in range(60):
-    if state.advice["kind"] != "extract" or state.explanation.risks:
+    if state.advice.kind != "extract" or state.explanation.risks:
         break
-    index = state.advice["test_index"]
+    index = state.advice.test_index
     cases.take_step(user=clinician, case=case, action="result",
-                    test=state.advice["test_name"], value=patient.values[index])
+                    test=state.advice.test_name, value=patient.values[index])
     state = case_state(user=clinician, case=case)
 print("SETUP" + json.dumps({"tree_model": tree.pk, "risk_model": risk.pk, "case": case.pk,
                             "risk_chart": bool(state.explanation.risks)}))

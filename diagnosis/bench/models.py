@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import models
 
 from diagnosis.models import Dataset
+from diagnosis.shared.costs import CostSnapshot
 
 
 class Experiment(models.Model):
@@ -62,7 +63,8 @@ class Experiment(models.Model):
     k = models.PositiveIntegerField(help_text="Folds of the cross-validation.")
     repeats = models.PositiveIntegerField(default=1)
     seed = models.IntegerField(default=0)
-    #: ``CostModel.to_dict()`` plus names and vocabulary (``selectors.costs.cost_snapshot``).
+    #: ``CostModel.to_dict()`` plus names and vocabulary (``selectors.costs.cost_snapshot``),
+    #: read and written through :class:`~diagnosis.shared.costs.CostSnapshot` (``snapshot``).
     cost_snapshot = models.JSONField(default=dict)
     #: The ids of the cases it runs on, in order, and the nominal columns.
     case_ids = models.JSONField(default=list)
@@ -92,6 +94,11 @@ class Experiment(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"Experiment {self.pk}"
+
+    @property
+    def snapshot(self) -> CostSnapshot:
+        """The prices, test names and words it runs with (``cost_snapshot`` read and checked)."""
+        return CostSnapshot.from_json(self.cost_snapshot)
 
     @property
     def is_finished(self) -> bool:

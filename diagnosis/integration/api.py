@@ -114,7 +114,7 @@ def state_to_dict(state) -> dict[str, Any]:
         ),
         "version": case_audit.case_version(case, steps=state.steps),
         "accumulated_cost": state.accumulated_cost,
-        "advice": state.advice,
+        "advice": state.advice.to_json() if state.advice is not None else None,
         "explanation": state.explanation.to_dict() if state.explanation else None,
         "class_labels": labels,
         # what the case is decided with: rows the actual class, columns the concluded one

@@ -34,6 +34,7 @@ from ..services import training_queue
 from ..services.training import create_training, run_training
 from ..services.training_data import dataset_arrays
 from ..shared import learner_registry
+from ..shared.costs import CostSnapshot
 from ..shared.money import format_money
 from . import demo_data
 
@@ -340,14 +341,14 @@ def _trained_on(trained: TrainedModel) -> dict:
     }
 
 
-def _fit_prices(snapshot: dict) -> dict:
+def _fit_prices(snapshot: CostSnapshot) -> dict:
     """The cost snapshot with each group named by its first test: renaming a group (words on
     the screen) leaves the fit as it was; moving a test to another group does not."""
-    groups = snapshot.get("groups") or []
+    groups = snapshot.prices.groups
     first: dict[str | None, int] = {}
     for index, group in enumerate(groups):
         first.setdefault(group, index)
-    return {**snapshot, "groups": [None if g is None else first[g] for g in groups]}
+    return {**snapshot.to_json(), "groups": [None if g is None else first[g] for g in groups]}
 
 
 def write_fixture(document: dict, path: Path) -> None:
@@ -426,7 +427,11 @@ def _fixture_problem(document: Any, trained: TrainedModel) -> str | None:
         return "trained_on must be an object"
     for key, value in _trained_on(trained).items():
         if key == "cost_snapshot" and isinstance(trained_on.get(key), dict):
-            if _fit_prices(trained_on[key]) != _fit_prices(value):
+            try:
+                kept = CostSnapshot.from_json(trained_on[key], "trained_on.cost_snapshot")
+            except ValueError as exc:
+                return str(exc)
+            if _fit_prices(kept) != _fit_prices(trained.snapshot):
                 return "trained with other prices than now"
         elif trained_on.get(key) != value:
             return f"trained on other {key.removesuffix('_snapshot').replace('_', ' ')} than now"

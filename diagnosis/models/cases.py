@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ..shared.advice import Advice
 from .datasets import DiagnosticTest
 from .training import TrainedModel
 
@@ -70,6 +71,7 @@ class DiagnosisStep(models.Model):
     )
     value = models.FloatField(null=True, blank=True)
     price = models.FloatField(default=0.0)
+    #: the advice shown when the step was taken: ``Advice.to_json()`` (read: ``shown_advice``)
     advice = models.JSONField(null=True, blank=True)
     followed_advice = models.BooleanField(default=False)
     label = models.IntegerField(null=True, blank=True)
@@ -134,6 +136,12 @@ class DiagnosisStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.case} step {self.position}: {self.kind}"
+
+    @property
+    def shown_advice(self) -> Advice | None:
+        """The advice on screen when the step was taken (``advice`` read and checked; None for
+        a step taken with none, such as a value computed by a formula)."""
+        return Advice.from_json(self.advice) if self.advice else None
 
     @property
     def is_active(self) -> bool:

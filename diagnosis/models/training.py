@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ..shared.costs import CostSnapshot
 from .datasets import Dataset, ErrorMatrix
 
 
@@ -41,6 +42,7 @@ class TrainedModel(models.Model):
     error_matrix = models.ForeignKey(
         ErrorMatrix, null=True, blank=True, on_delete=models.SET_NULL, related_name="trained_models"
     )
+    #: read and written through :class:`~diagnosis.shared.costs.CostSnapshot` (``snapshot``)
     cost_snapshot = models.JSONField(
         default=dict, blank=True, help_text="CostModel.to_dict() plus test names, at training time."
     )
@@ -121,6 +123,23 @@ class TrainedModel(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"{self.learner} on {self.dataset} (#{self.pk})"
+
+    @property
+    def snapshot(self) -> CostSnapshot:
+        """The prices, test names, words and formulas it was trained with (``cost_snapshot``
+        read and checked; ModelDocumentError, a ValueError, when it is malformed or empty).
+
+        Read once per value of the column: a step asks for it several times, and reading it
+        checks every field.  The column is replaced whole, never edited in place (a new value,
+        assigned or read from the database, is read again).
+        """
+        stored = self.cost_snapshot
+        kept = self.__dict__.get("_snapshot_read")
+        if kept is not None and kept[0] is stored:
+            return kept[1]
+        snapshot = CostSnapshot.from_json(stored)
+        self.__dict__["_snapshot_read"] = (stored, snapshot)
+        return snapshot
 
     @property
     def is_ready(self) -> bool:

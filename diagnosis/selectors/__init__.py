@@ -3,7 +3,7 @@
 from .cases import (
     CaseState,
     TestOption,
-    action_to_dict,
+    advice_for,
     case_for_user,
     case_state,
     closed_cases_for_user,
@@ -20,7 +20,7 @@ __all__ = [
     "CaseState",
     "Explanation",
     "TestOption",
-    "action_to_dict",
+    "advice_for",
     "advice_headline",
     "case_for_user",
     "case_state",

@@ -1,7 +1,7 @@
 """What the advice needs beyond the action's own numbers: the costs in force and the branches.
 
 Two reads of a fitted model, stored with the advice (see
-:func:`diagnosis.selectors.cases.action_to_dict`) so a step reads the same
+:func:`diagnosis.selectors.cases.advice_for`) so a step reads the same
 tomorrow as the day it was taken:
 
 - :func:`decision_costs`: the error costs the model decides with, from the
@@ -26,19 +26,20 @@ import numpy as np
 from learners.conditioned_loss import ConditionedLossClassifier
 from learners.tree import TreeStructure, other_edge
 
+from ..shared.advice import BranchRow, DecisionCosts
 from .model_cache import deciding_model
 
 __all__ = ["branch_rows", "decision_costs"]
 
 
-def _number_or_list(value: Any) -> float | list[float] | None:
+def _number_or_list(value: Any) -> float | tuple[float, ...] | None:
     if value is None:
         return None
     array = np.asarray(value, dtype=float)
-    return float(array) if array.ndim == 0 else [float(v) for v in array]
+    return float(array) if array.ndim == 0 else tuple(float(v) for v in array)
 
 
-def decision_costs(estimator, class_labels: Sequence[str]) -> dict:
+def decision_costs(estimator, class_labels: Sequence[str]) -> DecisionCosts:
     """The costs ``estimator`` weighs its conclusions with, labelled with ``class_labels``.
 
     ``basis`` is ``"expected_cost"`` for a model that concludes the class of
@@ -47,32 +48,35 @@ def decision_costs(estimator, class_labels: Sequence[str]) -> dict:
     conditioned-loss model, whose matrix is its own loss: PENALTY for a
     wrong conclusion, minus REWARD for a right one.  ``reject_cost`` is what
     a referral is charged (None: the model never refers, or for ``"risk"``,
-    referrals are not priced).  ``{}`` for a model without a cost matrix.
+    referrals are not priced).  No ``basis`` (stored as ``{}``) for a model without a cost
+    matrix.
     """
-    labels = [str(c) for c in class_labels]
+    labels = tuple(str(c) for c in class_labels)
     if getattr(estimator, "cost_matrix_", None) is None:
-        return {}  # a model without an error matrix: nothing to show
+        return DecisionCosts()  # a model without an error matrix: nothing to show
     matrix = np.asarray(estimator.cost_matrix_, dtype=float)
     if isinstance(deciding_model(estimator), ConditionedLossClassifier):
         estimator = deciding_model(estimator)
         penalty, reward = float(estimator.penalty), float(estimator.reward)
         loss = penalty * (1.0 - np.eye(len(labels))) - reward * np.eye(len(labels))
-        return {
-            "basis": "risk",
-            "class_labels": labels,
-            "matrix": loss.tolist(),
-            "reject_cost": _number_or_list(estimator.reject_cost),
-            "penalty": penalty,
-            "reward": reward,
-        }
-    return {
-        "basis": "expected_cost",
-        "class_labels": labels,
-        "matrix": matrix.tolist(),
-        "reject_cost": _number_or_list(getattr(estimator, "reject_cost_", None)),
-        "penalty": None,
-        "reward": None,
-    }
+        return DecisionCosts(
+            basis="risk",
+            class_labels=labels,
+            matrix=_rows(loss),
+            reject_cost=_number_or_list(estimator.reject_cost),
+            penalty=penalty,
+            reward=reward,
+        )
+    return DecisionCosts(
+        basis="expected_cost",
+        class_labels=labels,
+        matrix=_rows(matrix),
+        reject_cost=_number_or_list(getattr(estimator, "reject_cost_", None)),
+    )
+
+
+def _rows(matrix: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(float(v) for v in row) for row in matrix)
 
 
 def _edge_words(tree: TreeStructure, node: int, edge: int, test) -> str:
@@ -117,7 +121,7 @@ def branch_rows(
     known: Mapping[int, float],
     tests: Mapping[int, Any],
     class_labels: Sequence[str],
-) -> list[dict]:
+) -> list[BranchRow]:
     """Each place a split patient ended, largest share first; [] for a patient in one place.
 
     ``nodes`` are ``Evidence.nodes`` (node id, share); ``tests`` maps a
@@ -129,7 +133,7 @@ def branch_rows(
     """
     if len(nodes) < 2:
         return []
-    rows: list[dict[str, Any]] = []
+    rows: list[BranchRow] = []
     for node, share in nodes:
         node = int(node)
         conditions, split_tests = [], []
@@ -151,15 +155,15 @@ def branch_rows(
             test = tests.get(int(tree.feature[node]))
             waits = test.display_label if test is not None else f"test {int(tree.feature[node])}"
         rows.append(
-            {
-                "node": node,
-                "share": float(share),
-                "support": float(weights.sum()),
-                "mix": [list(item) for item in mix],
-                "conditions": conditions,
-                "split_tests": split_tests,
-                "waits_on": waits,
-            }
+            BranchRow(
+                node=node,
+                share=float(share),
+                support=float(weights.sum()),
+                mix=tuple(mix),
+                conditions=tuple(conditions),
+                split_tests=tuple(split_tests),
+                waits_on=waits,
+            )
         )
-    rows.sort(key=lambda row: -row["share"])
+    rows.sort(key=lambda row: -row.share)
     return rows

@@ -1,7 +1,7 @@
 """The clinician's case: state recomputed from saved steps, advice, priced test options.
 
-The advice is the model's own action (``estimator.next_action``) stored as
-``action.to_dict()`` plus the names of the classes and tests it mentions;
+The advice is the model's own action (``estimator.next_action``) with the names of the
+classes and tests it mentions (``shared.advice.Advice``, stored as its ``to_json()``);
 prices and group discounts come from the ``CostModel`` the model was trained
 with (its ``cost_snapshot``), never from today's prices in the database.
 """
@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import Any, overload
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -27,7 +27,7 @@ from ..permissions import (
     require_clinician,
     require_lead,
 )
-from ..shared.costs import cost_model_from_snapshot
+from ..shared.advice import Advice, Conclusion, evidence_from_json
 from ..shared.vocabulary import Vocabulary
 from . import raw_rows
 from .advice_context import branch_rows, decision_costs
@@ -41,7 +41,7 @@ from .vocabulary import vocabulary_of
 __all__ = [
     "CaseState",
     "TestOption",
-    "action_to_dict",
+    "advice_for",
     "case_for_user",
     "case_state",
     "closed_cases_for_user",
@@ -86,7 +86,7 @@ class CaseState:
     known: dict[int, float]
     unavailable: set[int]
     accumulated_cost: float
-    advice: dict | None
+    advice: Advice | None
     #: what the model's codes mean, as when it was trained (class names, choices)
     vocabulary: Vocabulary
     test_options: list[TestOption] = field(default_factory=list)
@@ -111,7 +111,7 @@ def _mentioned_tests(action) -> Iterable[int]:
             yield int(risk.test)
 
 
-def action_to_dict(
+def advice_for(
     action,
     *,
     dataset,
@@ -121,8 +121,8 @@ def action_to_dict(
     unavailable: Iterable[int] = (),
     vocabulary: Vocabulary | None = None,
     dataset_tests: Sequence[DiagnosticTest] | None = None,
-) -> dict:
-    """The advice to store and show: ``action.to_dict()`` plus the names it needs.
+) -> Advice:
+    """The advice to show and store: the action's numbers plus the names it needs.
 
     ``dataset_tests``: every test of ``dataset``, when the caller has read them (no query here).
 
@@ -150,68 +150,72 @@ def action_to_dict(
     """
     labels = list(dataset.class_labels if vocabulary is None else vocabulary.class_labels)
     codes = [int(c) for c in (classes if classes is not None else range(len(labels)))]
+
+    def name_of(code: int) -> str:
+        return labels[code] if 0 <= code < len(labels) else str(code)
+
     mentioned = set(_mentioned_tests(action))
     every = list(dataset.tests.all()) if dataset_tests is None else list(dataset_tests)
     tests = {t.index: t for t in every if t.index in mentioned}
-    result = {
-        **action.to_dict(),
-        "test_index": None,
-        "test_name": None,
-        "test_label": None,
-        "label_index": None,
-        "label": None,
-        "label_position": None,
-        "class_labels": [labels[c] if 0 <= c < len(labels) else str(c) for c in codes],
+    # the numbers as stored (plain floats), so the advice equals itself read back
+    evidence = None if action.evidence is None else evidence_from_json(action.evidence.to_dict())
+    class_labels = tuple(name_of(c) for c in codes)
+    parts: dict[str, Any] = {
+        "kind": action.kind,
+        "evidence": evidence,
+        "class_labels": class_labels,
         "test_labels": {
             str(i): tests[i].display_label if i in tests else f"test {i}" for i in sorted(mentioned)
         },
+        # How many results the advice rests on (0: a fresh case, nothing answered yet).
+        "known_count": len(known or {}),
     }
     if action.kind == "extract":
         test = tests.get(int(action.test))
-        result.update(
+        parts.update(
+            test=int(action.test),
+            cost=float(action.cost),
             test_index=int(action.test),
             test_name=test.name if test else str(action.test),
             test_label=test.display_label if test else str(action.test),
         )
-        evidence = action.evidence
         if evidence is not None:
             # The model's own conclusion on its own belief, had the patient stopped now.
             code = None if evidence.refers_now else codes[evidence.best_class]
-            result["conclusion_now"] = {
-                "kind": "reject" if evidence.refers_now else "classify",
-                "label_index": code,
-                "label": None
-                if code is None
-                else labels[code]
-                if 0 <= code < len(labels)
-                else str(code),
-            }
-    # How many results the advice rests on (0: a fresh case, nothing answered yet).
-    result["known_count"] = len(known or {})
+            parts["conclusion_now"] = Conclusion(
+                kind="reject" if evidence.refers_now else "classify",
+                label_index=code,
+                label=None if code is None else name_of(code),
+            )
+    else:
+        proba = action.proba
+        parts.update(
+            proba=None if proba is None else tuple(float(p) for p in proba),
+            expected_cost=float(action.expected_cost),
+        )
     blocked = sorted(int(i) for i in unavailable)
     if blocked:
         names = {t.index: t.display_label for t in every if t.index in blocked}
-        result["unavailable_labels"] = [names.get(i, f"test {i}") for i in blocked]
+        parts["unavailable_labels"] = tuple(names.get(i, f"test {i}") for i in blocked)
     if estimator is not None:
-        result["costs"] = decision_costs(estimator, result["class_labels"])
+        parts["costs"] = decision_costs(estimator, class_labels)
         tree = getattr(deciding_model(estimator), "tree_", None)
-        evidence = action.evidence
         if isinstance(tree, TreeStructure) and evidence is not None and len(evidence.nodes) > 1:
             tests_now = [copy.copy(t) for t in every]  # as_trained sets their choices
             split = {
                 t.index: t for t in (vocabulary.as_trained(tests_now) if vocabulary else tests_now)
             }
-            result["branches"] = branch_rows(
-                tree, evidence.nodes, known or {}, split, result["class_labels"]
+            parts["branches"] = tuple(
+                branch_rows(tree, evidence.nodes, known or {}, split, class_labels)
             )
     if action.kind == "classify":
         index = int(action.label)
-        result.update(
+        parts.update(
             label_index=index,
-            label=labels[index] if 0 <= index < len(labels) else str(index),
+            label=name_of(index),
             label_position=codes.index(index) if index in codes else None,
         )
-    return result
+    return Advice(**parts)
 
 
 def _known_and_unavailable(steps) -> tuple[dict[int, float], set[int]]:
@@ -265,13 +269,14 @@ def compute_case_state(
         dataset_tests = dataset_tests_of(case)
         steps = case_steps(case, tests=dataset_tests)
     known, unavailable = _known_and_unavailable(steps)
-    cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    snapshot = trained.snapshot
+    cost_model = snapshot.prices
     vocabulary = vocabulary_of(trained)
     advice = None
     if case.is_open:
         estimator = estimator_for_case(case)  # with the case's own error matrix
         action = estimator.next_action(known, unavailable)
-        advice = action_to_dict(
+        advice = advice_for(
             action,
             dataset=dataset,
             classes=estimator.classes_.tolist(),
@@ -294,9 +299,8 @@ def compute_case_state(
     )
     if not for_screen:
         return decided
-    recommended = advice["test_index"] if advice and advice["kind"] == "extract" else None
-    names = trained.cost_snapshot.get("names", [])
-    generated = set(trained.cost_snapshot.get("generated", []))
+    recommended = advice.test_index if advice and advice.kind == "extract" else None
+    names = snapshot.names
     tests = {
         t.index: t
         for t in dataset_tests
@@ -327,8 +331,8 @@ def compute_case_state(
                 recommended=index == recommended,
                 value=known.get(index),
                 discount_from=label_of(cost_model.discount_source(index, done_order)),
-                generated=index in generated,
-                derived_from=tuple(names[i] for i in cost_model.derived.get(index, ())),
+                generated=snapshot.is_generated(index),
+                derived_from=tuple(snapshot.derived_from(index)),
             )
         )
     step_discounts = {}

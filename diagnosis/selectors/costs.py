@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from learners import CostModel
 
-from ..shared.costs import cost_model_from_snapshot, cost_snapshot_of
+from ..shared.costs import CostSnapshot, cost_snapshot_of
 
 __all__ = ["cost_model_for", "cost_snapshot"]
 
 
-def cost_snapshot(dataset) -> dict:
-    """The dataset's current prices as ``CostModel.to_dict()`` plus ``names`` (test names)."""
+def cost_snapshot(dataset) -> CostSnapshot:
+    """The dataset's current prices, test names, words, generated marks and formulas."""
     return cost_snapshot_of(dataset, list(dataset.tests.select_related("group").order_by("index")))
 
 
 def cost_model_for(dataset) -> CostModel:
     """The dataset's current prices as a CostModel (price 0 = free; derived tests by index)."""
-    return cost_model_from_snapshot(cost_snapshot(dataset))
+    return cost_snapshot(dataset).prices

@@ -200,13 +200,13 @@ def ensemble_view(
     )
     advice = state.advice if state is not None else None
     if advice:
-        view.advice_kind = advice.get("kind")
-        evidence = advice.get("evidence") or {}
-        if advice.get("kind") == "extract":
-            view.advised_test = advice.get("test_label")
-        view.advised_waiting = evidence.get("waiting")
-        view.advised_members = evidence.get("members")
-    advised_index = advice.get("test_index") if advice else None
+        view.advice_kind = advice.kind
+        if advice.kind == "extract":
+            view.advised_test = advice.test_label
+        if advice.evidence is not None:
+            view.advised_waiting = advice.evidence.waiting
+            view.advised_members = advice.evidence.members
+    advised_index = advice.test_index if advice else None
     waiting_count: dict[int, int] = {}
     waiting_vote: dict[int, float] = {}
     for i, (tree, vote) in enumerate(zip(trees, votes, strict=True)):

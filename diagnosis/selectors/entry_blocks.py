@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
 from .cases import CaseState, TestOption
 from .matrices import estimator_for_case
 
@@ -77,9 +76,9 @@ def entry_block(state: CaseState, entry: TestOption | None) -> EntryBlock | None
     """The form for ``entry`` (the test the screen asks for), or None for a plain one-test form."""
     if entry is None or not state.is_open:
         return None
-    snapshot = state.case.trained_model.cost_snapshot
-    cost_model = cost_model_from_snapshot(snapshot)
-    formulas = formulas_from_snapshot(snapshot)
+    snapshot = state.case.trained_model.snapshot
+    cost_model = snapshot.prices
+    formulas = snapshot.derived_formulas()
     by_index = {o.test.index: o for o in state.test_options}
     done = frozenset(state.known)
     index = entry.test.index
@@ -121,8 +120,8 @@ def entry_block(state: CaseState, entry: TestOption | None) -> EntryBlock | None
             [entry, *(by_index[d] for d in completes if d not in formulas)],
             [computed(d) for d in completes if d in formulas],
         )
-    advice = state.advice or {}
-    if entry.recommended and advice.get("kind") == "extract" and is_free(index):
+    advice = state.advice
+    if entry.recommended and advice and advice.kind == "extract" and is_free(index):
         asked = _free_chain(state, index, is_free)
         if len(asked) > 1:
             return EntryBlock("free", [by_index[i] for i in asked])
@@ -131,5 +130,5 @@ def entry_block(state: CaseState, entry: TestOption | None) -> EntryBlock | None
 
 def computed_formulas(state: CaseState) -> dict[int, str]:
     """Test index -> formula text of the tests this case computes (its model's snapshot)."""
-    snapshot = state.case.trained_model.cost_snapshot
-    return {index: formula.text for index, formula in formulas_from_snapshot(snapshot).items()}
+    formulas = state.case.trained_model.snapshot.derived_formulas()
+    return {index: formula.text for index, formula in formulas.items()}

@@ -1,11 +1,11 @@
 """The model's advice in words: test names, class labels and money, from its numbers.
 
 The one place the app turns an action and its :class:`learners.policy.Evidence`
-into sentences.  It reads the advice dictionary stored with every step
-(``action.to_dict()`` plus the names of the classes and tests it mentions,
-the costs the model decides with and where a split patient went, see
-:func:`diagnosis.selectors.cases.action_to_dict`), so an old step reads the
-same tomorrow as it did when it was taken.  Nothing here decides or prices
+into sentences.  It reads the :class:`~diagnosis.shared.advice.Advice` stored with every
+step (the action's numbers plus the names of the classes and tests it mentions, the costs
+the model decides with and where a split patient went, see
+:func:`diagnosis.selectors.cases.advice_for`), so an old step reads the same tomorrow as it
+did when it was taken.  Nothing here decides or prices
 anything: every number (expected costs, the best class, the cost once a
 result is known, the risks) was computed by the model; this module only
 words it, and subtracts two of them to say what a test is expected to save.
@@ -28,6 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from learners.policy import Evidence, Risk
+
+from ..shared.advice import Advice, BranchRow, DecisionCosts
 from ..shared.money import format_money
 
 __all__ = [
@@ -108,50 +111,28 @@ class Explanation:
         }
 
 
-class _Names:
-    """Class and test names stored with the advice (positions and indices to words)."""
-
-    def __init__(self, advice: Mapping[str, Any]) -> None:
-        self.classes: Sequence[str] = list(advice.get("class_labels") or [])
-        self.tests: Mapping[str, str] = dict(advice.get("test_labels") or {})
-
-    def cls(self, position: int | None) -> str:
-        if position is None:
-            return "–"
-        if 0 <= position < len(self.classes):
-            return self.classes[position]
-        return f"class {position}"
-
-    def test(self, index: int | None) -> str:
-        if index is None:
-            return "–"
-        return self.tests.get(str(index), f"test {index}")
-
-
-def advice_headline(advice: Mapping[str, Any] | None) -> str:
+def advice_headline(advice: Advice | None) -> str:
     """The advice in a few words: "order TSH", "conclude sick", "refer"; "" for none."""
-    if not advice:
-        return ""
-    kind = advice.get("kind")
-    if kind == "extract":
-        return f"order {advice.get('test_label') or advice.get('test_name')}"
-    if kind == "classify":
-        return f"conclude {advice.get('label')}"
-    return "refer"
+    return "" if advice is None else advice.headline
 
 
-def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Names) -> list[dict]:
+def _test_words(advice: Advice) -> str:
+    """The ordered test's name: its label as stored, else by its index."""
+    return advice.test_label or advice.test_name_of(advice.test_index)
+
+
+def _risk_rows(risks: Sequence[Risk], best_class: int | None, names: Advice) -> list[dict]:
     """The model's risk of each action it weighed, worded; ``lowest`` marks the first least one."""
     rows: list[dict[str, Any]] = []
     for risk in risks:
-        kind, test = risk.get("kind"), risk.get("test")
+        kind, test = risk.kind, risk.test
         if kind == "extract":
-            action, key = f"Order {names.test(test)}", f"extract:{test}"
+            action, key = f"Order {names.test_name_of(test)}", f"extract:{test}"
         elif kind == "reject":
             action, key = "Refer", "reject"
         else:
-            action, key = f"Classify as {names.cls(evidence.get('best_class'))}", "classify"
-        value = float(risk["risk"])
+            action, key = f"Classify as {names.class_name(best_class)}", "classify"
+        value = float(risk.risk)
         rows.append(
             {
                 "action": action,
@@ -166,21 +147,21 @@ def _risk_rows(risks: Sequence[Mapping[str, Any]], evidence: Mapping, names: _Na
     return rows
 
 
-def _cost_grid(costs: Mapping[str, Any] | None) -> dict:
+def _cost_grid(costs: DecisionCosts | None) -> dict:
     """The error costs in force as labelled rows (actual class x concluded class) for the screen."""
-    if not costs or not costs.get("matrix"):
+    if costs is None or not costs.matrix:
         return {}
-    labels = list(costs.get("class_labels") or [])
-    refer = costs.get("reject_cost")
+    labels = list(costs.class_labels)
+    refer = costs.reject_cost
     refer_row = (
         list(refer)
-        if isinstance(refer, list)
+        if isinstance(refer, tuple)
         else [refer] * len(labels)
         if refer is not None
         else None
     )
     rows = []
-    for i, values in enumerate(costs["matrix"]):
+    for i, values in enumerate(costs.matrix):
         rows.append(
             {
                 "label": labels[i] if i < len(labels) else f"class {i}",
@@ -189,12 +170,12 @@ def _cost_grid(costs: Mapping[str, Any] | None) -> dict:
             }
         )
     return {
-        "basis": costs.get("basis", "expected_cost"),
+        "basis": costs.basis or "expected_cost",
         "class_labels": labels,
         "rows": rows,
         "refer_priced": refer_row is not None,
-        "penalty": None if costs.get("penalty") is None else format_money(costs["penalty"]),
-        "reward": None if costs.get("reward") is None else format_money(costs["reward"]),
+        "penalty": None if costs.penalty is None else format_money(costs.penalty),
+        "reward": None if costs.reward is None else format_money(costs.reward),
     }
 
 
@@ -204,10 +185,12 @@ def _price_words(cost: Any) -> str:
     return f"{format_money(cost)} for this patient now"
 
 
-def _how_sure(proba: Sequence[float], support: Any, names: _Names, where: str) -> str:
+def _how_sure(proba: Sequence[float], support: Any, names: Advice, where: str) -> str:
     """ "How sure: normal 82%, hypothyroid 12% ..., from 40 past patients <where>." """
     ranked = sorted(range(len(proba)), key=lambda i: -float(proba[i]))
-    shown = [f"{names.cls(i)} {percent(proba[i])}" for i in ranked if float(proba[i]) >= 0.0005]
+    shown = [
+        f"{names.class_name(i)} {percent(proba[i])}" for i in ranked if float(proba[i]) >= 0.0005
+    ]
     mix = ", ".join(shown) if shown else "no class stands out"
     if support is None:
         return f"How sure: {mix}."
@@ -218,34 +201,33 @@ def _how_sure(proba: Sequence[float], support: Any, names: _Names, where: str) -
 MAX_BRANCHES = 4
 
 
-def _branches(advice: Mapping[str, Any]) -> tuple[str, list[str]]:
+def _branches(advice: Advice) -> tuple[str, list[str]]:
     """How an unavailable test was handled: a sentence, then each branch's share in words."""
-    rows = advice.get("branches") or []
+    rows: Sequence[BranchRow] = advice.branches or ()
     if len(rows) < 2:
         return "", []
     split: list[str] = []
     for row in rows:
-        for test in row.get("split_tests") or []:
+        for test in row.split_tests:
             if test not in split:
                 split.append(test)
     parts = []
     shown, rest = rows[:MAX_BRANCHES], rows[MAX_BRANCHES:]
     for row in shown:
-        where = " and ".join(row.get("conditions") or []) or "this branch"
-        mix = row.get("mix") or []
-        if row.get("waits_on"):
-            then = f"still waiting on {row['waits_on']}"
-        elif mix:
-            then = f"most of them {mix[0][0]}"
+        where = " and ".join(row.conditions) or "this branch"
+        if row.waits_on:
+            then = f"still waiting on {row.waits_on}"
+        elif row.mix:
+            then = f"most of them {row.mix[0][0]}"
         else:
             then = "no past patients"
         parts.append(
-            f"{where}: {percent(row['share'])} of this patient ({patients(row['support'])}, {then})"
+            f"{where}: {percent(row.share)} of this patient ({patients(row.support)}, {then})"
         )
     if rest:
         parts.append(
-            f"{len(rest)} smaller branches: {percent(sum(r['share'] for r in rest))} "
-            f"of this patient together ({patients(sum(r['support'] for r in rest))})"
+            f"{len(rest)} smaller branches: {percent(sum(r.share for r in rest))} "
+            f"of this patient together ({patients(sum(r.support for r in rest))})"
         )
     tests = " and ".join(split) if split else "A test"
     verb = "were" if len(split) > 1 else "was"
@@ -256,10 +238,10 @@ def _branches(advice: Mapping[str, Any]) -> tuple[str, list[str]]:
     )
 
 
-def _unavailable(advice: Mapping[str, Any], basis: str | None) -> list[str]:
+def _unavailable(advice: Advice, basis: str | None) -> list[str]:
     """Tests marked unavailable that did not split the patient: how the model did without them."""
-    split = {t for row in advice.get("branches") or [] for t in row.get("split_tests") or []}
-    rest = [label for label in advice.get("unavailable_labels") or [] if label not in split]
+    split = {t for row in advice.branches or () for t in row.split_tests}
+    rest = [label for label in advice.unavailable_labels if label not in split]
     if not rest:
         return []
     names = " and ".join(rest)
@@ -277,8 +259,8 @@ def _against_the_odds(
     position: int | None,
     proba: Sequence[float],
     class_costs: Sequence[float],
-    costs: Mapping[str, Any] | None,
-    names: _Names,
+    costs: DecisionCosts | None,
+    names: Advice,
 ) -> list[str]:
     """Why a conclusion goes against the more likely class: the error costs that justify it."""
     if position is None or not proba or position >= len(proba) or not class_costs:
@@ -286,14 +268,14 @@ def _against_the_odds(
     likely = max(range(len(proba)), key=lambda i: float(proba[i]))
     if likely == position or float(proba[likely]) <= float(proba[position]):
         return []
-    chosen, other = names.cls(position), names.cls(likely)
+    chosen, other = names.class_name(position), names.class_name(likely)
     sentence = (
         f"{chosen} is less likely ({percent(proba[position])}) than {other} "
         f"({percent(proba[likely])}), but concluding {other} would cost "
         f"{format_money(class_costs[likely])} in expected errors against "
         f"{format_money(class_costs[position])} for {chosen}"
     )
-    matrix = (costs or {}).get("matrix") or []
+    matrix = costs.matrix if costs is not None else ()
     if len(matrix) > max(position, likely):
         missed = matrix[position][likely]  # actual: chosen, concluded: the likely class
         false_alarm = matrix[likely][position]
@@ -306,26 +288,25 @@ def _against_the_odds(
 
 
 # --------------------------------------------------------------- expected cost
-def _explain_expected_cost(
-    advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names
-) -> tuple[str, list[str]]:
+def _explain_expected_cost(advice: Advice, evidence: Evidence | None) -> tuple[str, list[str]]:
     """Trees and other models that conclude the class of least expected cost."""
-    kind = advice.get("kind")
-    costs = advice.get("costs") or {}
+    kind = advice.kind
+    costs = advice.costs
     why: list[str] = []
-    proba = list(advice.get("proba") or evidence.get("proba") or [])
-    class_costs = list(evidence.get("class_costs") or [])
+    proba = list(advice.proba or (evidence.proba if evidence else ()))
+    class_costs = list(evidence.class_costs if evidence else ())
     if kind == "extract":
-        test = advice.get("test_label") or names.test(advice.get("test_index"))
-        cost = advice.get("cost")
+        test = _test_words(advice)
+        cost = advice.cost
         why.append(f"Order {test}: {_price_words(cost)}.")
-        now, after = evidence.get("conclude_cost"), evidence.get("cost_after")
-        conclusion = advice.get("conclusion_now") or {}
-        if conclusion.get("kind") == "reject":
+        now = evidence.conclude_cost if evidence else None
+        after = evidence.cost_after if evidence else None
+        conclusion = advice.conclusion_now
+        if conclusion is not None and conclusion.kind == "reject":
             stop = f"Referring now would cost {format_money(now)} in expectation"
-        elif conclusion.get("label") is not None:
+        elif conclusion is not None and conclusion.label is not None:
             stop = (
-                f"Concluding {conclusion['label']} now would cost {format_money(now)} "
+                f"Concluding {conclusion.label} now would cost {format_money(now)} "
                 "in expected errors"
             )
         else:
@@ -356,60 +337,57 @@ def _explain_expected_cost(
             why.append(f"{stop}.")
         headline = f"Order {test}"
     elif kind == "classify":
-        label = advice.get("label") or names.cls(advice.get("label_position"))
-        position = advice.get("label_position")
+        label = advice.label or advice.class_name(advice.label_position)
+        position = advice.label_position
         why.append(
             f"Conclude {label}: nothing more to pay for this patient; the expected cost of an "
-            f"error is {format_money(advice.get('expected_cost'))}."
+            f"error is {format_money(advice.expected_cost)}."
         )
-        why += _against_the_odds(position, proba, class_costs, costs, names)
-        if evidence.get("refer_cost") is not None:
+        why += _against_the_odds(position, proba, class_costs, costs, advice)
+        if evidence is not None and evidence.refer_cost is not None:
             why.append(
-                f"Referring instead would cost {format_money(evidence['refer_cost'])} "
-                "in expectation."
+                f"Referring instead would cost {format_money(evidence.refer_cost)} in expectation."
             )
         headline = str(label)
     else:
-        best = evidence.get("best_class")
+        best = evidence.best_class if evidence else None
         if best is not None and class_costs:
             why.append(
                 "Refer the patient: a referral costs "
-                f"{format_money(advice.get('expected_cost'))} in expectation, less than the "
-                f"cheapest conclusion, {names.cls(best)}, at "
+                f"{format_money(advice.expected_cost)} in expectation, less than the "
+                f"cheapest conclusion, {advice.class_name(best)}, at "
                 f"{format_money(class_costs[best])} in expected errors."
             )
         else:
             why.append(
-                f"Refer the patient: a referral costs {format_money(advice.get('expected_cost'))} "
+                f"Refer the patient: a referral costs {format_money(advice.expected_cost)} "
                 "in expectation."
             )
         headline = "Refer to a specialist"
-    branches = advice.get("branches") or []
+    branches = advice.branches or ()
     if proba and len(branches) > 1:
         # A split patient rests on every branch it reached: their patients add up.
-        total = sum(float(row["support"]) for row in branches)
-        why.append(_how_sure(proba, total, names, "on the branches below together"))
+        total = sum(float(row.support) for row in branches)
+        why.append(_how_sure(proba, total, advice, "on the branches below together"))
     elif proba:
-        why.append(_how_sure(proba, evidence.get("support"), names, "who reached the same point"))
-    why += _ensemble_words(advice, evidence, names)
+        support = evidence.support if evidence else None
+        why.append(_how_sure(proba, support, advice, "who reached the same point"))
+    why += _ensemble_words(advice, evidence)
     return headline, why
 
 
-def _ensemble_words(
-    advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names
-) -> list[str]:
+def _ensemble_words(advice: Advice, evidence: Evidence | None) -> list[str]:
     """Forests and boosted ensembles: how many member trees wait on the ordered test.
 
     ``waiting`` of ``members`` are tree counts for a forest, vote weights for
     boosting (then worded as a share of the vote); absent for single models.
     """
-    waiting, members = evidence.get("waiting"), evidence.get("members")
-    if waiting is None or not members:
+    if evidence is None or evidence.waiting is None or not evidence.members:
         return []
-    waiting, members = float(waiting), float(members)
+    waiting, members = float(evidence.waiting), float(evidence.members)
     counted = waiting.is_integer() and members.is_integer()
-    if advice.get("kind") == "extract":
-        test = advice.get("test_label") or names.test(advice.get("test_index"))
+    if advice.kind == "extract":
+        test = _test_words(advice)
         if counted:
             trees = "tree is" if waiting == 1 else "trees are"
             return [f"{int(waiting)} of the model's {int(members)} {trees} waiting on {test}."]
@@ -421,12 +399,10 @@ def _ensemble_words(
 
 
 # ------------------------------------------------------------------------ risk
-def _explain_risk(
-    advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names, rows: list[dict]
-) -> tuple[str, list[str]]:
+def _explain_risk(advice: Advice, evidence: Evidence, rows: list[dict]) -> tuple[str, list[str]]:
     """The conditioned-loss model: the action of least risk, every number one of its risks."""
-    kind = advice.get("kind")
-    costs = advice.get("costs") or {}
+    kind = advice.kind
+    costs = advice.costs or DecisionCosts()
     by_key = {row["key"]: row for row in rows}
     why: list[str] = []
     classify, refer = by_key.get("classify"), by_key.get("reject")
@@ -434,14 +410,14 @@ def _explain_risk(
     best_test = min(tests, key=lambda row: row["risk"]) if tests else None
     conclude = min((r for r in (classify, refer) if r is not None), key=lambda r: r["risk"])
     conclude_words = (
-        f"concluding {names.cls(evidence.get('best_class'))} now"
+        f"concluding {advice.class_name(evidence.best_class)} now"
         if conclude is classify
         else "referring now"
     )
     if kind == "extract":
-        test = advice.get("test_label") or names.test(advice.get("test_index"))
-        chosen = by_key.get(f"extract:{advice.get('test_index')}")
-        why.append(f"Order {test}: {_price_words(advice.get('cost'))}.")
+        test = _test_words(advice)
+        chosen = by_key.get(f"extract:{advice.test_index}")
+        why.append(f"Order {test}: {_price_words(advice.cost)}.")
         if chosen is not None:
             saving = cents(cents(conclude["risk"]) - cents(chosen["risk"]))
             why.append(
@@ -451,7 +427,7 @@ def _explain_risk(
             )
         headline = f"Order {test}"
     elif kind == "classify":
-        label = advice.get("label") or names.cls(advice.get("label_position"))
+        label = advice.label or advice.class_name(advice.label_position)
         why.append(f"Conclude {label}: nothing more to pay for this patient.")
         others = [r for r in ([refer] + ([best_test] if best_test else [])) if r is not None]
         why.append(
@@ -461,9 +437,9 @@ def _explain_risk(
         )
         headline = str(label)
     else:
-        priced = costs.get("reject_cost") if costs else evidence.get("refer_cost")
+        priced = costs.reject_cost if costs.basis else evidence.refer_cost
         charge = (
-            f"a referral is charged {format_money(advice.get('expected_cost'))} in expectation"
+            f"a referral is charged {format_money(advice.expected_cost)} in expectation"
             if priced is not None
             else "referral is not priced for this model (the error costs it was trained with "
             "have no referral cost), so it adds nothing to this patient's bill"
@@ -477,11 +453,11 @@ def _explain_risk(
             + ("" if best_test else " No priced test is left to order.")
         )
         headline = "Refer to a specialist"
-    if costs.get("penalty") is not None and costs.get("reward") is not None:
+    if costs.penalty is not None and costs.reward is not None:
         why.append(
             "A risk is the model's expected loss in dollars: the test's price, plus "
-            f"{format_money(costs['penalty'])} for each expected wrong decision, minus "
-            f"{format_money(costs['reward'])} for each expected right one; the lowest is advised."
+            f"{format_money(costs.penalty)} for each expected wrong decision, minus "
+            f"{format_money(costs.reward)} for each expected right one; the lowest is advised."
         )
         if any(cents(row["risk"]) < 0 for row in rows):
             why.append(
@@ -489,15 +465,13 @@ def _explain_risk(
                 "outweighs the penalty for a possible wrong one, with nothing left to pay."
             )
         why += _refer_against_its_charge(refer, costs)
-    proba = list(evidence.get("proba") or [])
+    proba = list(evidence.proba)
     if proba:
-        why.append(
-            _how_sure(proba, evidence.get("support"), names, "like this one in its training data")
-        )
+        why.append(_how_sure(proba, evidence.support, advice, "like this one in its training data"))
     return headline, why
 
 
-def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: Mapping) -> list[str]:
+def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: DecisionCosts) -> list[str]:
     """Why the risk of referring is not the referral's charge in the error-cost grid.
 
     The conditioned-loss model weighs a referral by its own loss (PENALTY when the tree
@@ -505,11 +479,11 @@ def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: Mapping) -
     the charge a referral is billed.  The share of wrong referrals is the one that gives
     the model's risk: ``risk = w PENALTY - (1 - w) REWARD``.
     """
-    charge = costs.get("reject_cost")
-    if refer is None or charge is None:
+    charge = costs.reject_cost
+    if refer is None or charge is None or costs.penalty is None or costs.reward is None:
         return []
-    penalty, reward = float(costs["penalty"]), float(costs["reward"])
-    charges = sorted({cents(c) for c in (charge if isinstance(charge, list) else [charge])})
+    penalty, reward = float(costs.penalty), float(costs.reward)
+    charges = sorted({cents(c) for c in (charge if isinstance(charge, tuple) else [charge])})
     billed = (
         format_money(charges[0])
         if len(charges) == 1
@@ -526,51 +500,51 @@ def _refer_against_its_charge(refer: Mapping[str, Any] | None, costs: Mapping) -
     ]
 
 
-def _explain_free(advice: Mapping[str, Any], evidence: Mapping[str, Any], names: _Names):
+def _explain_free(advice: Advice, evidence: Evidence | None) -> tuple[str, list[str]]:
     """A conditioned-loss question asked before any risk is weighed (it costs nothing)."""
-    test = advice.get("test_label") or names.test(advice.get("test_index"))
+    test = _test_words(advice)
     why = [
-        f"Ask {test}: {_price_words(advice.get('cost'))}. Free answers come first; the model "
+        f"Ask {test}: {_price_words(advice.cost)}. Free answers come first; the model "
         "weighs the risk of each priced test once they are in."
     ]
-    proba = list(evidence.get("proba") or [])
-    if proba and advice.get("known_count") == 0:
+    proba = list(evidence.proba if evidence else ())
+    if proba and advice.known_count == 0:
         # Nothing answered: the tree weighs every branch, so no group of patients is "like"
         # this one yet; the mix is the model's starting estimate.
         ranked = sorted(range(len(proba)), key=lambda i: -float(proba[i]))
         mix = ", ".join(
-            f"{names.cls(i)} {percent(proba[i])}" for i in ranked if float(proba[i]) >= 0.0005
+            f"{advice.class_name(i)} {percent(proba[i])}"
+            for i in ranked
+            if float(proba[i]) >= 0.0005
         )
         why.append(f"Before any answer, the model's starting estimate: {mix}.")
     elif proba:
-        why.append(
-            _how_sure(proba, evidence.get("support"), names, "like this one in its training data")
-        )
+        support = evidence.support if evidence else None
+        why.append(_how_sure(proba, support, advice, "like this one in its training data"))
     return f"Ask {test}", why
 
 
-def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
-    """The stored ``advice`` (see module docstring) in words; None for no advice."""
-    if not advice:
+def explain(advice: Advice | None) -> Explanation | None:
+    """The ``advice`` (see module docstring) in words; None for no advice."""
+    if advice is None:
         return None
-    names = _Names(advice)
-    evidence: Mapping[str, Any] = advice.get("evidence") or {}
-    costs = advice.get("costs") or {}
-    risks = _risk_rows(evidence.get("risks") or [], evidence, names)
+    evidence = advice.evidence
+    basis = advice.costs.basis if advice.costs else None
+    risks = _risk_rows(evidence.risks, evidence.best_class, advice) if evidence is not None else []
     if risks:
-        headline, why = _explain_risk(advice, evidence, names, risks)
-    elif costs.get("basis") == "risk" and advice.get("kind") == "extract":
-        headline, why = _explain_free(advice, evidence, names)
+        assert evidence is not None  # the risks are the evidence's
+        headline, why = _explain_risk(advice, evidence, risks)
+    elif basis == "risk" and advice.kind == "extract":
+        headline, why = _explain_free(advice, evidence)
     else:
-        headline, why = _explain_expected_cost(advice, evidence, names)
+        headline, why = _explain_expected_cost(advice, evidence)
     split, branches = _branches(advice)
-    why += _unavailable(advice, costs.get("basis"))
+    why += _unavailable(advice, basis)
     if split:
         why.append(split)
-    kind = advice.get("kind")
-    proba = advice.get("proba") if kind != "extract" else evidence.get("proba")
+    proba = advice.proba if advice.kind != "extract" else (evidence.proba if evidence else None)
     proba_rows = [
-        {"label": names.cls(i), "p": float(p), "percent": round(100.0 * float(p), 1)}
+        {"label": advice.class_name(i), "p": float(p), "percent": round(100.0 * float(p), 1)}
         for i, p in enumerate(proba or [])
     ]
     return Explanation(
@@ -578,6 +552,6 @@ def explain(advice: Mapping[str, Any] | None) -> Explanation | None:
         why=why,
         proba=proba_rows,
         risks=risks,
-        costs=_cost_grid(costs),
+        costs=_cost_grid(advice.costs),
         branches=branches,
     )

@@ -9,17 +9,35 @@ decision.  Reads only; the decisions are ``services.approval``'s.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from ..models import ModelDecision, TrainedModel
+from ..models import Dataset, ModelDecision, TrainedModel
 from ..permissions import is_model_admin
 from ..shared import learner_registry
 from ..shared.money import format_money
 from .model_cache import get_estimator
-from .models import model_comparison, model_report, model_warnings, require_model_access
+from .models import (
+    ComparisonRow,
+    ModelComparison,
+    ModelReport,
+    ModelWarning,
+    model_comparison,
+    model_report,
+    model_warnings,
+    require_model_access,
+)
 
-__all__ = ["model_card", "previous_approved_model", "selection_report"]
+__all__ = [
+    "ClassShare",
+    "ModelCard",
+    "SelectionRow",
+    "model_card",
+    "previous_approved_model",
+    "selection_report",
+]
 
 #: What every model here shares, said on each card beside the model's own warnings.
 _LIMITS = (
@@ -50,7 +68,62 @@ def previous_approved_model(*, trained_model: TrainedModel) -> TrainedModel | No
     return decision.trained_model if decision else None
 
 
-def selection_report(estimator) -> list[dict] | None:
+@dataclass(frozen=True)
+class SelectionRow:
+    """One candidate a choosing learner compared, and whether it was chosen."""
+
+    name: str
+    label: str
+    mean_cost: float | None
+    standard_error: float | None
+    fit_seconds: float | None
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class ClassShare:
+    """How many of the dataset's patients have one class, and their share."""
+
+    label: str
+    n: int
+    share: float
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """Everything the card shows (see the module docstring), and which decisions its reader
+    may take on it now (``can_*``).  ``replacement`` is the stored retrain comparison
+    (``TrainedModel.replacement_comparison``), ``replacement_words`` its wording."""
+
+    report: ModelReport
+    intended_use: str
+    learner_label: str
+    learner_description: str
+    dataset: Dataset
+    n_patients: int
+    n_training: int | None
+    n_held_out: int | None
+    class_mix: list[ClassShare]
+    performance: list[ComparisonRow]
+    beats_nothing: bool | None
+    selection: list[SelectionRow] | None
+    warnings: list[ModelWarning]
+    limitations: list[str]
+    replaced: TrainedModel | None
+    replacement: dict[str, Any]
+    replacement_worse: bool
+    replacement_words: dict[str, str] | None
+    pending_replacement: bool
+    decisions: list[ModelDecision]
+    previous: TrainedModel | None
+    needs_reason: bool
+    can_approve: bool
+    can_retire: bool
+    can_roll_back: bool
+    can_keep_old: bool
+
+
+def selection_report(estimator) -> list[SelectionRow] | None:
     """The candidates a choosing learner compared (``selection_report_``), cheapest first.
 
     Read by attribute, so any learner that exposes such a report is shown: each entry has
@@ -60,45 +133,45 @@ def selection_report(estimator) -> list[dict] | None:
     entries = getattr(estimator, "selection_report_", None)
     if not entries:
         return None
-    rows = [
-        {
-            "name": getattr(entry, "name", ""),
-            "label": getattr(entry, "label", "") or getattr(entry, "name", ""),
-            "mean_cost": getattr(entry, "mean_cost", None),
-            "standard_error": getattr(entry, "standard_error", None),
-            "fit_seconds": getattr(entry, "fit_seconds", None),
-        }
-        for entry in entries
-    ]
-    finite = [r["mean_cost"] for r in rows if r["mean_cost"] is not None]
+    costs = [getattr(entry, "mean_cost", None) for entry in entries]
+    finite = [c for c in costs if c is not None]
     best = min(finite) if finite else None
-    for row in rows:
-        row["chosen"] = best is not None and row["mean_cost"] == best
-    return sorted(rows, key=lambda r: (r["mean_cost"] is None, r["mean_cost"] or 0.0))
+    rows = [
+        SelectionRow(
+            name=getattr(entry, "name", ""),
+            label=getattr(entry, "label", "") or getattr(entry, "name", ""),
+            mean_cost=cost,
+            standard_error=getattr(entry, "standard_error", None),
+            fit_seconds=getattr(entry, "fit_seconds", None),
+            chosen=best is not None and cost == best,
+        )
+        for entry, cost in zip(entries, costs, strict=True)
+    ]
+    return sorted(rows, key=lambda r: (r.mean_cost is None, r.mean_cost or 0.0))
 
 
-def _class_mix(trained: TrainedModel, labels: list[str]) -> list[dict]:
+def _class_mix(trained: TrainedModel, labels: list[str]) -> list[ClassShare]:
     counts = Counter(trained.dataset.cases.values_list("label", flat=True))
     total = sum(counts.values()) or 1
     return [
-        {"label": label, "n": counts.get(code, 0), "share": counts.get(code, 0) / total}
+        ClassShare(label=label, n=counts.get(code, 0), share=counts.get(code, 0) / total)
         for code, label in enumerate(labels)
     ]
 
 
-def _performance(trained: TrainedModel, comparison: dict) -> list[dict]:
+def _performance(trained: TrainedModel, comparison: ModelComparison) -> list[ComparisonRow]:
     """The comparison's rows with each one's 95% interval of the total cost per patient."""
     metrics = trained.metrics or {}
     baselines = metrics.get("baselines") or {}
     rows = []
-    for row in comparison["rows"]:
-        figures = metrics if row["key"] == "model" else baselines.get(row["key"]) or {}
+    for row in comparison.rows:
+        figures = metrics if row.key == "model" else baselines.get(row.key) or {}
         interval = figures.get("total_cost_interval") or {}
-        rows.append({**row, "low": interval.get("low"), "high": interval.get("high")})
+        rows.append(dataclasses.replace(row, low=interval.get("low"), high=interval.get("high")))
     return rows
 
 
-def _replacement_words(compared: dict) -> dict | None:
+def _replacement_words(compared: dict) -> dict[str, str] | None:
     """The retrain comparison as the card words it: the verdict and the difference's interval."""
     if not compared.get("comparable"):
         return None
@@ -142,15 +215,15 @@ def _decisions(trained: TrainedModel) -> list[ModelDecision]:
     )
 
 
-def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
+def model_card(*, user, trained_model: TrainedModel) -> ModelCard:
     """Everything the card shows, and which decisions ``user`` may take on it now."""
     require_model_access(user, trained_model)
     report = model_report(user=user, trained_model=trained_model)
     comparison = model_comparison(user=user, trained_model=trained_model)
     warnings = model_warnings(user=user, trained_model=trained_model)
-    labels = report["class_labels"]
+    labels = report.class_labels
     dataset = trained_model.dataset
-    metrics = report["metrics"]
+    metrics = report.metrics
     spec = learner_registry.LEARNERS.get(trained_model.learner)
     usable = trained_model.is_ready or trained_model.holds_partial_model
     selection = selection_report(get_estimator(trained_model)) if usable else None
@@ -168,39 +241,39 @@ def model_card(*, user, trained_model: TrainedModel) -> dict[str, Any]:
         and trained_model.approval == TrainedModel.DRAFT
         and replaced.approval == TrainedModel.APPROVED
     )
-    return {
-        "report": report,
-        "intended_use": (
+    return ModelCard(
+        report=report,
+        intended_use=(
             f"Decision support for clinicians seeing patients like those of "
             f"{dataset.name}: it advises which test to order next and when to conclude "
-            f"({', '.join(labels)}){' or refer' if report['reject_cost'] is not None else ''}, "
+            f"({', '.join(labels)}){' or refer' if report.reject_cost is not None else ''}, "
             f"so that the cost of tests plus the cost of errors "
-            f"({report['error_matrix_name']}) stays low. The clinician decides."
+            f"({report.error_matrix_name}) stays low. The clinician decides."
         ),
-        "learner_label": report["learner_label"],
-        "learner_description": spec.description if spec else "",
-        "dataset": dataset,
-        "n_patients": report["dataset_size"],
-        "n_training": metrics.get("n_training_cases"),
-        "n_held_out": metrics.get("n_test_cases"),
-        "class_mix": _class_mix(trained_model, labels),
-        "performance": _performance(trained_model, comparison),
-        "beats_nothing": comparison["beats"],
-        "selection": selection,
-        "warnings": warnings,
-        "limitations": list(_LIMITS),
-        "replaced": replaced,
-        "replacement": compared,
-        "replacement_worse": worse,
-        "replacement_words": _replacement_words(compared),
-        "pending_replacement": pending_replacement,
-        "decisions": _decisions(trained_model),
-        "previous": previous,
-        "needs_reason": bool(warnings) or worse,
-        "can_approve": admin
+        learner_label=report.learner_label,
+        learner_description=spec.description if spec else "",
+        dataset=dataset,
+        n_patients=report.dataset_size,
+        n_training=metrics.get("n_training_cases"),
+        n_held_out=metrics.get("n_test_cases"),
+        class_mix=_class_mix(trained_model, labels),
+        performance=_performance(trained_model, comparison),
+        beats_nothing=comparison.beats,
+        selection=selection,
+        warnings=warnings,
+        limitations=list(_LIMITS),
+        replaced=replaced,
+        replacement=compared,
+        replacement_worse=worse,
+        replacement_words=_replacement_words(compared),
+        pending_replacement=pending_replacement,
+        decisions=_decisions(trained_model),
+        previous=previous,
+        needs_reason=bool(warnings) or worse,
+        can_approve=admin
         and (trained_model.is_ready or trained_model.holds_partial_model)
         and trained_model.approval != TrainedModel.APPROVED,
-        "can_retire": admin and trained_model.approval == TrainedModel.APPROVED,
-        "can_roll_back": admin and previous is not None,
-        "can_keep_old": admin and pending_replacement,
-    }
+        can_retire=admin and trained_model.approval == TrainedModel.APPROVED,
+        can_roll_back=admin and previous is not None,
+        can_keep_old=admin and pending_replacement,
+    )

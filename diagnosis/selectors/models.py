@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
@@ -19,6 +20,14 @@ from .vocabulary import vocabulary_of
 
 __all__ = [
     "THIN_SUPPORT",
+    "ClassRate",
+    "ComparisonRow",
+    "ConfusionRow",
+    "ModelComparison",
+    "ModelReport",
+    "ModelWarning",
+    "PriceRow",
+    "ReferralStatistics",
     "case_outcomes",
     "default_error_matrices",
     "default_error_matrix",
@@ -260,68 +269,147 @@ def training_progress(*, user, trained_model: TrainedModel) -> dict:
     }
 
 
-def model_report(*, user, trained_model: TrainedModel) -> dict:
+@dataclass(frozen=True)
+class PriceRow:
+    """One test as the model was trained with it: its prices, group and marks, by its label
+    today (its name for a test since deleted)."""
+
+    index: int
+    name: str
+    label: str
+    unit: str
+    price: float
+    discounted_price: float
+    group: str | None
+    delayed: bool
+    derived_from: tuple[str, ...]
+    free: bool
+    generated: bool
+
+
+@dataclass(frozen=True)
+class ReferralStatistics:
+    """How often the model referred its held-out patients and what that cost, as measured
+    (:func:`referral_statistics`)."""
+
+    n: int | None
+    of: int | None
+    of_text: str | None
+    percent_text: str | None
+    priced: bool
+    price_text: str | None
+    total_text: str | None
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """The trust page's content: what the model was trained with (learner, parameters, prices
+    as snapshotted, error matrix), how it did on held-out patients (``metrics`` as stored,
+    and the headline figures read from it; None before they exist) and what it has done since.
+
+    ``checkpoints`` and ``anytime`` are the live progress JSON's own parts
+    (:func:`training_progress`), the same on the page as in the poll.
+    """
+
+    model: TrainedModel
+    learner: str
+    learner_label: str
+    params: dict[str, Any]
+    param_labels: dict[str, str]
+    dataset_name: str
+    dataset_size: int
+    class_labels: list[str]
+    prices: list[PriceRow]
+    matrix: list
+    error_matrix_name: str
+    reject_cost: float | None
+    status: str
+    error: str
+    metrics: dict[str, Any]
+    accuracy: float | None
+    mean_test_cost: float | None
+    normalized_cost: float | None
+    reject_rate: float | None
+    mean_misclassification_cost: float | None
+    n_test_cases: int | None
+    test_order_frequency: dict[str, float]
+    n_referred: int | None
+    referrals: ReferralStatistics
+    fit_seconds: float | None
+    checkpoints: list[dict[str, Any]]
+    anytime: dict[str, Any] | None
+    case_outcomes: dict[str, int]
+
+
+def _price_rows(trained_model: TrainedModel) -> list[PriceRow]:
+    """The model's tests and prices as snapshotted (none for a model without a snapshot)."""
+    if not trained_model.cost_snapshot:
+        return []
+    snapshot = trained_model.snapshot
+    costs = snapshot.prices
+    tests = {t.name: t for t in trained_model.dataset.tests.all()}
+    rows = []
+    for i, name in enumerate(snapshot.names):
+        test = tests.get(name)
+        rows.append(
+            PriceRow(
+                index=i,
+                name=name,
+                label=test.display_label if test else name,
+                unit=test.unit if test else "",
+                price=float(costs.costs[i]),
+                discounted_price=float(costs.discounted[i]),
+                group=costs.groups[i],
+                delayed=bool(costs.delayed[i]),
+                derived_from=tuple(snapshot.derived_from(i)),
+                free=i in costs.free,
+                generated=snapshot.is_generated(i),
+            )
+        )
+    return rows
+
+
+def model_report(*, user, trained_model: TrainedModel) -> ModelReport:
     """The trust page's content: what the model was trained with, how it did on held-out cases."""
     require_model_access(user, trained_model)
     dataset = trained_model.dataset
     spec = learner_registry.LEARNERS.get(trained_model.learner)
-    snapshot = trained_model.cost_snapshot or {}
-    names = snapshot.get("names", [])
-    tests = {t.name: t for t in dataset.tests.all()}
-    prices = []
-    for i, name in enumerate(names):
-        test = tests.get(name)
-        prices.append(
-            {
-                "index": i,
-                "name": name,
-                "label": test.display_label if test else name,
-                "unit": test.unit if test else "",
-                "price": snapshot["costs"][i],
-                "discounted_price": snapshot["discounted"][i],
-                "group": snapshot["groups"][i],
-                "delayed": bool(snapshot["delayed"][i]),
-                "derived_from": [names[j] for j in snapshot.get("derived", {}).get(str(i), [])],
-                "free": i in set(snapshot.get("free", [])),
-                "generated": i in set(snapshot.get("generated", [])),
-            }
-        )
     metrics = dict(trained_model.metrics or {})
-    return {
-        "model": trained_model,
-        "learner": trained_model.learner,
-        "learner_label": spec.label if spec else trained_model.learner,
-        "params": trained_model.params,
-        "param_labels": {p.name: p.label for p in spec.params} if spec else {},
-        "dataset_name": dataset.name,
-        "dataset_size": dataset.cases.count(),
-        "class_labels": vocabulary_of(trained_model).class_labels,
-        "prices": prices,
-        "matrix": trained_model.matrix_snapshot,
-        "error_matrix_name": trained_model.error_matrix.name
+    return ModelReport(
+        model=trained_model,
+        learner=trained_model.learner,
+        learner_label=spec.label if spec else trained_model.learner,
+        params=trained_model.params,
+        param_labels={p.name: p.label for p in spec.params} if spec else {},
+        dataset_name=dataset.name,
+        dataset_size=dataset.cases.count(),
+        class_labels=vocabulary_of(trained_model).class_labels,
+        prices=_price_rows(trained_model),
+        matrix=trained_model.matrix_snapshot,
+        error_matrix_name=trained_model.error_matrix.name
         if trained_model.error_matrix
         else "0/1 loss",
-        "reject_cost": trained_model.reject_cost_snapshot,
-        "status": trained_model.status,
-        "error": trained_model.error,
-        "metrics": metrics,
-        "accuracy": metrics.get("accuracy"),
-        "mean_test_cost": metrics.get("mean_test_cost"),
-        "normalized_cost": metrics.get("normalized_cost"),
-        "reject_rate": metrics.get("reject_rate"),
-        "mean_misclassification_cost": metrics.get("mean_misclassification_cost"),
-        "n_test_cases": metrics.get("n_test_cases"),
-        "test_order_frequency": metrics.get("test_order_frequency", {}),
-        "n_referred": metrics.get("n_referred"),
-        "referrals": referral_statistics(metrics, trained_model.reject_cost_snapshot),
-        "fit_seconds": trained_model.fit_seconds,
-        "checkpoints": _checkpoints(trained_model),
-        "anytime": _anytime_summary(trained_model),
-        "case_outcomes": case_outcomes(trained_model),
-    }
+        reject_cost=trained_model.reject_cost_snapshot,
+        status=trained_model.status,
+        error=trained_model.error,
+        metrics=metrics,
+        accuracy=metrics.get("accuracy"),
+        mean_test_cost=metrics.get("mean_test_cost"),
+        normalized_cost=metrics.get("normalized_cost"),
+        reject_rate=metrics.get("reject_rate"),
+        mean_misclassification_cost=metrics.get("mean_misclassification_cost"),
+        n_test_cases=metrics.get("n_test_cases"),
+        test_order_frequency=metrics.get("test_order_frequency", {}),
+        n_referred=metrics.get("n_referred"),
+        referrals=referral_statistics(metrics, trained_model.reject_cost_snapshot),
+        fit_seconds=trained_model.fit_seconds,
+        checkpoints=_checkpoints(trained_model),
+        anytime=_anytime_summary(trained_model),
+        case_outcomes=case_outcomes(trained_model),
+    )
 
 
-def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
+def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> ReferralStatistics:
     """How often the model referred its held-out patients and what that cost, as measured.
 
     From the held-out evaluation (``n_referred``, ``n_test_cases``,
@@ -341,15 +429,15 @@ def referral_statistics(metrics: Mapping[str, Any], reject_cost: Any) -> dict:
         price_text = None if price is None else format_money(price)
     mean = metrics.get("mean_reject_cost")
     total = None if mean is None or of is None else float(mean) * int(of)
-    return {
-        "n": None if n is None else int(n),
-        "of": None if of is None else int(of),
-        "of_text": None if of is None else f"{int(of):,}",
-        "percent_text": None if not n or not of else f"{100.0 * int(n) / int(of):.1f}%",
-        "priced": price is not None,
-        "price_text": price_text,
-        "total_text": None if total is None else format_money(total),
-    }
+    return ReferralStatistics(
+        n=None if n is None else int(n),
+        of=None if of is None else int(of),
+        of_text=None if of is None else f"{int(of):,}",
+        percent_text=None if not n or not of else f"{100.0 * int(n) / int(of):.1f}%",
+        priced=price is not None,
+        price_text=price_text,
+        total_text=None if total is None else format_money(total),
+    )
 
 
 # ------------------------------------------------------------ honest models
@@ -369,13 +457,63 @@ _STRATEGIES = (
 )
 
 
-def _class_rows(figures: dict, class_labels: list[str], *, can_refer: bool) -> dict:
+@dataclass(frozen=True)
+class ConfusionRow:
+    """Held-out patients of one actual class by what was concluded (``referred``: None when
+    referring was neither possible nor done)."""
+
+    label: str
+    counts: list[int]
+    referred: int | None
+
+
+@dataclass(frozen=True)
+class ClassRate:
+    label: str
+    sensitivity: float | None
+    specificity: float | None
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One strategy on the held-out patients: this model, "order nothing" or "order every
+    test"; ``measured`` False when its figures were not measured.  ``conclusion``: what
+    ordering nothing concludes, in words.  ``low``/``high``: the 95% interval of its total
+    cost per patient (the model card fills them)."""
+
+    key: str
+    title: str
+    measured: bool
+    accuracy: float | None
+    mean_test_cost: float | None
+    mean_total_cost: float | None
+    n_test_cases: int | None
+    confusion_rows: list[ConfusionRow] = field(default_factory=list)
+    with_refer: bool = False
+    rates: list[ClassRate] = field(default_factory=list)
+    conclusion: str = ""
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    """The model against the two simple strategies; ``beats``: whether it costs less per
+    patient than ordering nothing (None when either is unmeasured)."""
+
+    rows: list[ComparisonRow]
+    measured: bool
+    class_labels: list[str]
+    beats: bool | None
+
+
+def _class_rows(figures: dict, class_labels: list[str], *, can_refer: bool) -> dict[str, Any]:
     """Confusion rows and per-class sensitivity/specificity, labelled with the class names."""
     from learners.baselines import class_rates
 
     confusion = figures.get("confusion")
     if not confusion:
-        return {"confusion_rows": [], "rates": []}
+        return {}
     rates = class_rates(confusion)
     # The "referred" column only where referring was possible or happened.
     with_refer = len(confusion[0]) > len(confusion) and (
@@ -383,16 +521,16 @@ def _class_rows(figures: dict, class_labels: list[str], *, can_refer: bool) -> d
     )
     return {
         "confusion_rows": [
-            {
-                "label": label,
-                "counts": row[: len(confusion)],
-                "referred": row[-1] if with_refer else None,
-            }
+            ConfusionRow(
+                label=label,
+                counts=row[: len(confusion)],
+                referred=row[-1] if with_refer else None,
+            )
             for label, row in zip(class_labels, confusion, strict=False)
         ],
         "with_refer": with_refer,
         "rates": [
-            {"label": label, "sensitivity": sens, "specificity": spec}
+            ClassRate(label=label, sensitivity=sens, specificity=spec)
             for label, sens, spec in zip(
                 class_labels, rates["sensitivity"], rates["specificity"], strict=False
             )
@@ -400,7 +538,7 @@ def _class_rows(figures: dict, class_labels: list[str], *, can_refer: bool) -> d
     }
 
 
-def model_comparison(*, user, trained_model: TrainedModel) -> dict:
+def model_comparison(*, user, trained_model: TrainedModel) -> ModelComparison:
     """The model against "order nothing" and "order every test" on the same held-out cases.
 
     Rows whose figures were not measured (models trained before the
@@ -414,25 +552,26 @@ def model_comparison(*, user, trained_model: TrainedModel) -> dict:
     rows = []
     for key, title in _STRATEGIES:
         figures = metrics if key == "model" else baselines.get(key) or {}
-        measured = figures.get("mean_total_cost") is not None
-        row = {
-            "key": key,
-            "title": title,
-            "measured": measured,
-            "accuracy": figures.get("accuracy"),
-            "mean_test_cost": figures.get("mean_test_cost"),
-            "mean_total_cost": figures.get("mean_total_cost"),
-            "n_test_cases": figures.get("n_test_cases"),
-            **_class_rows(
-                figures, labels, can_refer=trained_model.reject_cost_snapshot is not None
-            ),
-        }
-        if key == "order_nothing":
-            row["conclusion"] = _conclusion_words(figures.get("conclusion"), labels)
-        rows.append(row)
-    own, plain = rows[0]["mean_total_cost"], rows[1]["mean_total_cost"]
+        rows.append(
+            ComparisonRow(
+                key=key,
+                title=title,
+                measured=figures.get("mean_total_cost") is not None,
+                accuracy=figures.get("accuracy"),
+                mean_test_cost=figures.get("mean_test_cost"),
+                mean_total_cost=figures.get("mean_total_cost"),
+                n_test_cases=figures.get("n_test_cases"),
+                conclusion=_conclusion_words(figures.get("conclusion"), labels)
+                if key == "order_nothing"
+                else "",
+                **_class_rows(
+                    figures, labels, can_refer=trained_model.reject_cost_snapshot is not None
+                ),
+            )
+        )
+    own, plain = rows[0].mean_total_cost, rows[1].mean_total_cost
     beats = None if own is None or plain is None else own < plain
-    return {"rows": rows, "measured": bool(baselines), "class_labels": labels, "beats": beats}
+    return ModelComparison(rows=rows, measured=bool(baselines), class_labels=labels, beats=beats)
 
 
 def _conclusion_words(conclusion: dict | None, labels: list[str]) -> str:
@@ -445,8 +584,20 @@ def _conclusion_words(conclusion: dict | None, labels: list[str]) -> str:
     return f"conclude “{name}” for every patient"
 
 
-def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
-    """Why a clinician should not rely on this model, as ``{"code", "text"}`` items.
+@dataclass(frozen=True)
+class ModelWarning:
+    """Why a clinician should not rely on a model: a machine ``code`` and a sentence."""
+
+    code: str
+    text: str
+
+    def to_json(self) -> dict[str, str]:
+        """As kept in an approval decision's basis."""
+        return {"code": self.code, "text": self.text}
+
+
+def model_warnings(*, user, trained_model: TrainedModel) -> list[ModelWarning]:
+    """Why a clinician should not rely on this model, as :class:`ModelWarning` items.
 
     * ``no_gain``: its held-out total cost per patient is not below ordering nothing;
     * ``no_tests``: it ordered no test for any held-out patient;
@@ -463,14 +614,14 @@ def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
     cut_short = trained_model.cut_short or trained_model.holds_partial_model
     if not (trained_model.is_ready or cut_short):
         return []
-    warnings = []
+    warnings: list[ModelWarning] = []
     if cut_short:
         warnings.append(
-            {
-                "code": "cut_short",
-                "text": "Cut short: the worker died before this training finished, so this "
+            ModelWarning(
+                code="cut_short",
+                text="Cut short: the worker died before this training finished, so this "
                 "is the model of the rounds finished before.",
-            }
+            )
         )
     if metrics.get("mean_total_cost") is None:
         return warnings
@@ -480,34 +631,34 @@ def model_warnings(*, user, trained_model: TrainedModel) -> list[dict]:
     if plain is not None and own >= plain:
         how = _conclusion_words(nothing.get("conclusion"), labels) or "order nothing"
         warnings.append(
-            {
-                "code": "no_gain",
-                "text": (
+            ModelWarning(
+                code="no_gain",
+                text=(
                     f"No better than ordering no test: on held-out patients it cost "
                     f"{format_money(own)} per patient, against {format_money(plain)} to {how}."
                 ),
-            }
+            )
         )
     if not metrics.get("test_order_frequency"):
         warnings.append(
-            {
-                "code": "no_tests",
-                "text": "Orders no test at all: every patient gets the same advice, "
+            ModelWarning(
+                code="no_tests",
+                text="Orders no test at all: every patient gets the same advice, "
                 "whatever their results.",
-            }
+            )
         )
     support = metrics.get("support") or {}
     measured, thin = support.get("n_measured") or 0, support.get("n_thin") or 0
     if measured and thin / measured >= THIN_SHARE:
         warnings.append(
-            {
-                "code": "thin_support",
-                "text": (
+            ModelWarning(
+                code="thin_support",
+                text=(
                     f"Rests on very few cases: {thin} of {measured} held-out conclusions "
                     f"({100 * thin / measured:.0f}%) come from fewer than "
                     f"{support.get('threshold', THIN_SUPPORT)} training patients."
                 ),
-            }
+            )
         )
     return warnings
 

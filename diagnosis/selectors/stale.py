@@ -18,7 +18,6 @@ from learners._validation import check_cost_matrix
 
 from ..models import Dataset, TrainedModel
 from ..permissions import require_case_access, require_model_admin
-from ..shared.costs import cost_model_from_snapshot
 from .costs import cost_model_for
 from .matrices import follows_matrix_edits
 from .matrices import resolve as matrix_status_of
@@ -68,9 +67,9 @@ def catalog_changes(*, user, case) -> tuple[str, ...]:
             name = trained.error_matrix.name if trained.error_matrix else "the error matrix"
             reasons.append(f"error matrix {name!r} changed since this case started")
     kept, now = vocabulary_of(trained), current_vocabulary(trained.dataset)
-    if kept.class_labels != now["class_labels"]:
+    if kept.class_labels != now.class_labels:
         reasons.append("class names changed")
-    renamed = sorted(n for n, choices in kept.choices.items() if now["choices"].get(n) != choices)
+    renamed = sorted(n for n, choices in kept.choices.items() if now.choices.get(n) != choices)
     if renamed:
         reasons.append(f"the answers of {', '.join(renamed)} changed")
     return tuple(reasons)
@@ -93,7 +92,7 @@ def _stale(dataset: Dataset, models) -> list[StaleModel]:
         reasons = []
         if live_prices is None:
             reasons.append("the dataset's prices are not valid now")
-        elif cost_model_from_snapshot(trained.cost_snapshot) != live_prices:
+        elif trained.snapshot.prices != live_prices:
             reasons.append("test prices changed")
         reasons.extend(_matrix_changes(trained, k))
         if reasons:

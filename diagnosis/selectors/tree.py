@@ -6,7 +6,6 @@ from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, TrainedModel
 from ..permissions import require_case_read
-from ..shared.costs import cost_model_from_snapshot
 from ..shared.money import format_money
 from .advice_context import edge_label
 from .cases import compute_case_state, estimator_for
@@ -227,8 +226,8 @@ def tree_catalog(trained: TrainedModel) -> tuple:
     names, tests (by name, in the model's words) and prices, as trained."""
     vocabulary = vocabulary_of(trained)
     tests = {t.name: t for t in vocabulary.as_trained(list(trained.dataset.tests.all()))}
-    names = trained.cost_snapshot.get("names", [])
-    return vocabulary.class_labels, names, tests, cost_model_from_snapshot(trained.cost_snapshot)
+    snapshot = trained.snapshot
+    return vocabulary.class_labels, list(snapshot.names), tests, snapshot.prices
 
 
 def _test_status(feature: int, known, unavailable, above: frozenset[int]) -> str | None:

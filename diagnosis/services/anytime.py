@@ -66,7 +66,7 @@ def held_out_report(estimator, X, y, *, trained, cost_model) -> dict:
         cost_model=cost_model,
         cost_matrix=trained.matrix_snapshot,
         reject_cost=trained.reject_cost_snapshot,
-        test_names=trained.cost_snapshot["names"],
+        test_names=trained.snapshot.names,
     )
     metrics["n_referred"] = int(sum(row[-1] for row in metrics.get("confusion") or []))
     metrics["n_classified"] = int(metrics.get("n_test_cases", 0)) - metrics["n_referred"]

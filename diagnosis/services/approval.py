@@ -30,6 +30,7 @@ from django.utils import timezone
 from ..models import ModelDecision, TrainedModel
 from ..permissions import require_model_admin
 from ..selectors.model_card import previous_approved_model
+from ..selectors.models import ModelWarning
 from ..shared.money import format_money
 
 __all__ = [
@@ -84,7 +85,7 @@ def _clean_reason(reason: str | None) -> str:
     return text
 
 
-def _flags(*, user, trained: TrainedModel) -> list[dict]:
+def _flags(*, user, trained: TrainedModel) -> list[ModelWarning]:
     """Why approving ``trained`` needs a reason: its own warnings, and a retrain that costs
     more than the model it replaces (on the same patients, at the new prices and matrix)."""
     from ..selectors.models import model_warnings
@@ -93,15 +94,15 @@ def _flags(*, user, trained: TrainedModel) -> list[dict]:
     compared = trained.replacement_comparison or {}
     if compared.get("comparable") and compared["new"]["mean"] > compared["old"]["mean"]:
         flags.append(
-            {
-                "code": "worse_than_replaced",
-                "text": (
+            ModelWarning(
+                code="worse_than_replaced",
+                text=(
                     "Costs more than the model it replaces: "
                     f"{format_money(compared['new']['mean'])} per patient against "
                     f"{format_money(compared['old']['mean'])}, on the same "
                     "held-out patients at the new prices and error costs."
                 ),
-            }
+            )
         )
     return flags
 
@@ -144,10 +145,13 @@ def approve_model(*, user, trained_model: TrainedModel, reason: str = "") -> Tra
     if flags and not reason:
         raise ValidationError(
             "This model is flagged “Use with caution”: "
-            + " ".join(flag["text"] for flag in flags)
+            + " ".join(flag.text for flag in flags)
             + " Write why clinicians should use it anyway, or keep it as a draft."
         )
-    basis = {"warnings": flags, "comparison": trained.replacement_comparison or {}}
+    basis = {
+        "warnings": [flag.to_json() for flag in flags],
+        "comparison": trained.replacement_comparison or {},
+    }
     if cut_short:
         # Usable from now on, as every succeeded model; ``cut_short`` keeps saying what it is.
         TrainedModel.objects.filter(pk=trained.pk).update(
@@ -249,12 +253,13 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
     from learners.significance import mean_interval, paired_t_test
 
     from ..selectors.model_cache import get_estimator
-    from ..shared.costs import cost_model_from_snapshot
     from .training import RANDOM_STATE
     from .training_data import dataset_arrays, split_indices
 
-    new_names = (new.cost_snapshot or {}).get("names")
-    if new_names != (old.cost_snapshot or {}).get("names"):
+    def names(trained: TrainedModel) -> tuple[str, ...] | None:
+        return trained.snapshot.names if trained.cost_snapshot else None  # none kept: unknown
+
+    if names(new) != names(old):
         return {
             "comparable": False,
             "why": "The dataset's tests changed since the old model was trained: the two "
@@ -262,7 +267,7 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
         }
     X, y, _ = dataset_arrays(new.dataset)
     _, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
-    prices = cost_model_from_snapshot(new.cost_snapshot)
+    prices = new.snapshot.prices
     costs = {}
     for key, trained in (("old", old), ("new", new)):
         report = evaluate(

@@ -60,7 +60,7 @@ from ..selectors.case_audit import case_events, case_steps, describe_event
 from ..selectors.cases import CaseState, compute_case_state, dataset_tests_of
 from ..selectors.step_context import StepContext
 from ..selectors.vocabulary import vocabulary_of
-from ..shared.costs import cost_model_from_snapshot, formulas_from_snapshot
+from ..shared.advice import Advice
 from .access_log import log_case_access
 
 __all__ = [
@@ -344,7 +344,7 @@ def _check_test(case: DiagnosisCase, test: DiagnosticTest) -> None:
         raise ValidationError(
             f"Test {test.name!r} does not belong to dataset {trained.dataset.name!r}."
         )
-    names = trained.cost_snapshot.get("names", [])
+    names = trained.snapshot.names
     if test.index >= len(names) or names[test.index] != test.name:
         raise ValidationError(
             f"Test {test.name!r} was added or moved after this model was trained; "
@@ -440,7 +440,7 @@ def _add_step(
         case=case,
         position=0 if last is None else last + 1,
         created_by=user,
-        advice=state.advice,
+        advice=state.advice.to_json() if state.advice is not None else None,
         **fields,
     )
     if context is None or not context.touched:  # else this transaction's lock touched it
@@ -474,7 +474,7 @@ def record_result(
     if test.index in state.known:
         raise ValidationError(f"{test.display_label} already has a result for this patient.")
     number = clean_value(test, value, state.vocabulary.choices_for(test))
-    cost_model = cost_model_from_snapshot(case.trained_model.cost_snapshot)
+    cost_model = case.trained_model.snapshot.prices
     problem = _derived_problem(
         case, cost_model, test, number, state.known, state.unavailable, tests=_tests(case, context)
     )
@@ -484,7 +484,6 @@ def record_result(
     if odd is not None and not _confirms(confirm_implausible, test):
         raise ImplausibleValue([odd])
     price = cost_model.marginal_cost(test.index, frozenset(state.known))
-    advice = state.advice or {}
     step = _add_step(
         case,
         user,
@@ -494,7 +493,7 @@ def record_result(
         test=test,
         value=number,
         price=price,
-        followed_advice=_follows_extract(advice, test.index, cost_model),
+        followed_advice=_follows_extract(state.advice, test.index, cost_model),
         implausible_confirmed=odd is not None,
         plausible_range=odd.record() if odd is not None else None,
     )
@@ -537,7 +536,7 @@ def _tests(case: DiagnosisCase, context: StepContext | None) -> list[DiagnosticT
 
 def _labels(case: DiagnosisCase, indices, tests: list[DiagnosticTest]) -> str:
     label_of = {t.index: t.display_label for t in tests}
-    names = case.trained_model.cost_snapshot.get("names", [])
+    names = case.trained_model.snapshot.names
     return " and ".join(label_of.get(i) or names[i] for i in indices)
 
 
@@ -562,8 +561,7 @@ def _derived_problem(
     if not sources:
         return None
     label = test.display_label
-    formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
-    formula = formulas.get(test.index)
+    formula = case.trained_model.snapshot.derived_formulas().get(test.index)
     gone = [s for s in sources if s not in known and s in unavailable]
     missing = [s for s in sources if s not in known]
     if gone:
@@ -581,7 +579,7 @@ def _derived_problem(
         return f"{label} is derived from {inputs}, not a test of its own: {how}."
     if formula is None:
         return None
-    names = case.trained_model.cost_snapshot["names"]
+    names = case.trained_model.snapshot.names
     try:
         computed = formula.evaluate({names[s]: known[s] for s in sources})
     except ValueError as exc:
@@ -605,8 +603,8 @@ def _record_computed(
     formula cannot give (a division by zero) or outside the test's range is
     left for the clinician, who may mark the test unavailable.
     """
-    formulas = formulas_from_snapshot(case.trained_model.cost_snapshot)
-    names = case.trained_model.cost_snapshot.get("names", [])
+    snapshot = case.trained_model.snapshot
+    formulas, names = snapshot.derived_formulas(), snapshot.names
     tests = {t.index: t for t in _tests(case, context) if t.index in formulas}
     recorded: list[DiagnosisStep] = []
     failed: set[int] = set()
@@ -632,7 +630,6 @@ def _record_computed(
         except (ValueError, ValidationError):
             failed.add(index)
             continue
-        advice = state.advice or {}
         recorded.append(
             _add_step(
                 case,
@@ -643,16 +640,16 @@ def _record_computed(
                 test=tests[index],
                 value=number,
                 price=cost_model.marginal_cost(index, frozenset(state.known)),
-                followed_advice=_follows_extract(advice, index, cost_model),
+                followed_advice=_follows_extract(state.advice, index, cost_model),
             )
         )
 
 
-def _follows_extract(advice: dict, index: int, cost_model) -> bool:
+def _follows_extract(advice: Advice | None, index: int, cost_model) -> bool:
     """Whether a result for test ``index`` is what the advice asked for: the advised test, or
     an input it is derived from (advice to order FTI is advice to order TT4 and T4U: the
     library's ``CostModel.done_closure``, as it prices that order)."""
-    advised = advice.get("test_index") if advice.get("kind") == "extract" else None
+    advised = advice.test_index if advice is not None and advice.kind == "extract" else None
     return advised is not None and index in cost_model.done_closure({int(advised)})
 
 
@@ -698,7 +695,7 @@ def record_results(
             'Give the results as an object of test names and values, e.g. {"age": 54}.'
         )
     state = compute_case_state(locked, for_screen=False)
-    cost_model = cost_model_from_snapshot(locked.trained_model.cost_snapshot)
+    cost_model = locked.trained_model.snapshot.prices
     errors: dict[str, list[str]] = {}
     chosen: list[tuple[DiagnosticTest, float | None]] = []
     for key, value in results.items():
@@ -725,7 +722,7 @@ def record_results(
     given = {t.index: n for t, n in chosen if n is not None}
     known = {**state.known, **given}
     unknown = set(state.unavailable) | {t.index for t, n in chosen if n is None}
-    names = locked.trained_model.cost_snapshot.get("names", [])
+    names = locked.trained_model.snapshot.names
     for test, number in chosen:
         sources = cost_model.derived.get(test.index, ())
         if number is None or any(names[s] in errors for s in sources):
@@ -791,7 +788,7 @@ def classify(
     given, case = case, _lock_open_case(user, case, context)
     index = _class_index(label, vocabulary_of(case.trained_model).class_labels)
     state = compute_case_state(case, context=context, for_screen=False)
-    advice = state.advice or {}
+    advice = state.advice
     step = _add_step(
         case,
         user,
@@ -800,7 +797,9 @@ def classify(
         kind=DiagnosisStep.CLASSIFY,
         label=index,
         price=0.0,
-        followed_advice=advice.get("kind") == "classify" and advice.get("label_index") == index,
+        followed_advice=advice is not None
+        and advice.kind == "classify"
+        and advice.label_index == index,
     )
     _close(case, DiagnosisCase.CLASSIFIED, final_label=index)
     refresh_case(given, locked=case)
@@ -819,7 +818,7 @@ def refer(*, user, case: DiagnosisCase, context: StepContext | None = None) -> D
         context,
         kind=DiagnosisStep.REFER,
         price=0.0,
-        followed_advice=(state.advice or {}).get("kind") == "reject",
+        followed_advice=state.advice is not None and state.advice.kind == "reject",
     )
     _close(case, DiagnosisCase.REFERRED, final_label=None)
     refresh_case(given, locked=case)
@@ -839,7 +838,7 @@ def _model_test(
 ) -> DiagnosticTest:
     """``test`` (an object or a test name) as one of the tests ``case``'s model was trained with."""
     trained = case.trained_model
-    names = list(trained.cost_snapshot.get("names", []))
+    names = trained.snapshot.names
     if isinstance(test, DiagnosticTest):
         _check_test(case, test)
         return test
@@ -1147,7 +1146,7 @@ def _correct(user, locked: DiagnosisCase, command: Correct) -> DiagnosisStep:
         )
     assert original.test is not None  # a result names its test
     _check_test(locked, original.test)
-    if original.test.index in formulas_from_snapshot(locked.trained_model.cost_snapshot):
+    if original.test.index in locked.trained_model.snapshot.derived_formulas():
         raise ValidationError(
             f"{original.test.display_label} is computed from its inputs; correct those instead "
             "and it is computed again."
@@ -1204,9 +1203,9 @@ def _recompute_derived(
     is recorded by the same function that computes derived tests after a result.
     """
     assert corrected.test is not None  # a result names its test
-    snapshot = case.trained_model.cost_snapshot
-    formulas = formulas_from_snapshot(snapshot)
-    cost_model = cost_model_from_snapshot(snapshot)
+    snapshot = case.trained_model.snapshot
+    formulas = snapshot.derived_formulas()
+    cost_model = snapshot.prices
     dependents = [
         index
         for index, sources in cost_model.derived.items()

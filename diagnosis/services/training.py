@@ -20,7 +20,6 @@ from ..models import Dataset, ErrorMatrix, TrainedModel
 from ..permissions import require_model_admin
 from ..selectors.costs import cost_snapshot
 from ..shared import learner_registry
-from ..shared.costs import cost_model_from_snapshot
 from ..shared.validation import clean_matrix, clean_reject_cost
 from . import (
     approval,
@@ -96,11 +95,11 @@ def create_training(
     training_memory.check_estimate(
         learner=learner,
         n_cases=n_cases,
-        n_tests=len(snapshot["names"]),
+        n_tests=len(snapshot.names),
         limit_mb=settings.TRAINING_MEMORY_LIMIT_MB,
     )
     if spec.check is not None:
-        problems = spec.check(cost_model_from_snapshot(snapshot), cleaned)
+        problems = spec.check(snapshot.prices, cleaned)
         if problems:
             raise ValidationError(problems)
     k = len(dataset.class_labels)
@@ -122,7 +121,7 @@ def create_training(
         learner=learner,
         params=cleaned,
         error_matrix=error_matrix,
-        cost_snapshot=snapshot,
+        cost_snapshot=snapshot.to_json(),
         matrix_snapshot=matrix,
         reject_cost_snapshot=reject_cost,
         status=TrainedModel.QUEUED,
@@ -220,7 +219,7 @@ def _fit_and_evaluate(trained: TrainedModel, writer: ProgressWriter) -> dict:
     except ValidationError as exc:
         raise _TooBig(" ".join(exc.messages)) from None
     train, test = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
-    cost_model = cost_model_from_snapshot(trained.cost_snapshot)
+    cost_model = trained.snapshot.prices
     if learner_registry.get_spec(trained.learner).anytime:
         result = fit_anytime(
             trained,
@@ -293,7 +292,7 @@ def run_candidate_measurement(*, measurement_id: int, worker: str) -> str:
     trained = TrainedModel.objects.select_related("dataset").get(pk=row.trained_model_id)
     X, y, categorical = dataset_arrays(trained.dataset)
     train, _ = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
-    estimator = _estimator(trained, cost_model_from_snapshot(trained.cost_snapshot), categorical)
+    estimator = _estimator(trained, trained.snapshot.prices, categorical)
     try:
         with training_memory.address_space_limit(settings.TRAINING_MEMORY_LIMIT_MB):
             selection_fanout.measure_claimed(

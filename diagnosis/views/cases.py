@@ -86,6 +86,7 @@ def step_rows(state) -> list[dict[str, Any]]:
     computed = result_blocks.computed_formulas(state)
     replacements = {s.superseded_by_id for s in state.steps if s.superseded_by_id}
     for step in state.steps:
+        shown = step.shown_advice
         rows.append(
             {
                 "step": step,
@@ -97,13 +98,14 @@ def step_rows(state) -> list[dict[str, Any]]:
                     if step.label is not None and 0 <= step.label < len(state.class_labels)
                     else ""
                 ),
-                "advice_text": selectors.advice_headline(step.advice),
+                "advice_text": selectors.advice_headline(shown),
                 # advice to order a derived test, followed by entering one of its inputs
                 "followed_by_input": bool(
                     step.followed_advice
                     and step.test_id
-                    and (step.advice or {}).get("kind") == "extract"
-                    and (step.advice or {}).get("test_index") != step.test.index
+                    and shown is not None
+                    and shown.kind == "extract"
+                    and shown.test_index != step.test.index
                 ),
                 "computed": computed.get(step.test.index) if step.test_id else None,
                 "is_correction": step.pk in replacements,
@@ -142,8 +144,8 @@ def _case_context(
         result_form = ResultForm(test=entry.test, choices=state.vocabulary.choices_for(entry.test))
     if classify_form is None:
         initial = {}
-        if advice and advice.get("kind") == "classify" and advice.get("label_index") is not None:
-            initial["label"] = str(advice["label_index"])
+        if advice and advice.kind == "classify" and advice.label_index is not None:
+            initial["label"] = str(advice.label_index)
         classify_form = ClassifyForm(class_labels=list(state.class_labels), initial=initial)
     risks = explanation.risks if explanation else []
     audit = _audit_context(request, case, state, correction)
@@ -175,7 +177,7 @@ def _case_context(
         "implausible": implausible or [],
         "risks": risks,
         "risks_figure": figures.risks_figure(risks) if risks else None,
-        "proba": explanation.proba if explanation and advice["kind"] != "extract" else [],
+        "proba": explanation.proba if explanation and advice and advice.kind != "extract" else [],
         "tree_url": reverse("model-tree", args=[case.trained_model_id]) + f"?case={case.pk}",
         "has_tree": selectors.model_has_tree(case.trained_model),
         "ensemble_url": reverse("model-ensemble", args=[case.trained_model_id])
@@ -386,11 +388,14 @@ def _confirmation(
             return None  # the service's message about the class is shown on the case screen
         index = classify_form.cleaned_data["label"]
         label = state.class_labels[index]
-    advice = state.advice or {}
-    follows = (action == "refer" and advice.get("kind") == "reject") or (
-        action == "classify"
-        and advice.get("kind") == "classify"
-        and advice.get("label_index") == classify_form.cleaned_data["label"]
+    advice = state.advice
+    follows = advice is not None and (
+        (action == "refer" and advice.kind == "reject")
+        or (
+            action == "classify"
+            and advice.kind == "classify"
+            and advice.label_index == classify_form.cleaned_data["label"]
+        )
     )
     return {
         "case": case,

@@ -149,18 +149,16 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.error(request, m)
         return redirect("model-detail", pk=trained.pk)
     report = selectors.model_report(user=request.user, trained_model=trained)
-    metrics = report.get("metrics") or {}
-    names_to_labels = {
-        row.get("name"): row.get("label") or row.get("name") for row in report.get("prices") or []
-    }
+    metrics = report.metrics
+    names_to_labels = {row.name: row.label or row.name for row in report.prices}
     frequency = metrics.get("test_order_frequency") or {}
     matrix_status = (
         matrix_selectors.matrix_status(user=request.user, trained_model=trained)
         if trained.is_ready
         else None
     )
-    class_labels = report.get("class_labels") or []
-    checkpoints = report.get("checkpoints") or []
+    class_labels = report.class_labels
+    checkpoints = report.checkpoints
     context = {
         "trained": trained,
         "report": report,
@@ -175,14 +173,12 @@ def model_detail(request: HttpRequest, pk: int) -> HttpResponse:
             else None
         ),
         "param_rows": [
-            (report.get("param_labels", {}).get(name, name), _param_display(value))
-            for name, value in (report.get("params") or {}).items()
+            (report.param_labels.get(name, name), _param_display(value))
+            for name, value in (report.params or {}).items()
         ],
         "matrix_rows": [
             {"label": label, "values": row}
-            for label, row in zip(
-                report.get("class_labels") or [], report.get("matrix") or [], strict=False
-            )
+            for label, row in zip(report.class_labels, report.matrix or [], strict=False)
         ],
         "elapsed": _elapsed_seconds(trained),
         "has_tree": selectors.model_has_tree(trained),

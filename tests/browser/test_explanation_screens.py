@@ -47,7 +47,7 @@ def test_tree_case_split_by_an_unavailable_test(chromium, live_server, heart_mod
     clinician = _clinician()
     case = cases.start_case(user=clinician, trained_model=heart_model)
     first = case_state(user=clinician, case=case).advice
-    step_service.take_step(user=clinician, case=case, action="unavailable", test=first["test_name"])
+    step_service.take_step(user=clinician, case=case, action="unavailable", test=first.test_name)
     state = case_state(user=clinician, case=case)
     assert len(state.explanation.branches) > 1, "the first test splits the patient"
     labels = list(heart_model.dataset.class_labels)
@@ -87,19 +87,19 @@ def test_conditioned_loss_order_and_referral(chromium, live_server, thyroid_risk
     def walk(patient, until):
         case = cases.start_case(user=clinician, trained_model=thyroid_risk_model)
         state = case_state(user=clinician, case=case)
-        while state.advice["kind"] == "extract" and not until(state):
+        while state.advice.kind == "extract" and not until(state):
             step_service.take_step(
                 user=clinician,
                 case=case,
                 action="result",
-                test=state.advice["test_name"],
-                value=patient.values[state.advice["test_index"]],
+                test=state.advice.test_name,
+                value=patient.values[state.advice.test_index],
             )
             state = case_state(user=clinician, case=case)
         return case, state
 
     order, state = walk(referred, lambda s: bool(s.explanation.risks))
-    assert state.advice["kind"] == "extract"
+    assert state.advice.kind == "extract"
 
     def check_order(page):
         why = page.locator("#why").inner_text()
@@ -113,7 +113,7 @@ def test_conditioned_loss_order_and_referral(chromium, live_server, thyroid_risk
     _shoot(chromium, live_server, f"/cases/{order.pk}/", "14-case-risk-order", check_order)
 
     referral, state = walk(referred, lambda s: False)
-    assert state.advice["kind"] == "reject"
+    assert state.advice.kind == "reject"
 
     def check_referral(page):
         card = page.locator("#advice").inner_text()

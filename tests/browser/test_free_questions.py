@@ -39,9 +39,7 @@ def start_case(page, model, reference: str) -> None:
 
 def free_tests(model):
     """The free, non-derived tests of the model's own price snapshot."""
-    from diagnosis.shared.costs import cost_model_from_snapshot
-
-    costs = cost_model_from_snapshot(model.cost_snapshot)
+    costs = model.snapshot.prices
     return [
         t
         for t in model.dataset.tests.order_by("index")

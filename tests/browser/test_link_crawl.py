@@ -234,9 +234,9 @@ def _cases(trained, clinician, rows: list, label: str) -> None:
         )
         for _ in range(2 * len(tests) + 2):
             advice = case_state(user=clinician, case=case).advice
-            if advice["kind"] != "extract":
+            if advice.kind != "extract":
                 break
-            test = tests[advice["test_index"]]
+            test = tests[advice.test_index]
             value = row[test.index]
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 step_service.mark_unavailable(user=clinician, case=case, test=test)
@@ -248,10 +248,10 @@ def _cases(trained, clinician, rows: list, label: str) -> None:
             continue
         case.refresh_from_db()
         advice = case_state(user=clinician, case=case).advice
-        if advice["kind"] == "reject":
+        if advice.kind == "reject":
             step_service.refer(user=clinician, case=case)
         else:
-            label_index = advice.get("label_index")
+            label_index = advice.label_index
             step_service.classify(user=clinician, case=case, label=label_index or 0)
         case.refresh_from_db()
         record_confirmed_diagnosis(user=clinician, case=case, label=0)

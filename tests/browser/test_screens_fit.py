@@ -157,9 +157,9 @@ def _risk_case(trained):
     case = cases.start_case(user=clinician, trained_model=trained, patient_reference="MRN-RISK")
     for _ in range(len(tests)):
         advice = case_state(user=clinician, case=case).advice
-        if advice["kind"] != "extract" or float(advice.get("cost") or 0) > 0:
+        if advice.kind != "extract" or float(advice.cost or 0) > 0:
             break
-        test, value = tests[advice["test_index"]], patient.values[advice["test_index"]]
+        test, value = tests[advice.test_index], patient.values[advice.test_index]
         if value is None or (isinstance(value, float) and math.isnan(value)):
             step_service.mark_unavailable(user=clinician, case=case, test=test)
         else:

@@ -155,14 +155,14 @@ def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
     patient = complete_patient(thyroid_risk_model.dataset)
     case = cases.start_case(user=clinician, trained_model=thyroid_risk_model)
     state = case_state(user=clinician, case=case)
-    while state.advice["kind"] == "extract" and not state.explanation.risks:
+    while state.advice.kind == "extract" and not state.explanation.risks:
         # Free history questions come first; they carry no risks.
-        index = state.advice["test_index"]
+        index = state.advice.test_index
         step_service.take_step(
             user=clinician,
             case=case,
             action="result",
-            test=state.advice["test_name"],
+            test=state.advice.test_name,
             value=patient.values[index],
         )
         state = case_state(user=clinician, case=case)

@@ -33,7 +33,7 @@ def _team_cases(model, size: str):
     for _ in range(2):  # follow the advice twice, with the middle of each test's range
         state = compute_case_state(open_case)
         advice = state.advice
-        if advice["kind"] != "extract":
+        if advice.kind != "extract":
             break
         test = next(o.test for o in state.test_options if o.recommended)
         value = (

@@ -44,15 +44,15 @@ def case_with_a_split(model):
             continue
         case = cases.start_case(user=clinician, trained_model=model)
         first = case_state(user=clinician, case=case).advice
-        test = tests[first["test_name"]]
+        test = tests[first.test_name]
         value = patient.values[test.index]
         step_service.take_step(
             user=clinician, case=case, action="result", test=test.name, value=value
         )
         second = case_state(user=clinician, case=case).advice
-        if second["kind"] == "extract":
+        if second.kind == "extract":
             step_service.take_step(
-                user=clinician, case=case, action="unavailable", test=second["test_name"]
+                user=clinician, case=case, action="unavailable", test=second.test_name
             )
             return case, test, value
     raise AssertionError("no patient reaches a second test")

@@ -113,7 +113,7 @@ def check_sentences(advice: dict, why: list[str], branches: list[str], seen: set
         assert "A risk below zero is an expected gain" in text, text
         seen.add("negative risk")
     # Counts: whole numbers, "about" only on a count that is not whole.
-    evidence = advice.get("evidence") or {}
+    evidence = advice.evidence
     stated = re.search(r"from (about )?([\d,]+) past patients? (\w+)", text)
     if branches:
         assert stated and stated.group(3) == "on", text
@@ -126,13 +126,13 @@ def check_sentences(advice: dict, why: list[str], branches: list[str], seen: set
                 branches,
             )
         seen.add("branches add up")
-    elif stated and evidence.get("support") is not None:
-        support = float(evidence["support"])
+    elif stated and evidence is not None:
+        support = float(evidence.support)
         assert f"from {patients(support)} " in text, text
         if abs(support - round(support)) < 1e-6 * max(1.0, support):
             assert not stated.group(1), text
         seen.add("patients")
-    if advice.get("known_count") == 0 and (advice.get("costs") or {}).get("basis") == "risk":
+    if advice.known_count == 0 and advice.costs is not None and advice.costs.basis == "risk":
         assert "like this one" not in text, text
         seen.add("nothing answered")
 
@@ -146,12 +146,12 @@ def _walk(trained: TrainedModel, clinician, rows: list, seen: set[str], n_patien
             state = case_state(user=clinician, case=case)
             advice, explanation = state.advice, state.explanation
             check_sentences(advice, explanation.why, explanation.branches, seen)
-            if advice["kind"] != "extract":
+            if advice.kind != "extract":
                 break
-            test = tests[advice["test_index"]]
+            test = tests[advice.test_index]
             value = row[test.index]
             # every third patient: the first priced test advised is not available (branches)
-            priced = float(advice.get("cost") or 0) > 0
+            priced = float(advice.cost or 0) > 0
             if (
                 value is None
                 or (isinstance(value, float) and math.isnan(value))

@@ -29,9 +29,9 @@ def _one_vs_rest() -> TreeStructure:
 def test_a_patient_split_by_a_one_vs_rest_test_reads_the_answer_and_not_it():
     """Chest pain unavailable: 60% "Chest pain ≠ asymptomatic", 40% "= asymptomatic"."""
     rows = branch_rows(_one_vs_rest(), [(1, 0.4), (2, 0.6)], {}, {0: _chest_pain()}, ["no", "yes"])
-    assert [row["conditions"] for row in rows] == [
-        ["Chest pain ≠ asymptomatic"],
-        ["Chest pain = asymptomatic"],
+    assert [row.conditions for row in rows] == [
+        ("Chest pain ≠ asymptomatic",),
+        ("Chest pain = asymptomatic",),
     ]
 
 

@@ -92,13 +92,13 @@ def test_model_report_and_progress_show_r_time_and_estimate(toy_dataset, model_a
     """The report says which r is in use, the time spent and its estimated cost."""
     trained = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=2).pk)
     report = model_report(user=clinician, trained_model=trained)
-    info = report["anytime"]
+    info = report.anytime
     assert info["round"] == trained.anytime_round and info["requested"] == 2
     assert info["estimated_cost"] == pytest.approx(trained.checkpoints.last().estimated_cost)
     assert info["seconds_spent"] > 0 and info["can_stop"] is False
-    assert report["checkpoints"] and report["n_referred"] == 0
+    assert report.checkpoints and report.n_referred == 0
     progress = training_progress(user=model_admin, trained_model=trained)
-    assert progress["finished"] and progress["checkpoints"] == report["checkpoints"]
+    assert progress["finished"] and progress["checkpoints"] == report.checkpoints
     assert {"elapsed_seconds", "estimated_cost", "label"} <= set(progress["checkpoints"][0])
 
 
@@ -269,7 +269,7 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     html = render_to_string(
         "diagnosis/_anytime_controls.html", {"trained": done, "report": report, "can_train": True}
     )
-    assert done.anytime_round in html and f"${report['anytime']['estimated_cost']:,.2f}" in html
+    assert done.anytime_round in html and f"${report.anytime['estimated_cost']:,.2f}" in html
     assert "Time spent" in html and 'name="action" value="stop"' not in html
     assert 'id="anytime-rounds"' in html and html.count("<td>in use</td>") == 1
     running = _act(toy_dataset, model_admin, r=2)
@@ -290,7 +290,7 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
         user=model_admin, dataset=toy_dataset, learner="eg2", params={}
     )
     report = model_report(user=clinician, trained_model=greedy)
-    assert report["anytime"] is None
+    assert report.anytime is None
     assert "Anytime" not in render_to_string(
         "diagnosis/_anytime_controls.html", {"trained": greedy, "report": report}
     )

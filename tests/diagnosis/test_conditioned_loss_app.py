@@ -41,15 +41,15 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
             advice = state.advice
             if state.explanation.risks:
                 seen_risks.append((advice, state.explanation.risks))
-            if advice["kind"] == "extract":
+            if advice.kind == "extract":
                 step_service.record_result(
                     user=clinician,
                     case=case,
-                    test=tests[advice["test_index"]],
-                    value=row[advice["test_index"]],
+                    test=tests[advice.test_index],
+                    value=row[advice.test_index],
                 )
-            elif advice["kind"] == "classify":
-                step = step_service.classify(user=clinician, case=case, label=advice["label_index"])
+            elif advice.kind == "classify":
+                step = step_service.classify(user=clinician, case=case, label=advice.label_index)
                 break
             else:
                 step = step_service.refer(user=clinician, case=case)
@@ -57,9 +57,9 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
         else:
             pytest.fail(f"no decision after every test was asked for: {advice}")
         case.refresh_from_db()
-        kinds.append(advice["kind"])
+        kinds.append(advice.kind)
         assert step.followed_advice
-        if advice["kind"] == "reject":
+        if advice.kind == "reject":
             assert case.status == DiagnosisCase.REFERRED and step.kind == DiagnosisStep.REFER
             assert case.final_label is None
         else:
@@ -72,11 +72,11 @@ def test_a_case_walked_by_the_advice_ends_classified_or_referred_with_risks(
         assert actions[0].startswith("Classify as ") and actions[1] == "Refer"
         assert all(a.startswith("Order ") for a in actions[2:])
         assert {r["key"] for r in risks} >= {"classify", "reject"}
-        assert [r["risk"] for r in risks] == [r["risk"] for r in advice["evidence"]["risks"]]
+        assert [r["risk"] for r in risks] == [r.risk for r in advice.evidence.risks]
         chosen = min(risks, key=lambda r: r["risk"])["key"]
         assert [r["key"] for r in risks if r["lowest"]] == [chosen]
         expected = {"classify": "classify", "reject": "reject"}.get(chosen, "extract")
-        assert advice["kind"] == expected
+        assert advice.kind == expected
 
 
 def test_order_label_names_the_test(thyroid_model, clinician):
@@ -86,7 +86,7 @@ def test_order_label_names_the_test(thyroid_model, clinician):
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
     state = case_state(user=clinician, case=case)
     while not state.explanation.risks:  # free questionnaire answers come first
-        index = state.advice["test_index"]
+        index = state.advice.test_index
         step_service.record_result(
             user=clinician, case=case, test=tests[index], value=rows[0][index]
         )
@@ -103,8 +103,8 @@ def test_referrals_are_counted_apart_in_reports(thyroid_model, clinician, model_
     step_service.classify(user=clinician, case=classified, label=0)
     cases.start_case(user=clinician, trained_model=thyroid_model)
     report = model_report(user=clinician, trained_model=thyroid_model)
-    assert report["case_outcomes"] == {"open": 1, "classified": 1, "referred": 1}
-    assert report["n_referred"] == thyroid_model.metrics["n_referred"]
+    assert report.case_outcomes == {"open": 1, "classified": 1, "referred": 1}
+    assert report.n_referred == thyroid_model.metrics["n_referred"]
     assert tree_layout(user=clinician, trained_model=thyroid_model) is None  # no tree to draw
     listed = models_for_user(user=clinician).get(pk=thyroid_model.pk)
     assert (listed.n_cases_open, listed.n_cases_classified, listed.n_cases_referred) == (1, 1, 1)
@@ -121,7 +121,7 @@ def test_step_screen_shows_the_risk_chart_with_readable_actions(thyroid_model, c
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
     state = case_state(user=clinician, case=case)
     while not state.explanation.risks:
-        index = state.advice["test_index"]
+        index = state.advice.test_index
         step_service.record_result(
             user=clinician, case=case, test=tests[index], value=rows[0][index]
         )
@@ -148,7 +148,7 @@ def test_risks_partial_lists_every_action_and_marks_the_advised_one(thyroid_mode
         render_to_string("diagnosis/_risks.html", {"risks": state.explanation.risks}).strip() == ""
     )
     while not state.explanation.risks:
-        index = state.advice["test_index"]
+        index = state.advice.test_index
         step_service.record_result(
             user=clinician, case=case, test=tests[index], value=rows[0][index]
         )

@@ -39,18 +39,18 @@ def cents(value: float) -> float:
 def check_screen(page: str, state) -> None:
     """Every number the advice, the risk table, the chart and the cost grid show is the model's."""
     advice = state.advice
-    evidence = advice["evidence"]
-    risks = [r["risk"] for r in evidence["risks"]]
-    costs = advice["costs"]
+    evidence = advice.evidence
+    risks = [r.risk for r in evidence.risks]
+    costs = advice.costs
     by_key = {row["key"]: row["risk"] for row in state.explanation.risks}
     conclude = min(by_key["classify"], by_key["reject"])
     options = [o for o in state.test_options if o.recommended]
-    allowed = {cents(r) for r in risks} | {cents(costs["penalty"]), cents(costs["reward"])}
+    allowed = {cents(r) for r in risks} | {cents(costs.penalty), cents(costs.reward)}
     allowed |= {cents(o.price_now) for o in options} | {cents(o.full_price) for o in options}
-    if advice["kind"] == "extract":
-        allowed.add(cents(advice["cost"]))
+    if advice.kind == "extract":
+        allowed.add(cents(advice.cost))
         # the saving is the difference of the two risks as shown (to the cent), so it checks
-        allowed.add(cents(cents(conclude) - cents(by_key[f"extract:{advice['test_index']}"])))
+        allowed.add(cents(cents(conclude) - cents(by_key[f"extract:{advice.test_index}"])))
 
     # The advice card: each amount is a risk, a price, PENALTY/REWARD or a risk's difference.
     card = section(page, "advice")
@@ -59,10 +59,10 @@ def check_screen(page: str, state) -> None:
     assert {cents(v) for v in written} <= allowed, (written, allowed, card)
     # Probabilities: the bars and the sentence give the model's own posterior.
     shown = {float(p) for p in PERCENT.findall(card)}
-    assert shown <= {round(100.0 * p, 1) for p in evidence["proba"]}, (shown, card)
-    support = round(evidence["support"])
+    assert shown <= {round(100.0 * p, 1) for p in evidence.proba}, (shown, card)
+    support = round(evidence.support)
     assert f"{support:,} past patient" in card, card
-    if advice["kind"] == "reject":
+    if advice.kind == "reject":
         assert "$0.00" not in card and "not priced" in card
 
     # The risk table, in the model's order, in dollars.
@@ -83,10 +83,10 @@ def check_screen(page: str, state) -> None:
 
     # The error costs the model weighs with: PENALTY off the diagonal, minus REWARD on it.
     grid = section(page, "error-costs")
-    k = len(advice["class_labels"])
+    k = len(advice.class_labels)
     cells = [cents(v) for v in amounts(grid.split("Actual \\ concluded", 1)[1])]
     expected = [
-        cents(-costs["reward"] if i == j else costs["penalty"]) for i in range(k) for j in range(k)
+        cents(-costs.reward if i == j else costs.penalty) for i in range(k) for j in range(k)
     ]
     assert cells == expected, (cells, grid)
 
@@ -113,14 +113,14 @@ def test_every_number_on_the_conditioned_loss_screen_is_the_models(
             if state.explanation.risks:
                 page = client.get(reverse("case-detail", args=[case.pk])).content.decode()
                 check_screen(page, state)
-                seen.add(advice["kind"])
-            if advice["kind"] != "extract":
+                seen.add(advice.kind)
+            if advice.kind != "extract":
                 break
             step_service.record_result(
                 user=clinician,
                 case=case,
-                test=tests[advice["test_index"]],
-                value=row[advice["test_index"]],
+                test=tests[advice.test_index],
+                value=row[advice.test_index],
             )
         if seen >= {"extract", "classify", "reject"}:
             break
@@ -152,9 +152,9 @@ def test_referral_statistics_come_from_the_held_out_evaluation():
     priced = referral_statistics(
         {"n_referred": 3, "n_test_cases": 1200, "mean_reject_cost": 0.375}, 150.0
     )
-    assert priced["n"] == 3 and priced["of_text"] == "1,200"
-    assert priced["percent_text"] == "0.2%" and priced["price_text"] == "$150.00"
-    assert priced["total_text"] == "$450.00" and priced["priced"]
+    assert priced.n == 3 and priced.of_text == "1,200"
+    assert priced.percent_text == "0.2%" and priced.price_text == "$150.00"
+    assert priced.total_text == "$450.00" and priced.priced
     unpriced = referral_statistics({"n_referred": 0, "n_test_cases": 92}, None)
-    assert unpriced["n"] == 0 and not unpriced["priced"] and unpriced["price_text"] is None
-    assert referral_statistics({}, None)["n"] is None
+    assert unpriced.n == 0 and not unpriced.priced and unpriced.price_text is None
+    assert referral_statistics({}, None).n is None

@@ -46,8 +46,8 @@ def test_the_decision_page_shows_the_patients_risks_and_the_trees_it_consults(
     client.force_login(clinician)
     case = cases.start_case(user=clinician, trained_model=thyroid_model)
     state = case_state(user=clinician, case=case)
-    while state.advice["kind"] == "extract" and not state.explanation.risks:
-        test = tests[state.advice["test_index"]]
+    while state.advice.kind == "extract" and not state.explanation.risks:
+        test = tests[state.advice.test_index]
         step_service.record_result(user=clinician, case=case, test=test, value=rows[0][test.index])
         state = case_state(user=clinician, case=case)
     assert state.explanation.risks

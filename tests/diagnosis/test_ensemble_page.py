@@ -32,9 +32,9 @@ def _walk_until_some_finished(case, clinician):
     values = {"glucose": 190.0, "insulin": 150.0, "sex": 1.0}
     for _ in range(4):
         state = compute_case_state(case)
-        if state.advice["kind"] != "extract":
+        if state.advice.kind != "extract":
             return state
-        test = case.trained_model.dataset.tests.get(index=state.advice["test_index"])
+        test = case.trained_model.dataset.tests.get(index=state.advice.test_index)
         step_service.record_result(user=clinician, case=case, test=test, value=values[test.name])
         case.refresh_from_db()
     return compute_case_state(case)
@@ -56,16 +56,16 @@ def test_members_status_is_the_learners_own_walk(which, request, clinician):
         assert member.layout is not None and member.layout["highlight"] == reach.visited
     assert view.n_finished == sum(1 for r in reaches if not r.frontier)
     assert view.n_finished + view.n_waiting == view.n_members
-    if state.advice["kind"] == "extract":
-        advised = state.advice["test_label"]
+    if state.advice.kind == "extract":
+        advised = state.advice.test_label
         assert view.advised_test == advised
         rows = {label: (count, share) for label, count, share in view.waiting_by_test}
-        evidence = state.advice["evidence"]
+        evidence = state.advice.evidence
         if which == "forest":
-            assert rows[advised][0] == evidence["waiting"]
-            assert evidence["members"] == view.n_members
+            assert rows[advised][0] == evidence.waiting
+            assert evidence.members == view.n_members
         else:
-            assert rows[advised][1] == pytest.approx(evidence["waiting"] / evidence["members"])
+            assert rows[advised][1] == pytest.approx(evidence.waiting / evidence.members)
         assert sum(m.waits_on_advised for m in view.members) == rows[advised][0]
     else:
         assert view.n_waiting == 0
@@ -155,9 +155,9 @@ def test_the_advice_says_how_many_trees_wait_on_the_test(forest, clinician):
     """The forest's advice to order a test words how many of its trees wait on that test."""
     case = case_services.start_case(user=clinician, trained_model=forest)
     state = compute_case_state(case)
-    assert state.advice["kind"] == "extract"
-    evidence = state.advice["evidence"]
+    assert state.advice.kind == "extract"
+    evidence = state.advice.evidence
     text = " ".join(state.explanation.why)
-    waiting, members = int(evidence["waiting"]), int(evidence["members"])
+    waiting, members = int(evidence.waiting), int(evidence.members)
     trees = "tree is" if waiting == 1 else "trees are"
     assert f"{waiting} of the model's {members} {trees} waiting on" in text

@@ -1,15 +1,17 @@
-"""The advice in words: names, money and the model's own numbers, from the stored advice dict."""
+"""The advice in words: names, money and the model's own numbers, from the typed advice."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from types import SimpleNamespace
 
 import pytest
 
-from diagnosis.selectors import action_to_dict, advice_headline, explain
+from diagnosis.selectors import advice_for, advice_headline, explain
 from diagnosis.selectors.cases import estimator_for
 from diagnosis.selectors.explanations import patients, percent
+from diagnosis.shared.advice import Advice, DecisionCosts
 from diagnosis.shared.money import format_money
 from learners.policy import Extract, Reject, Risk, decide, evidence_for
 
@@ -31,7 +33,7 @@ def test_extract_says_price_what_stopping_costs_and_what_the_test_saves(toy_data
     evidence = evidence_for(
         (0.9, 0.1), cost_matrix=MATRIX, reject_cost=None, support=115.0, cost_after=12.0
     )
-    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
+    advice = advice_for(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
     now = decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX)
     words = explain(advice)
     assert words.headline == "Order Insulin"
@@ -52,7 +54,7 @@ def test_extract_says_price_what_stopping_costs_and_what_the_test_saves(toy_data
 def test_a_test_that_saves_less_than_its_price_says_it_pays_off_further_down(toy_dataset):
     """When the result alone saves less than the price, the words say so instead of 'worth it'."""
     evidence = evidence_for((0.9, 0.1), cost_matrix=MATRIX, support=20.0, cost_after=39.0)
-    advice = action_to_dict(Extract(test=1, cost=5.0, evidence=evidence), dataset=toy_dataset)
+    advice = advice_for(Extract(test=1, cost=5.0, evidence=evidence), dataset=toy_dataset)
     sentence = explain(advice).why[1]
     assert f"expected to save {format_money(evidence.conclude_cost - 39.0)}" in sentence
     assert f"less than its price of {format_money(5.0)}" in sentence
@@ -64,7 +66,7 @@ def test_extract_says_when_stopping_now_would_be_a_referral(toy_dataset):
     evidence = evidence_for(
         (0.5, 0.5), cost_matrix=MATRIX, reject_cost=REFER, support=20.0, cost_after=5.0
     )
-    advice = action_to_dict(Extract(test=0, cost=10.0, evidence=evidence), dataset=toy_dataset)
+    advice = advice_for(Extract(test=0, cost=10.0, evidence=evidence), dataset=toy_dataset)
     assert decide(evidence.proba, classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER).kind == (
         "reject"
     )
@@ -79,7 +81,7 @@ def test_classify_says_class_error_cost_referral_and_certainty(toy_dataset):
     """A conclusion names the class, its expected error cost, referral's, and the support."""
     action = decide((0.05, 0.95), classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER, support=37)
     assert action.kind == "classify"
-    words = explain(action_to_dict(action, dataset=toy_dataset, classes=[0, 1]))
+    words = explain(advice_for(action, dataset=toy_dataset, classes=[0, 1]))
     assert words.headline == "disease"
     assert words.why[0] == (
         "Conclude disease: nothing more to pay for this patient; the expected cost of an error "
@@ -98,7 +100,7 @@ def test_a_conclusion_against_the_more_likely_class_names_the_error_costs(toy_da
     """Concluding the less likely class says why: its expected costs and the matrix entries."""
     action = decide((0.7, 0.3), classes=[0, 1], cost_matrix=MATRIX, support=12)
     assert action.kind == "classify" and action.label == 1, "missing disease costs 4x"
-    advice = action_to_dict(action, dataset=toy_dataset, classes=[0, 1], estimator=_model())
+    advice = advice_for(action, dataset=toy_dataset, classes=[0, 1], estimator=_model())
     why = explain(advice).why
     costs = action.evidence.class_costs
     assert why[1] == (
@@ -112,7 +114,7 @@ def test_a_conclusion_against_the_more_likely_class_names_the_error_costs(toy_da
     # The conclusion of the more likely class never carries that sentence.
     likely = decide((0.9, 0.1), classes=[0, 1], cost_matrix=MATRIX, support=12)
     assert likely.label == 0
-    words = explain(action_to_dict(likely, dataset=toy_dataset, estimator=_model()))
+    words = explain(advice_for(likely, dataset=toy_dataset, estimator=_model()))
     assert not any("less likely" in sentence for sentence in words.why)
 
 
@@ -120,7 +122,7 @@ def test_reject_compares_referral_with_the_cheapest_conclusion(toy_dataset):
     """A referral is worded as its expected cost against the cheapest class's."""
     action = decide((0.5, 0.5), classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER, support=8)
     assert action.kind == "reject"
-    advice = action_to_dict(action, dataset=toy_dataset, classes=[0, 1])
+    advice = advice_for(action, dataset=toy_dataset, classes=[0, 1])
     words = explain(advice)
     best = action.evidence.best_class
     assert words.why[0] == (
@@ -140,15 +142,21 @@ def test_counts_of_past_patients_are_whole_numbers():
     assert (
         "1.857"
         not in explain(
-            {
-                "kind": "classify",
-                "label": "healthy",
-                "label_position": 0,
-                "proba": [0.8, 0.2],
-                "expected_cost": 20.0,
-                "class_labels": CLASSES,
-                "evidence": {"proba": [0.8, 0.2], "support": 1.857, "class_costs": [20.0, 80.0]},
-            }
+            Advice.from_json(
+                {
+                    "kind": "classify",
+                    "label": "healthy",
+                    "label_position": 0,
+                    "proba": [0.8, 0.2],
+                    "expected_cost": 20.0,
+                    "class_labels": CLASSES,
+                    "evidence": {
+                        "proba": [0.8, 0.2],
+                        "support": 1.857,
+                        "class_costs": [20.0, 80.0],
+                    },
+                }
+            )
         ).why[-1]
     )
 
@@ -171,7 +179,7 @@ def test_branches_of_an_unavailable_test_are_each_named_with_their_share(trained
     nodes = action.evidence.nodes
     assert len(nodes) > 1, "the root's test is unavailable: the patient goes down every edge"
     dataset = trained_model.dataset
-    advice = action_to_dict(
+    advice = advice_for(
         action,
         dataset=dataset,
         classes=estimator.classes_.tolist(),
@@ -184,13 +192,13 @@ def test_branches_of_an_unavailable_test_are_each_named_with_their_share(trained
     assert intro == words.why[-1] and intro.startswith(f"{label} was not available")
     assert len(words.branches) == len(nodes)
     sentence = " ".join(words.branches)
-    assert {row["node"] for row in advice["branches"]} == {n for n, _ in nodes}
+    assert {row.node for row in advice.branches} == {n for n, _ in nodes}
     for node, share in nodes:
-        row = next(r for r in advice["branches"] if r["node"] == node)
-        assert row["share"] == share
+        row = next(r for r in advice.branches if r.node == node)
+        assert row.share == share
         assert f"{percent(share)} of this patient" in sentence
         assert patients(tree.class_weight[node].sum()) in sentence
-        assert all(c.startswith(label) for c in row["conditions"])
+        assert all(c.startswith(label) for c in row.conditions)
     assert sum(share for _, share in nodes) == pytest.approx(1.0)
 
 
@@ -198,8 +206,8 @@ def test_a_patient_in_one_place_has_no_branch_sentence(trained_model):
     """With every test available the walk ends in one place: nothing about branches is said."""
     estimator = estimator_for(trained_model)
     action = estimator.next_action({})
-    advice = action_to_dict(action, dataset=trained_model.dataset, estimator=estimator, known={})
-    assert "branches" not in advice
+    advice = advice_for(action, dataset=trained_model.dataset, estimator=estimator, known={})
+    assert advice.branches is None and "branches" not in advice.to_json()
     words = explain(advice)
     assert not any("not available" in s for s in words.why) and words.branches == []
 
@@ -207,7 +215,7 @@ def test_a_patient_in_one_place_has_no_branch_sentence(trained_model):
 def test_the_error_costs_in_force_come_as_a_labelled_grid(toy_dataset):
     """The stored costs become rows named by class, cells in dollars, and the referral price."""
     action = decide((0.05, 0.95), classes=[0, 1], cost_matrix=MATRIX, reject_cost=REFER)
-    advice = action_to_dict(action, dataset=toy_dataset, estimator=_model())
+    advice = advice_for(action, dataset=toy_dataset, estimator=_model())
     grid = explain(advice).costs
     assert grid["basis"] == "expected_cost" and grid["class_labels"] == CLASSES
     assert [row["label"] for row in grid["rows"]] == CLASSES
@@ -215,7 +223,7 @@ def test_the_error_costs_in_force_come_as_a_labelled_grid(toy_dataset):
     assert [row["cells"] for row in grid["rows"]] == cells
     assert [row["refer"] for row in grid["rows"]] == [format_money(REFER)] * 2
     assert grid["refer_priced"]
-    unpriced = explain(action_to_dict(action, dataset=toy_dataset, estimator=_model(refer=None)))
+    unpriced = explain(advice_for(action, dataset=toy_dataset, estimator=_model(refer=None)))
     assert not unpriced.costs["refer_priced"]
 
 
@@ -231,9 +239,9 @@ RISK_COSTS = {
 
 
 def _risk_advice(action, dataset):
-    advice = action_to_dict(action, dataset=dataset)
-    advice["costs"] = RISK_COSTS
-    return advice
+    return dataclasses.replace(
+        advice_for(action, dataset=dataset), costs=DecisionCosts.from_json(RISK_COSTS)
+    )
 
 
 def _amounts(text: str) -> list[float]:
@@ -282,7 +290,7 @@ def test_risks_become_rows_by_key_with_the_lowest_marked(toy_dataset):
     """Risks are worded from Risk.kind/test (no string parsing); the least one is marked once."""
     risks = (Risk("classify", 40.0), Risk("reject", 30.0), Risk("extract", 12.5, 0))
     evidence = evidence_for((0.6, 0.4), cost_matrix=MATRIX, reject_cost=REFER, risks=risks)
-    advice = action_to_dict(Extract(test=0, cost=10.0, evidence=evidence), dataset=toy_dataset)
+    advice = advice_for(Extract(test=0, cost=10.0, evidence=evidence), dataset=toy_dataset)
     rows = explain(advice).risks
     assert [r["action"] for r in rows] == ["Classify as disease", "Refer", "Order Glucose"]
     assert [r["key"] for r in rows] == [r.key for r in risks]
@@ -299,10 +307,10 @@ def test_no_advice_has_no_explanation():
 def test_unavailable_tests_that_split_nothing_are_still_named(toy_dataset):
     """A test marked unavailable is named with how the model went on without it."""
     action = decide((0.05, 0.95), classes=[0, 1], cost_matrix=MATRIX)
-    advice = action_to_dict(action, dataset=toy_dataset, estimator=_model(), unavailable=[1])
-    assert advice["unavailable_labels"] == ["Insulin"]
+    advice = advice_for(action, dataset=toy_dataset, estimator=_model(), unavailable=[1])
+    assert advice.unavailable_labels == ("Insulin",)
     assert "Insulin is marked unavailable: the model advises without it." in explain(advice).why
-    advice["costs"] = RISK_COSTS
+    advice = dataclasses.replace(advice, costs=DecisionCosts.from_json(RISK_COSTS))
     assert any(
         s.startswith("Insulin is marked unavailable: the model weighs only the tests")
         for s in explain(advice).why
@@ -315,22 +323,22 @@ def test_forest_advice_says_how_many_trees_wait_on_the_test(toy_dataset):
     evidence = evidence_for(
         (0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0, waiting=7, members=40
     )
-    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
+    advice = advice_for(Extract(test=1, cost=3.0, evidence=evidence), dataset=toy_dataset)
     assert explain(advice).why[-1] == "7 of the model's 40 trees are waiting on Insulin."
     done = decide((0.9, 0.1), classes=[0, 1], cost_matrix=MATRIX, waiting=0, members=40)
-    words = explain(action_to_dict(done, dataset=toy_dataset))
+    words = explain(advice_for(done, dataset=toy_dataset))
     assert (
         words.why[-1] == "The model concludes because all 40 trees reached a leaf for this patient."
     )
     weighted = evidence_for(
         (0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0, waiting=1.5, members=2.0
     )
-    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=weighted), dataset=toy_dataset)
+    advice = advice_for(Extract(test=1, cost=3.0, evidence=weighted), dataset=toy_dataset)
     assert explain(advice).why[-1] == (
         f"Trees holding {percent(0.75)} of the vote are waiting on Insulin."
     )
     single = evidence_for((0.9, 0.1), cost_matrix=MATRIX, support=40.0, cost_after=12.0)
-    advice = action_to_dict(Extract(test=1, cost=3.0, evidence=single), dataset=toy_dataset)
+    advice = advice_for(Extract(test=1, cost=3.0, evidence=single), dataset=toy_dataset)
     assert not any("waiting" in sentence for sentence in explain(advice).why)
 
 

@@ -83,15 +83,15 @@ def test_sensitivity_and_specificity_agree_with_the_confusion_matrix(trained_mod
 def test_comparison_rows_carry_the_stored_figures(trained_model, clinician):
     """The selector shows the model, order nothing and order everything, each measured."""
     comparison = model_comparison(user=clinician, trained_model=trained_model)
-    rows = {row["key"]: row for row in comparison["rows"]}
+    rows = {row.key: row for row in comparison.rows}
     assert list(rows) == ["model", "order_nothing", "order_everything"]
-    assert all(row["measured"] for row in rows.values())
+    assert all(row.measured for row in rows.values())
     baselines = trained_model.metrics["baselines"]
-    assert rows["order_nothing"]["mean_total_cost"] == baselines["order_nothing"]["mean_total_cost"]
-    assert rows["model"]["accuracy"] == trained_model.metrics["accuracy"]
+    assert rows["order_nothing"].mean_total_cost == baselines["order_nothing"]["mean_total_cost"]
+    assert rows["model"].accuracy == trained_model.metrics["accuracy"]
     label = trained_model.dataset.class_labels[baselines["order_nothing"]["conclusion"]["label"]]
-    assert label in rows["order_nothing"]["conclusion"]
-    assert [r["label"] for r in rows["model"]["rates"]] == trained_model.dataset.class_labels
+    assert label in rows["order_nothing"].conclusion
+    assert [r.label for r in rows["model"].rates] == trained_model.dataset.class_labels
 
 
 def test_a_model_that_beats_ordering_nothing_gets_no_warning(trained_model, clinician):
@@ -104,7 +104,7 @@ def test_a_model_that_beats_ordering_nothing_gets_no_warning(trained_model, clin
 def test_a_model_that_orders_nothing_is_warned(degenerate_model, clinician):
     """No test at all and no better than ordering nothing: both warnings."""
     assert degenerate_model.metrics["test_order_frequency"] == {}
-    codes = [w["code"] for w in model_warnings(user=clinician, trained_model=degenerate_model)]
+    codes = [w.code for w in model_warnings(user=clinician, trained_model=degenerate_model)]
     assert codes == ["no_gain", "no_tests"]
 
 
@@ -117,7 +117,7 @@ def test_thin_support_warns_from_the_threshold_share(trained_model, clinician):
         metrics["support"] = {"threshold": THIN_SUPPORT, "n_measured": measured, "n_thin": thin}
         TrainedModel.objects.filter(pk=trained_model.pk).update(metrics=metrics)
         trained_model.refresh_from_db()
-        codes = [w["code"] for w in model_warnings(user=clinician, trained_model=trained_model)]
+        codes = [w.code for w in model_warnings(user=clinician, trained_model=trained_model)]
         assert ("thin_support" in codes) is warned
 
 

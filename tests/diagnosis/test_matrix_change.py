@@ -66,13 +66,11 @@ def test_plain_boosting_uses_the_edited_matrix_at_once(boosting, toy_dataset, cl
     assert case.matrix_snapshot == NEW
     state = compute_case_state(case)
     expected = estimator_for(boosting).next_action({}, (), cost_matrix=NEW)
-    assert state.advice["evidence"]["class_costs"] == pytest.approx(
-        list(expected.evidence.class_costs)
-    )
-    assert state.advice["evidence"]["class_costs"] != pytest.approx(
+    assert state.advice.evidence.class_costs == pytest.approx(list(expected.evidence.class_costs))
+    assert state.advice.evidence.class_costs != pytest.approx(
         list(estimator_for(boosting).next_action({}, (), cost_matrix=OLD).evidence.class_costs)
     )
-    assert state.advice["costs"]["matrix"] == NEW  # the grid the case screen shows
+    assert state.advice.costs.to_json()["matrix"] == NEW  # the grid the case screen shows
     # the cached model itself is not changed: it still holds the training matrix
     assert np.array_equal(estimator_for(boosting).cost_matrix_, OLD)
     # and plain Boosting is not "on old values" for the admin
@@ -92,7 +90,7 @@ def test_a_case_keeps_the_matrix_it_started_with(boosting, toy_dataset, clinicia
     case = DiagnosisCase.objects.get(pk=case.pk)
     assert case.matrix_snapshot == OLD
     after = compute_case_state(case).advice
-    assert after["evidence"] == before["evidence"] and after["costs"]["matrix"] == OLD
+    assert after.evidence == before.evidence and after.costs.to_json()["matrix"] == OLD
     changes = stale.catalog_changes(user=clinician, case=case)
     assert "error matrix 'Uniform 100' changed since this case started" in changes
 

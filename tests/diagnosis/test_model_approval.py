@@ -149,7 +149,7 @@ def test_approving_a_flagged_model_needs_a_written_reason(flagged_model, model_a
     assert (flagged_model.approval, flagged_model.approval_reason) == ("approved", reason)
     decision = ModelDecision.objects.get(trained_model=flagged_model)
     assert decision.reason == reason
-    assert [w["code"] for w in decision.basis["warnings"]] == [w["code"] for w in warnings]
+    assert [w["code"] for w in decision.basis["warnings"]] == [w.code for w in warnings]
     assert flagged_model in list(models_for_user(user=clinician))
     assert reason in web.get(url).content.decode()  # the card shows the decision
 
@@ -166,10 +166,10 @@ def test_a_training_cut_short_is_approved_only_knowing_it(trained_model, model_a
     cut.refresh_from_db()
     assert not cut.is_ready and cut.holds_partial_model
     assert cut not in list(models_for_user(user=clinician))
-    codes = [w["code"] for w in model_warnings(user=model_admin, trained_model=cut)]
+    codes = [w.code for w in model_warnings(user=model_admin, trained_model=cut)]
     assert codes[0] == "cut_short"
     card = model_card(user=model_admin, trained_model=cut)
-    assert card["can_approve"] and card["needs_reason"]
+    assert card.can_approve and card.needs_reason
 
     web = _client(model_admin)
     url = reverse("model-card", args=[cut.pk])
@@ -184,7 +184,7 @@ def test_a_training_cut_short_is_approved_only_knowing_it(trained_model, model_a
     cut.refresh_from_db()
     assert (cut.status, cut.approval, cut.cut_short) == ("succeeded", "approved", True)
     assert cut in list(models_for_user(user=clinician))
-    after = [w["code"] for w in model_warnings(user=clinician, trained_model=cut)]
+    after = [w.code for w in model_warnings(user=clinician, trained_model=cut)]
     assert "cut_short" in after  # the home card and model page keep saying so
     decision = ModelDecision.objects.get(trained_model=cut)
     assert "cut_short" in [w["code"] for w in decision.basis["warnings"]]
@@ -274,7 +274,7 @@ def test_approving_a_retrain_retires_the_old_and_roll_back_restores_it(
     assert trained_model.approval == TrainedModel.RETIRED
     assert list(models_for_user(user=clinician)) == [retrain]
     card = model_card(user=model_admin, trained_model=retrain)
-    assert card["can_roll_back"] and card["previous"] == trained_model
+    assert card.can_roll_back and card.previous == trained_model
 
     restored = approval.roll_back(user=model_admin, trained_model=retrain)
     retrain.refresh_from_db()
@@ -296,15 +296,15 @@ def test_the_card_lists_what_an_admin_reviews(trained_model, model_admin):
     intervals that hold their means, limitations and the decision log."""
     card = model_card(user=model_admin, trained_model=trained_model)
     labels = trained_model.dataset.class_labels
-    assert [c["label"] for c in card["class_mix"]] == labels
-    assert sum(c["n"] for c in card["class_mix"]) == trained_model.dataset.cases.count()
-    assert [row["key"] for row in card["performance"]] == [
+    assert [c.label for c in card.class_mix] == labels
+    assert sum(c.n for c in card.class_mix) == trained_model.dataset.cases.count()
+    assert [row.key for row in card.performance] == [
         "model",
         "order_nothing",
         "order_everything",
     ]
-    for row in card["performance"]:
-        assert row["low"] <= row["mean_total_cost"] <= row["high"], row["key"]
+    for row in card.performance:
+        assert row.low <= row.mean_total_cost <= row.high, row.key
     page = _client(model_admin).get(reverse("model-card", args=[trained_model.pk]))
     text = page.content.decode()
     for anchor in (
@@ -340,8 +340,8 @@ def test_the_selection_report_is_read_by_attribute():
         ),
     ]
     rows = selection_report(SimpleNamespace(selection_report_=entries))
-    assert [r["name"] for r in rows] == ["nothing", "eg2"]
-    assert [r["chosen"] for r in rows] == [True, False]
+    assert [r.name for r in rows] == ["nothing", "eg2"]
+    assert [r.chosen for r in rows] == [True, False]
     assert selection_report(SimpleNamespace()) is None
 
 

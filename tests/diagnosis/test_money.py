@@ -105,8 +105,8 @@ def test_the_price_table_and_the_advice_write_a_price_alike(client, clinician, m
     response = client.get(started["Location"])
     assert response.status_code == 200
     advice = response.context["advice"]
-    assert advice["kind"] == "extract", advice
-    name = advice["test_name"]
+    assert advice.kind == "extract", advice
+    name = advice.test_name
     page = html.unescape(response.content.decode())
     cell = re.search(
         rf'<tr class="recommended-row" data-test="{name}"[^>]*>.*?<td class="num">([^<]+)<',
@@ -118,5 +118,5 @@ def test_the_price_table_and_the_advice_write_a_price_alike(client, clinician, m
     assert (
         response.context["explanation"]
         .why[0]
-        .startswith(f"Order {advice['test_label']}: {PRICE_TEXT[name]} for this patient now")
+        .startswith(f"Order {advice.test_label}: {PRICE_TEXT[name]} for this patient now")
     )

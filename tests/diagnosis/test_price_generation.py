@@ -58,7 +58,7 @@ def test_service_saves_exactly_the_generators_prices(toy_dataset, model_admin):
     # The old "blood" group lost its tests and is gone; the catalog prices like any other.
     assert not TestGroup.objects.filter(dataset=toy_dataset, name="blood").exists()
     assert cost_model_for(toy_dataset).marginal_cost(0) == expected.prices[0]
-    assert cost_snapshot(toy_dataset)["generated"] == [0, 1, 2]
+    assert cost_snapshot(toy_dataset).generated == (0, 1, 2)
 
 
 def test_same_seed_same_prices_in_the_app(toy_dataset, make_toy_dataset, model_admin):
@@ -234,7 +234,7 @@ def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinici
     )
     assert trained.cost_snapshot["generated"] == [0, 1, 2]
     report = model_report(user=model_admin, trained_model=trained)
-    assert [p["generated"] for p in report["prices"]] == [True, True, True]
+    assert [p.generated for p in report.prices] == [True, True, True]
     from diagnosis.services.training import run_training
 
     run_training(trained_model_id=trained.pk)

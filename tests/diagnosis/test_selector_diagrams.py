@@ -12,7 +12,6 @@ from diagnosis.selectors.model_cache import deciding_model, get_estimator
 from diagnosis.selectors.tree import model_has_tree
 from diagnosis.services.training import RANDOM_STATE, create_training
 from diagnosis.services.training_data import dataset_arrays, split_indices
-from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.selection import CostSelectedClassifier
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +27,7 @@ def _selector_model(dataset, admin, candidates):
     X, y, categorical = dataset_arrays(dataset)
     train, _ = split_indices(y, test_size=0.3, random_state=RANDOM_STATE)
     selector = CostSelectedClassifier(
-        test_costs=cost_model_from_snapshot(trained.cost_snapshot),
+        test_costs=trained.snapshot.prices,
         cost_matrix=trained.matrix_snapshot,
         categorical_features=categorical or None,
         random_state=RANDOM_STATE,

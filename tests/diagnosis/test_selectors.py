@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 
 from diagnosis.models import TrainedModel
 from diagnosis.selectors import (
-    action_to_dict,
+    advice_for,
     case_state,
     cost_model_for,
     model_report,
@@ -21,12 +21,13 @@ from diagnosis.services import step as step_service
 from learners.policy import Extract, decide, evidence_for
 
 
-def test_action_to_dict_keeps_the_numbers_and_adds_names(toy_dataset):
-    """Extract, classify and reject keep action.to_dict()'s numbers plus test and class names."""
+def test_advice_json_keeps_the_numbers_and_adds_names(toy_dataset):
+    """Extract, classify and reject advice, as stored (to_json), keep action.to_dict()'s
+    numbers plus test and class names."""
     matrix = [[0.0, 100.0], [400.0, 0.0]]
     evidence = evidence_for((0.75, 0.25), cost_matrix=matrix, reject_cost=30.0, support=12.0)
     extract = Extract(test=1, cost=3.0, evidence=evidence)
-    data = action_to_dict(extract, dataset=toy_dataset)
+    data = advice_for(extract, dataset=toy_dataset).to_json()
     assert data["kind"] == "extract"
     assert (data["test_index"], data["test_name"], data["test_label"], data["cost"]) == (
         1,
@@ -37,11 +38,11 @@ def test_action_to_dict_keeps_the_numbers_and_adds_names(toy_dataset):
     assert data["evidence"] == extract.evidence.to_dict()
     assert data["test_labels"] == {"1": "Insulin"}
     classify = decide((0.25, 0.75), classes=[0, 1], cost_matrix=matrix)
-    data = action_to_dict(classify, dataset=toy_dataset, classes=[0, 1])
+    data = advice_for(classify, dataset=toy_dataset, classes=[0, 1]).to_json()
     assert (data["label"], data["label_index"], data["label_position"]) == ("disease", 1, 1)
     assert data["proba"] == [0.25, 0.75] and data["class_labels"] == ["healthy", "disease"]
     reject = decide((0.5, 0.5), classes=[0, 1], cost_matrix=matrix, reject_cost=30.0)
-    data = action_to_dict(reject, dataset=toy_dataset, classes=[0, 1])
+    data = advice_for(reject, dataset=toy_dataset, classes=[0, 1]).to_json()
     assert data["kind"] == "reject" and data["label"] is None
     assert data["expected_cost"] == reject.expected_cost
     assert data["evidence"]["refer_cost"] == reject.expected_cost
@@ -78,14 +79,14 @@ def test_open_cases_lists_only_own_open_cases(trained_model, clinician, other_cl
 def test_model_report_has_prices_matrix_and_metrics(trained_model, clinician):
     """The trust page data reflects the snapshots and the stored held-out metrics."""
     report = model_report(user=clinician, trained_model=trained_model)
-    assert report["dataset_name"] == "Toy diabetes" and report["dataset_size"] == 120
-    prices = {p["name"]: p for p in report["prices"]}
-    assert prices["insulin"]["price"] == 12.0 and prices["insulin"]["discounted_price"] == 3.0
-    assert prices["insulin"]["group"] == "blood" and prices["insulin"]["delayed"] is True
-    assert report["matrix"] == [[0.0, 100.0], [100.0, 0.0]]
-    assert report["accuracy"] == trained_model.metrics["accuracy"]
-    assert report["n_test_cases"] == 36
-    assert report["learner_label"].startswith("EG2")
+    assert report.dataset_name == "Toy diabetes" and report.dataset_size == 120
+    prices = {p.name: p for p in report.prices}
+    assert prices["insulin"].price == 12.0 and prices["insulin"].discounted_price == 3.0
+    assert prices["insulin"].group == "blood" and prices["insulin"].delayed is True
+    assert report.matrix == [[0.0, 100.0], [100.0, 0.0]]
+    assert report.accuracy == trained_model.metrics["accuracy"]
+    assert report.n_test_cases == 36
+    assert report.learner_label.startswith("EG2")
 
 
 def test_tree_layout_highlights_the_case_path(trained_model, clinician):
@@ -116,7 +117,7 @@ def test_case_state_lists_priced_options_and_recommendation(trained_model, clini
     assert [o.test.name for o in state.test_options] == ["glucose", "insulin", "sex"]
     assert [o.price_now for o in state.test_options] == [10.0, 12.0, 1.0]
     recommended = [o.test.index for o in state.test_options if o.recommended]
-    assert recommended == [state.advice["test_index"]]
+    assert recommended == [state.advice.test_index]
     assert state.is_open and state.class_labels == ["healthy", "disease"]
 
 

@@ -15,7 +15,6 @@ from diagnosis.selectors import case_state
 from diagnosis.services import cases, training
 from diagnosis.services import step as step_service
 from diagnosis.services.datasets import create_dataset
-from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.derived import DerivedFormula
 
 FORMULA = {"formula": "TT4 / T4U", "formula_tolerance": 0.05}
@@ -76,7 +75,7 @@ def test_free_answers_are_recorded_as_separate_free_steps_in_one_call(with_formu
     """Each answer is its own step, priced 0 by the snapshot, following the advice of its moment."""
     case = cases.start_case(user=clinician, trained_model=with_formula)
     advice = case_state(user=clinician, case=case).advice
-    assert advice["kind"] == "extract" and advice["test_name"] == "age"
+    assert advice.kind == "extract" and advice.test_name == "age"
     steps = step_service.record_results(
         user=clinician, case=case, results={"age": 54, "on_thyroxine": "yes"}
     )
@@ -153,7 +152,7 @@ def test_fti_is_computed_when_its_inputs_are_recorded(with_formula, clinician):
     assert steps[-1].value == pytest.approx(150.0) and steps[-1].price == 0.0
     state = case_state(user=clinician, case=case)
     assert state.accumulated_cost == pytest.approx(14.51 + 11.41)
-    assert not (state.advice["kind"] == "extract" and state.advice["test_name"] == "FTI")
+    assert not (state.advice.kind == "extract" and state.advice.test_name == "FTI")
 
 
 def test_typed_fti_contradicting_its_inputs_is_refused(with_formula, clinician):
@@ -227,7 +226,8 @@ def test_formula_is_snapshotted_with_the_model(with_formula, clinician):
     case = cases.start_case(user=clinician, trained_model=with_formula)
     _record_inputs(case, clinician, tt4=100.0, t4u=1.25)
     assert _steps(case)[-1].value == pytest.approx(80.0)
-    cost_model_from_snapshot(with_formula.cost_snapshot)  # the prices still load
+    snapshot = with_formula.snapshot  # the prices still load, one per test
+    assert snapshot.prices.n_features == len(snapshot.names)
 
 
 @pytest.mark.parametrize(

@@ -53,14 +53,15 @@ def test_ungrouped_test_costs_full_price_after_a_blood_test(case, clinician, tra
 def test_step_stores_the_advice_shown_and_whether_it_was_followed(case, clinician, trained_model):
     """Following the recommended test is recorded as followed; another test is not."""
     advice = case_state(user=clinician, case=case).advice
-    assert advice["kind"] == "extract"
-    recommended = trained_model.dataset.tests.get(index=advice["test_index"])
+    assert advice.kind == "extract"
+    recommended = trained_model.dataset.tests.get(index=advice.test_index)
     other = trained_model.dataset.tests.exclude(pk=recommended.pk).filter(kind="numeric").first()
     step = step_service.record_result(user=clinician, case=case, test=other, value=100)
-    assert step.advice == advice and step.followed_advice is False
+    assert step.advice == advice.to_json() and step.shown_advice == advice
+    assert step.followed_advice is False
     state = case_state(user=clinician, case=case)
-    if state.advice["kind"] == "extract":
-        test = trained_model.dataset.tests.get(index=state.advice["test_index"])
+    if state.advice.kind == "extract":
+        test = trained_model.dataset.tests.get(index=state.advice.test_index)
         followed = step_service.record_result(
             user=clinician, case=case, test=test, value=1 if test.is_nominal else 100
         )
@@ -158,11 +159,12 @@ def test_classify_overruling_the_advice_is_recorded(case, clinician, trained_mod
         user=clinician, case=case, test=_test(trained_model, "glucose"), value=70
     )
     advice = case_state(user=clinician, case=case).advice
-    assert advice["kind"] == "classify"
-    other = 1 - advice["label_index"]
+    assert advice.kind == "classify"
+    other = 1 - advice.label_index
     step = step_service.classify(user=clinician, case=case, label=other)
     assert step.kind == DiagnosisStep.CLASSIFY and step.label == other
-    assert step.followed_advice is False and step.advice == advice
+    assert step.followed_advice is False and step.advice == advice.to_json()
+    assert step.shown_advice == advice
 
 
 def test_classify_rejects_an_unknown_class(case, clinician):
@@ -180,12 +182,12 @@ def test_refer_closes_the_case(case, clinician):
 def test_unavailable_test_is_free_and_changes_the_advice(case, clinician, trained_model):
     """Marking the advised test unavailable costs nothing and the model stops asking for it."""
     advice = case_state(user=clinician, case=case).advice
-    test = trained_model.dataset.tests.get(index=advice["test_index"])
+    test = trained_model.dataset.tests.get(index=advice.test_index)
     step = step_service.mark_unavailable(user=clinician, case=case, test=test)
     state = case_state(user=clinician, case=case)
     assert step.price == 0.0
     assert state.unavailable == {test.index}
-    assert state.advice["test_index"] != test.index
+    assert state.advice.test_index != test.index
     with pytest.raises(ValidationError, match="already marked unavailable"):
         step_service.mark_unavailable(user=clinician, case=case, test=test)
 
@@ -308,13 +310,14 @@ def test_entering_an_input_of_the_advised_derived_test_follows_the_advice():
     """Advice to order a derived test (FTI from TT4 and T4U) is followed by a result for it or
     for any of its inputs, nested ones too; another test, or advice to conclude, is not."""
     from diagnosis.services.step import _follows_extract
+    from diagnosis.shared.advice import Advice
     from learners.costs import CostModel
 
     # 0 TT4, 1 T4U, 2 FTI = f(TT4, T4U), 3 TSH, 4 a ratio derived from FTI and TSH
     prices = CostModel([14.51, 11.41, 0.0, 22.78, 0.0], derived={2: (0, 1), 4: (2, 3)})
-    fti = {"kind": "extract", "test_index": 2}
+    fti = Advice(kind="extract", test_index=2)
     assert [_follows_extract(fti, i, prices) for i in range(5)] == [True, True, True, False, False]
-    ratio = {"kind": "extract", "test_index": 4}
+    ratio = Advice(kind="extract", test_index=4)
     assert all(_follows_extract(ratio, i, prices) for i in range(5))
-    assert not _follows_extract({"kind": "classify", "label_index": 0}, 0, prices)
-    assert not _follows_extract({"kind": "extract", "test_index": 3}, 0, prices)
+    assert not _follows_extract(Advice(kind="classify", label_index=0), 0, prices)
+    assert not _follows_extract(Advice(kind="extract", test_index=3), 0, prices)

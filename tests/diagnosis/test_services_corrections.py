@@ -53,7 +53,7 @@ def test_correction_keeps_the_original_marked_and_recomputes_the_advice(
     assert state.accumulated_cost == pytest.approx(original.price)
     # The advice is the model's own for the corrected state.
     expected = estimator_for(trained_model).next_action(state.known, state.unavailable).to_dict()
-    assert {k: state.advice[k] for k in expected} == expected
+    assert {k: state.advice.to_json()[k] for k in expected} == expected
     assert [s.position for s in state.steps] == [0, 1]
 
 
@@ -243,16 +243,16 @@ def test_an_overrule_reason_is_stored_and_a_followed_step_refuses_one(
 ):
     """A reason is kept on a step against the advice; on a followed step it is refused."""
     advice = case_state(user=clinician, case=case).advice
-    assert advice["kind"] == "extract"
-    other = next(n for n in ("glucose", "insulin", "sex") if n != advice["test_name"])
+    assert advice.kind == "extract"
+    other = next(n for n in ("glucose", "insulin", "sex") if n != advice.test_name)
     value = 1 if other == "sex" else 100
     step = step_helpers.post_step(
         user=clinician, case=case, action="result", test=other, value=value, reason="cheaper first"
     ).step
     assert not step.followed_advice and step.overrule_reason == "cheaper first"
     advice = case_state(user=clinician, case=case).advice
-    if advice["kind"] == "extract":
-        test = _test(trained_model, advice["test_name"])
+    if advice.kind == "extract":
+        test = _test(trained_model, advice.test_name)
         with pytest.raises(ValidationError, match="follows the advice"):
             step_helpers.post_step(
                 user=clinician,

@@ -209,17 +209,17 @@ def split_case(trained, clinician):
     for row in trained.dataset.cases.order_by("id"):
         case = cases.start_case(user=clinician, trained_model=trained)
         first = case_state(user=clinician, case=case).advice
-        if first["kind"] != "extract":
+        if first.kind != "extract":
             continue
-        test = tests[first["test_name"]]
+        test = tests[first.test_name]
         value = row.values[test.index]
         step_service.take_step(
             user=clinician, case=case, action="result", test=test.name, value=value
         )
         second = case_state(user=clinician, case=case).advice
-        if second["kind"] != "extract":
+        if second.kind != "extract":
             continue
-        blocked = tests[second["test_name"]]
+        blocked = tests[second.test_name]
         step_service.take_step(user=clinician, case=case, action="unavailable", test=blocked.name)
         return case, test, value, blocked
     raise AssertionError("no patient reaches a second test")

@@ -32,7 +32,7 @@ def test_undoing_a_correction_restores_the_value_it_replaced(trained_model, clin
     glucose = original.test.index
     assert state.known == {glucose: 150.0}
     assert state.accumulated_cost == paid  # nothing charged twice, nothing refunded
-    assert not (state.advice["kind"] == "extract" and state.advice["test_index"] == glucose)
+    assert not (state.advice.kind == "extract" and state.advice.test_index == glucose)
     notes = case_audit.step_audit(state.steps)
     assert notes[0]["mark"].startswith("Restored: 150 mg/dl counts again")
     assert "Corrected to" not in notes[0]["mark"]
@@ -54,14 +54,14 @@ def test_undoing_a_paid_test_says_it_was_paid_before_asking_again(trained_model,
     """When the advice asks again for a test whose paid step was undone, the card says so."""
     case = cases.start_case(user=clinician, trained_model=trained_model)
     advice = case_state(user=clinician, case=case).advice
-    assert advice["kind"] == "extract" and advice["cost"] > 0
-    test = trained_model.dataset.tests.get(index=advice["test_index"])
+    assert advice.kind == "extract" and advice.cost > 0
+    test = trained_model.dataset.tests.get(index=advice.test_index)
     value = test.choices[0]["code"] if test.is_nominal else 150
     step = _act(case, clinician, action="result", test=test.name, value=value)
     assert step.price > 0
     _act(case, clinician, action="undo", reason="entered on the wrong case")
     state = case_state(user=clinician, case=case)
-    assert state.advice["test_index"] == test.index  # the same first advice
+    assert state.advice.test_index == test.index  # the same first advice
     assert state.advised_paid_before.pk == step.pk
     client.force_login(clinician)
     page = client.get(reverse("case-detail", args=[case.pk])).content.decode()
@@ -77,14 +77,14 @@ def test_corrections_and_unavailable_tests_are_not_counted_against_the_advice(
     _act(case, clinician, action="correct", position=0, value="160", reason="typo")
     _act(case, clinician, action="unavailable", test="insulin")
     advice = case_state(user=clinician, case=case).advice
-    if advice["kind"] == "extract":
-        _act(case, clinician, action="unavailable", test=advice["test_name"])
+    if advice.kind == "extract":
+        _act(case, clinician, action="unavailable", test=advice.test_name)
         advice = case_state(user=clinician, case=case).advice
     closing = _act(
         case,
         clinician,
-        action="refer" if advice["kind"] == "reject" else "classify",
-        **({} if advice["kind"] == "reject" else {"label": advice["label_index"]}),
+        action="refer" if advice.kind == "reject" else "classify",
+        **({} if advice.kind == "reject" else {"label": advice.label_index}),
     )
     steps = case_state(user=clinician, case=case).steps
     counts = case_audit.adherence(steps)

@@ -11,6 +11,7 @@ from django.urls import reverse
 from login_helpers import login_request
 
 from diagnosis.models import DiagnosisCase, DiagnosisStep, TrainedModel
+from diagnosis.shared.advice import Advice
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ def start(client, trained_model, ref="p-1") -> DiagnosisCase:
     return case
 
 
-def advice_of(client, case) -> dict:
+def advice_of(client, case) -> Advice:
     response = client.get(reverse("case-detail", args=[case.pk]))
     assert response.status_code == 200
     return response.context["advice"]
@@ -104,43 +105,43 @@ def test_case_flow_follows_advice_to_a_conclusion(client, clinician, trained_mod
     prices_shown = []
     for _ in range(len(names) + 1):
         advice = advice_of(client, case)
-        if advice["kind"] != "extract":
+        if advice.kind != "extract":
             break
         page = client.get(reverse("case-detail", args=[case.pk]))
         prices_shown.append(page.context["recommended"].price_now)
         assert money(page.context["recommended"].price_now) in page.content.decode()
         response = client.post(
             reverse("case-detail", args=[case.pk]),
-            {"action": "result", "test": advice["test_name"], "value": row[advice["test_index"]]},
+            {"action": "result", "test": advice.test_name, "value": row[advice.test_index]},
         )
         assert response.status_code == 302  # post/redirect/get
         assert response["Location"] == reverse("case-detail", args=[case.pk])
-    assert advice["kind"] == "classify"
+    assert advice.kind == "classify"
     assert prices_shown, "the model should order at least one test"
     page = text(client.get(reverse("case-detail", args=[case.pk])))
-    assert f"Accept: classify as {advice['label']}" in page
+    assert f"Accept: classify as {advice.label}" in page
     # Closing asks first: the confirmation page saves nothing.
     response = client.post(
         reverse("case-detail", args=[case.pk]),
-        {"action": "classify", "label": advice["label_index"]},
+        {"action": "classify", "label": advice.label_index},
     )
     assert response.status_code == 200
-    assert f"Yes, classify as {advice['label']} and close the case" in text(response)
+    assert f"Yes, classify as {advice.label} and close the case" in text(response)
     assert DiagnosisCase.objects.get(pk=case.pk).is_open
     response = client.post(
         reverse("case-detail", args=[case.pk]),
-        {"action": "classify", "label": advice["label_index"], "confirm": "yes"},
+        {"action": "classify", "label": advice.label_index, "confirm": "yes"},
     )
     assert response.status_code == 302
     assert response["Location"] == reverse("case-summary", args=[case.pk])
     case.refresh_from_db()
-    assert case.status == "classified" and case.final_label == advice["label_index"]
+    assert case.status == "classified" and case.final_label == advice.label_index
     steps = list(case.steps.all())
     assert all(s.followed_advice for s in steps)
     assert sum(s.price for s in steps) == pytest.approx(sum(prices_shown))
     summary = text(client.get(reverse("case-summary", args=[case.pk])))
     assert money(sum(prices_shown)) in summary
-    assert f"Classified as {advice['label']}" in summary
+    assert f"Classified as {advice.label}" in summary
     assert "as the model advised" in summary
     # A closed case opens on its summary and accepts no more steps.
     assert client.get(reverse("case-detail", args=[case.pk]))["Location"] == reverse(
@@ -160,8 +161,8 @@ def test_refresh_after_post_repeats_nothing(client, clinician, trained_model):
         reverse("case-detail", args=[case.pk]),
         {
             "action": "result",
-            "test": advice["test_name"],
-            "value": patient_row(trained_model)[advice["test_index"]],
+            "test": advice.test_name,
+            "value": patient_row(trained_model)[advice.test_index],
         },
     )
     first = client.get(reverse("case-detail", args=[case.pk]))
@@ -314,7 +315,7 @@ def test_overrule_and_refer_are_recorded_as_not_followed(client, clinician, trai
     login(client, clinician)
     case = start(client, trained_model, ref="a")
     advice = advice_of(client, case)
-    assert advice["kind"] == "extract"
+    assert advice.kind == "extract"
     client.post(
         reverse("case-detail", args=[case.pk]),
         {"action": "classify", "label": "1", "confirm": "yes"},
@@ -434,10 +435,10 @@ def test_tree_json_highlights_the_case_path(client, clinician, trained_model):
     login(client, clinician)
     case = start(client, trained_model)
     advice = advice_of(client, case)
-    value = patient_row(trained_model)[advice["test_index"]]
+    value = patient_row(trained_model)[advice.test_index]
     client.post(
         reverse("case-detail", args=[case.pk]),
-        {"action": "result", "test": advice["test_name"], "value": value},
+        {"action": "result", "test": advice.test_name, "value": value},
     )
     url = reverse("model-tree", args=[trained_model.pk])
     data = client.get(url + f"?case={case.pk}&format=json").json()
@@ -519,12 +520,12 @@ def test_advice_is_explained_in_words_from_the_model_numbers(client, clinician, 
     case = start(client, trained_model)
     response = client.get(reverse("case-detail", args=[case.pk]))
     advice = response.context["advice"]
-    evidence = advice["evidence"]
-    assert advice["kind"] == "extract"
+    evidence = advice.evidence
+    assert advice.kind == "extract"
     page = text(response)
     why = re.search(r'<div class="why" id="why">(.*?)</div>', page, re.DOTALL).group(1)
-    assert f"Order {advice['test_label']}: {money(advice['cost'])} for this patient now." in why
-    now, after = evidence["conclude_cost"], evidence["cost_after"]
+    assert f"Order {advice.test_label}: {money(advice.cost)} for this patient now." in why
+    now, after = evidence.conclude_cost, evidence.cost_after
     assert f"would cost {money(now)} in expected errors" in why
     assert money(after) in why
     # a saving only when the model expects this result to lower the cost of an error
@@ -546,34 +547,32 @@ def test_risks_chart_and_table_come_from_the_model(client, clinician, thyroid_mo
     patient = patient_row(thyroid_model)
     response = client.get(detail)
     for _ in range(len(patient)):
-        if response.context["advice"]["evidence"]["risks"]:
+        if response.context["advice"].evidence.risks:
             break
         advice = response.context["advice"]  # free answers first: they carry no risks
         step_service.take_step(
             user=clinician,
             case=case,
             action="result",
-            test=advice["test_name"],
-            value=patient[advice["test_index"]],
+            test=advice.test_name,
+            value=patient[advice.test_index],
         )
         response = client.get(detail)
-    risks = response.context["advice"]["evidence"]["risks"]
+    risks = response.context["advice"].evidence.risks
     assert risks, "a priced decision carries the risk of every action"
     names = {t.index: t.display_label for t in thyroid_model.dataset.tests.all()}
-    best = response.context["advice"]["class_labels"][
-        response.context["advice"]["evidence"]["best_class"]
-    ]
+    best = response.context["advice"].class_labels[response.context["advice"].evidence.best_class]
     expected = [
         "Refer"
-        if r["kind"] == "reject"
-        else f"Order {names[r['test']]}"
-        if r["kind"] == "extract"
+        if r.kind == "reject"
+        else f"Order {names[r.test]}"
+        if r.kind == "extract"
         else f"Classify as {best}"
         for r in risks
     ]
     figure = response.context["risks_figure"]["data"][0]
     assert figure["y"] == expected
-    assert figure["x"] == [r["risk"] for r in risks]
+    assert figure["x"] == [r.risk for r in risks]
     page = text(response)
     assert 'id="fig-risks"' in page and "Risk of each action now" in page
     assert page.count("(advised: lowest risk)") == 1

@@ -103,9 +103,7 @@ def test_an_overruling_classification_asks_for_a_reason(clinician, case):
     client = logged_in(clinician)
     advice = client.get(detail(case)).context["advice"]
     labels = ["healthy", "disease"]
-    other = next(
-        i for i in range(2) if not (advice["kind"] == "classify" and advice["label_index"] == i)
-    )
+    other = next(i for i in range(2) if not (advice.kind == "classify" and advice.label_index == i))
     page = text(client.post(detail(case), {"action": "classify", "label": other}))
     assert f"Classify as {labels[other]}?" in page
     assert "This overrules the model" in page and 'name="reason"' in page

@@ -243,8 +243,7 @@ def experiment_detail(*, user, experiment_id: int) -> ExperimentDetail:
         can_rerun=admin and e.is_finished,
         parent_id=e.parent_id,
         test_names=_test_names(e),
-        class_labels=list((e.cost_snapshot.get("vocabulary") or {}).get("class_labels") or [])
-        or list(e.dataset.class_labels),
+        class_labels=_class_labels(e),
     )
 
 
@@ -252,7 +251,13 @@ def _test_names(e: Experiment) -> list[str]:
     """The experiment's tests by the names clinicians read (the dataset's labels), never by
     their column codes; a code stays only for a test without a label or since deleted."""
     shown = dict(e.dataset.tests.exclude(label="").values_list("name", "label"))
-    return [shown.get(name) or name for name in e.cost_snapshot.get("names", [])]
+    return [shown.get(name) or name for name in e.snapshot.names]
+
+
+def _class_labels(e: Experiment) -> list[str]:
+    """The class names the experiment ran with (today's for one saved before they were kept)."""
+    vocabulary = e.snapshot.vocabulary
+    return list(vocabulary.class_labels if vocabulary else []) or list(e.dataset.class_labels)
 
 
 # ------------------------------------------------------------------ results

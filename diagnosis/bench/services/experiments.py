@@ -26,7 +26,6 @@ from diagnosis.permissions import require_model_admin
 from diagnosis.selectors.costs import cost_snapshot
 from diagnosis.shared import learner_names, learner_registry
 from diagnosis.shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
-from diagnosis.shared.costs import cost_model_from_snapshot
 from diagnosis.shared.money import format_money
 from diagnosis.shared.validation import clean_matrix, clean_reject_cost
 
@@ -165,6 +164,7 @@ def create_experiment(
     if errors:
         raise ValidationError(errors)
     assert k is not None and repeats is not None and seed is not None  # else a problem above
+    assert snapshot is not None  # else a problem with the dataset above
 
     categorical = list(
         dataset.tests.filter(kind=DiagnosticTest.NOMINAL)
@@ -184,7 +184,7 @@ def create_experiment(
         k=k,
         repeats=repeats,
         seed=seed,
-        cost_snapshot=snapshot,
+        cost_snapshot=snapshot.to_json(),
         case_ids=[pk for pk, _ in case_rows],
         categorical=categorical,
         parent=parent,
@@ -205,9 +205,7 @@ def _clean_learners(learners, snapshot, problem) -> list[dict]:
     if len(learners) > MAX_LEARNERS:
         problem("learners", f"At most {MAX_LEARNERS} learners (got {len(learners)}).")
         return []
-    cost_model = None
-    if snapshot is not None:
-        cost_model = cost_model_from_snapshot(snapshot)
+    cost_model = None if snapshot is None else snapshot.prices
     cleaned: list[dict] = []
     for position, entry in enumerate(learners, start=1):
         if not isinstance(entry, Mapping) or not isinstance(entry.get("key"), str):
@@ -673,8 +671,7 @@ def deploy_recommended(
         learner_index = int(chosen["learner_index"])
     if not 0 <= learner_index < len(source.learners):
         raise ValidationError(f"This experiment has no learner {learner_index}.")
-    current = cost_snapshot(source.dataset)
-    if _prices(current) != _prices(source.cost_snapshot):
+    if not cost_snapshot(source.dataset).same_prices(source.snapshot):
         raise ValidationError(
             "The dataset's prices changed since this experiment ran, so its recommendation may "
             "no longer hold. Clone the experiment to run it at today's prices first."
@@ -744,12 +741,6 @@ def _refuse_unless_cheaper_than_nothing(
             "(no model), or clone the experiment with other learners or parameters, or check "
             "the error matrix (with cheap errors no test is worth its price)."
         )
-
-
-def _prices(snapshot: Mapping[str, Any]) -> dict:
-    """What deploying compares: the prices, not the names' meanings nor the "generated" marks
-    (snapshots made before those marks existed have no such key)."""
-    return {k: v for k, v in snapshot.items() if k not in ("vocabulary", "generated")}
 
 
 def _error_matrix_for(experiment: Experiment, target: Mapping[str, Any]) -> ErrorMatrix:

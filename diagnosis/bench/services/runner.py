@@ -40,7 +40,6 @@ from diagnosis.services import broker
 from diagnosis.services.training_progress import Heartbeat
 from diagnosis.shared import learner_registry
 from diagnosis.shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
-from diagnosis.shared.costs import cost_model_from_snapshot
 from diagnosis.shared.learner_names import display_label
 
 __all__ = [
@@ -261,7 +260,7 @@ def _compute(experiment: Experiment, task: ExperimentTask, targets) -> dict[int,
     folds = _folds(experiment.pk, y.tobytes(), experiment.k, experiment.seed, task.repeat)
     train, test = folds[task.fold]
     entry = experiment.learners[task.learner_index]
-    cost_model = cost_model_from_snapshot(experiment.cost_snapshot)
+    cost_model = experiment.snapshot.prices
     first = experiment.matrices[task.matrix_index]
     random_state = experiment.seed + task.repeat
     if entry.get("baseline"):

@@ -23,7 +23,6 @@ from diagnosis.bench.services.experiments import (
     resume_experiment,
 )
 from diagnosis.services.training_data import dataset_arrays
-from diagnosis.shared.costs import cost_model_from_snapshot
 from learners.significance import paired_t_test
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +148,7 @@ def test_an_experiment_runs_over_the_same_folds_with_the_clinicians_evaluate(
     assert experiment.status == Experiment.DONE, experiment.status_reason
     assert experiment.n_done == experiment.n_tasks
     X, y, categorical = dataset_arrays(toy_dataset)
-    cost_model = cost_model_from_snapshot(experiment.cost_snapshot)
+    cost_model = experiment.snapshot.prices
     matrix = experiment.matrices[0]
     from learners.baselines import OrderNothing
 
