@@ -192,8 +192,8 @@ def grow_tree(
         ):
             continue
         node_cost = misclassification_cost(class_weight, cost_matrix)
-        candidates = _numeric_candidates(scans, cases, weights, node_order, path)
-        candidates.extend(_nominal_candidates(scans, cases, weights, path))
+        candidates = _numeric_splits(scans, cases, weights, node_order, path)
+        candidates.extend(_nominal_splits(scans, cases, weights, path))
         chosen = criterion.choose(candidates, node_cost, total)
         if chosen is None:
             continue
@@ -285,7 +285,8 @@ class _Scans:
     cost_model: CostModel
 
 
-def _numeric_candidates(scans: _Scans, cases, weights, node_order, path) -> list[Candidate]:
+def _numeric_splits(scans: _Scans, cases, weights, node_order, path) -> list[Candidate]:
+    """The node's valid numeric splits as candidates (``path``: its split features)."""
     if scans.numeric.size == 0:
         return []
     score, threshold, split_info, _, _ = scan_numeric(
@@ -294,7 +295,8 @@ def _numeric_candidates(scans: _Scans, cases, weights, node_order, path) -> list
     return _candidates(scans, scans.numeric, score, split_info, threshold, path)
 
 
-def _nominal_candidates(scans: _Scans, cases, weights, path) -> list[Candidate]:
+def _nominal_splits(scans: _Scans, cases, weights, path) -> list[Candidate]:
+    """The node's valid nominal splits as candidates (``path``: its split features)."""
     nominal = scans.nominal
     if nominal.size == 0:
         return []
@@ -302,6 +304,33 @@ def _nominal_candidates(scans: _Scans, cases, weights, path) -> list[Candidate]:
     active = np.array([f not in path for f in nominal.tolist()])
     score, split_info = scan_nominal(scans.data, cases, weights, active, scans.rule)
     return _candidates(scans, nominal, score, split_info, None, path)
+
+
+def _nominal_candidates(
+    codes,
+    nominal,
+    n_branches,
+    cases,
+    weights,
+    y,
+    n_classes,
+    criterion,
+    cost_model,
+    cost_matrix,
+    min_leaf,
+    path,
+) -> list[Candidate]:
+    """:func:`_nominal_splits` with the tree's arrays given one by one, not as a tree's
+    :class:`_Scans` (the form ``tests/learners/test_tree_c45.py`` calls with Quinlan's
+    golf data): the nominal ``codes`` and no numeric feature."""
+    scans = _Scans(
+        data=TrainingSet(np.empty((0, codes.shape[1])), codes, n_branches, y, int(n_classes)),
+        rule=SplitRule(int(criterion.scan_mode), cost_matrix, float(min_leaf), np.zeros(1)),
+        numeric=np.empty(0, dtype=np.int64),
+        nominal=nominal,
+        cost_model=cost_model,
+    )
+    return _nominal_splits(scans, cases, weights, path)
 
 
 def _candidates(scans: _Scans, features, score, split_info, threshold, path) -> list[Candidate]:
