@@ -620,19 +620,9 @@ def grow_eg2(data, train, costs, growth):
         done = np.zeros(n_features, dtype=np.int64)
         on_path = np.zeros(n_features, dtype=np.int64)
         status, _, _, _ = grow(
-            data,
-            train,
-            weights,
-            done,
-            on_path,
-            grown_with,
-            SELECT_EG2,
-            growth,
-            levels,
-            rng,
-            ws,
-            rec,
-        )
+            data, train, weights, done, on_path, grown_with, SELECT_EG2, growth, levels, rng,
+            ws, rec,
+        )  # fmt: skip
         if status == GROWN:
             return rec
         if rec.size[0] >= capacity:

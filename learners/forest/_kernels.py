@@ -258,7 +258,8 @@ def _best_stump(
     values, known, cuts, hist, hist_n, missing, known_total, left, l_child, r_child,
     two_valued, low_value, high_value, complete,
 ):  # fmt: skip
-    """:func:`_stump` with its bundles given piece by piece (the stump test's form)."""
+    """:func:`_stump` with its bundles given piece by piece: the form
+    ``tests/learners/test_budget_rf.py`` checks against its numpy reference."""
     scratch = StumpScratch(
         values, known, cuts, hist, hist_n, missing, known_total, left, l_child, r_child
     )
@@ -269,7 +270,7 @@ def _best_stump(
 
 @njit(cache=True, nogil=True)
 def _skip_stumps(XT, idx, f, k, complete):
-    """Draw the ``k`` random numbers :func:`_best_stump` would draw for feature ``f``."""
+    """Draw the ``k`` random numbers :func:`_stump` would draw for feature ``f``."""
     n_known = idx.shape[0]
     if not complete:
         n_known = 0
