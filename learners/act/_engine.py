@@ -34,12 +34,15 @@ ship the EG2 tree.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from ..tree import _formulas
 from ..tree._kernels import (  # noqa: F401 - the split helpers are re-exported for _growth
     MODE_INFORMATION,
+    SplitRule,
     all_ones,
     branch_cases,
     branch_of,
@@ -70,6 +73,72 @@ PRUNE_ERROR = 2  # C4.5's error-based pruning
 #: grow's status: done, or out of room for the recorded tree or the depth (grow again bigger)
 GROWN = 0
 OUT_OF_ROOM = 1
+#: ``Growth.max_depth`` of a tree grown without a depth limit (the tree package's EG2)
+UNLIMITED_DEPTH = 1 << 30
+
+
+class Ranked(NamedTuple):
+    """One training set as the engine reads it: :func:`._encoding.encode_data`'s arrays."""
+
+    ranks: np.ndarray  #: ``R[case, feature]``: rank of the value, or category position; -1 missing
+    y: np.ndarray  #: class code of every case
+    nominal: np.ndarray  #: whether each feature is nominal
+    n_values: np.ndarray  #: distinct values (numeric) or categories (nominal) of each feature
+
+
+class Costs(NamedTuple):
+    """The prices a tree is grown with (each price table from :func:`._encoding.encode_prices`)."""
+
+    select: tuple  #: what choosing a split sees (ICET's biased prices)
+    charge: tuple  #: what a test costs (the true prices)
+    matrix: np.ndarray  #: ``M[actual, predicted]``
+
+
+class Growth(NamedTuple):
+    """How :func:`grow` grows and scores a tree, besides its data, prices and sampler."""
+
+    rule: SplitRule  #: MODE_INFORMATION, ``min_leaf``, the entropy table of the training set
+    w: float  #: EG2's cost exponent
+    prune: int  #: PRUNE_NONE, PRUNE_COST or PRUNE_ERROR
+    coeff: float  #: ``z_CF^2`` of C4.5's normal approximation (negative: the exact ``EE``)
+    cf: float  #: the pruning confidence
+    laplace: bool  #: leaves label by Laplace's probabilities
+    max_depth: int
+
+
+class Lookahead(NamedTuple):
+    """How :func:`candidate_score` scores a split by sample trees under its children."""
+
+    growth: Growth
+    first: int  #: the sampler of each child's first sample (SELECT_EG2 or SELECT_ID3)
+    other: int  #: the sampler of the others (SELECT_SEG2 or SELECT_SID3)
+    by_size: bool  #: a sample scores its leaves (LSID3), not its cost (ACT)
+    mean_of_samples: bool  #: a child scores the mean of its samples, not the least
+
+
+class Workspace(NamedTuple):
+    """Scratch arrays of :func:`scan_feature` (see :func:`workspace`)."""
+
+    rank_count: np.ndarray  #: cases per rank
+    touched: np.ndarray  #: ranks present
+    ordered: tuple  #: (key, cls, wt): the known cases by rank, for ``numeric_sweep``
+    branch_table: np.ndarray  #: branch x class (nominal)
+    branch_total: np.ndarray  #: branch known weight (nominal)
+    vectors: np.ndarray  #: known, missing, left, right, side
+
+
+class Record(NamedTuple):
+    """A tree :func:`grow` recorded, in preorder (see :func:`new_record`)."""
+
+    feature: np.ndarray  #: -1: leaf
+    boundary: np.ndarray  #: last rank going left
+    upper: np.ndarray  #: first rank at the node going right
+    parent: np.ndarray
+    share: np.ndarray  #: the parent's branch weight
+    class_weight: np.ndarray
+    empty: np.ndarray  #: an empty branch
+    size: np.ndarray  #: ``size[0]``: the number of nodes
+
 
 _EPS = 1e-9
 
@@ -88,48 +157,43 @@ def workspace(n_cases, n_values, n_classes):
     u_max = 1
     for g in range(n_values.shape[0]):
         u_max = max(u_max, n_values[g])
-    return (
-        np.zeros(u_max, dtype=np.int64),  # count: cases per rank
-        np.zeros(n_cases + 1, dtype=np.int64),  # touched: ranks present
+    ordered = (
         np.zeros(n_cases + 1),  # key: ranks in ascending order
         np.zeros(n_cases + 1, dtype=np.int64),  # cls
         np.zeros(n_cases + 1),  # wt
-        np.zeros((u_max, n_classes)),  # table: branch x class (nominal)
-        np.zeros(u_max),  # branch known weight (nominal)
-        np.zeros((5, n_classes)),  # known, missing, left, right, side
+    )
+    return Workspace(
+        np.zeros(u_max, dtype=np.int64),
+        np.zeros(n_cases + 1, dtype=np.int64),
+        ordered,
+        np.zeros((u_max, n_classes)),
+        np.zeros(u_max),
+        np.zeros((5, n_classes)),
     )
 
 
 @njit(cache=True, nogil=True)
-def scan_feature(
-    R,
-    y,
-    f,
-    nominal,
-    n_values,
-    cases,
-    weights,
-    counts,
-    n_total,
-    counted,
-    min_leaf,
-    table,
-    ws,
-    all_gains,
-    all_bounds,
-):
+def scan_feature(data, f, cases, weights, counts, n_total, counted, rule, ws, found):
     """Information gain of ``f``'s best split at a node (C4.5 known fraction applied).
 
     Returns ``(gain, boundary, n_boundaries)``: gain is -1 when no split is
     valid; boundary is the last rank going left (numeric) or -1 (nominal).
-    When ``all_gains`` is non-empty, every valid numeric boundary's gain and
-    rank are written there, in rank order, and their number returned.
-    ``counts`` are the node's class weights, ``n_total`` their sum, and
-    ``counted`` says every weight is 1 (the tree package's table look-up).
+    ``found`` is ``(all_gains, all_bounds)``: when non-empty, every valid
+    numeric boundary's gain and rank are written there, in rank order, and
+    their number returned.  ``counts`` are the node's class weights,
+    ``n_total`` their sum, and ``counted`` says every weight is 1 (the tree
+    package's table look-up).  ``data`` is the :class:`Ranked` training set,
+    ``rule`` the tree package's :class:`~learners.tree._kernels.SplitRule`
+    (MODE_INFORMATION) and ``ws`` a :class:`Workspace`.
     """
-    count, touched, key, cls, wt, branch_table, branch_total, vectors = ws
-    known = vectors[0]
-    if nominal:
+    R, y, nominal, n_values = data
+    count, touched = ws.rank_count, ws.touched
+    key, cls, wt = ws.ordered
+    branch_table, branch_total = ws.branch_table, ws.branch_total
+    all_gains, all_bounds = found
+    known = ws.vectors[0]
+    min_leaf = rule.min_leaf
+    if nominal[f]:
         b_count = n_values[f]
         branch_table[:b_count, :] = 0.0
         branch_total[:b_count] = 0.0
@@ -188,24 +252,7 @@ def scan_feature(
         count[ranks[i]] = 0
     all_index = np.empty(all_gains.shape[0], dtype=np.int64)
     best_i, best, _, _, base, n_found = numeric_sweep(
-        key,
-        cls,
-        wt,
-        n_known,
-        counts,
-        n_total,
-        counted,
-        MODE_INFORMATION,
-        np.empty((0, 0)),
-        min_leaf,
-        table,
-        known,
-        vectors[1],
-        vectors[2],
-        vectors[3],
-        vectors[4],
-        all_gains,
-        all_index,
+        ws.ordered, n_known, counts, n_total, counted, rule, ws.vectors, (all_gains, all_index)
     )
     for j in range(n_found):
         all_gains[j] = max(base - all_gains[j], 0.0) / n_total
@@ -263,16 +310,16 @@ def _choose(gains, costs, on_path, own_prices, select, w, rng):
 
 @njit(cache=True, nogil=True)
 def new_record(capacity, n_classes):
-    """Empty arrays for a recorded tree (see :func:`grow`)."""
-    return (
-        np.full(capacity, -1, dtype=np.int64),  # feature (-1: leaf)
-        np.full(capacity, -1, dtype=np.int64),  # boundary: last rank going left
-        np.full(capacity, -1, dtype=np.int64),  # upper: first rank at the node going right
-        np.full(capacity, -1, dtype=np.int64),  # parent
-        np.zeros(capacity),  # share: the parent's branch weight
-        np.zeros((capacity, n_classes)),  # class weights
-        np.zeros(capacity, dtype=np.bool_),  # empty branch
-        np.zeros(1, dtype=np.int64),  # number of nodes
+    """An empty :class:`Record` for up to ``capacity`` nodes (see :func:`grow`)."""
+    return Record(
+        np.full(capacity, -1, dtype=np.int64),
+        np.full(capacity, -1, dtype=np.int64),
+        np.full(capacity, -1, dtype=np.int64),
+        np.full(capacity, -1, dtype=np.int64),
+        np.zeros(capacity),
+        np.zeros((capacity, n_classes)),
+        np.zeros(capacity, dtype=np.bool_),
+        np.zeros(1, dtype=np.int64),
     )
 
 
@@ -294,40 +341,17 @@ def _record_node(rec, parent, share, counts, empty):
 
 
 @njit(cache=True, nogil=True)
-def grow(
-    R,
-    y,
-    nominal,
-    n_values,
-    cases,
-    weights,
-    done,
-    on_path,
-    select_prices,
-    charge_prices,
-    cost_matrix,
-    select,
-    w,
-    prune,
-    coeff,
-    cf,
-    laplace,
-    min_leaf,
-    max_depth,
-    levels,
-    rng,
-    table,
-    ws,
-    rec,
-):
+def grow(data, cases, weights, done, on_path, costs, select, growth, levels, rng, ws, rec):
     """Grow one sample tree on ``cases`` and score it (see the module docstring).
 
     Depth-first with an explicit stack (numba cannot cache recursive
-    functions).  ``done`` counts the tests done on the path (closures
-    included) and ``on_path`` the tests split on along it; both are modified
-    during the call and restored on return.  ``select_prices`` price tests
-    for choosing (ICET's biased costs), ``charge_prices`` for accounting.
-    ``levels`` bounds the depth the buffers hold (at least ``max_depth + 1``
+    functions).  ``data`` is the :class:`Ranked` training set; ``done``
+    counts the tests done on the path (closures included) and ``on_path``
+    the tests split on along it; both are modified during the call and
+    restored on return.  ``costs.select`` price tests for choosing (ICET's
+    biased costs), ``costs.charge`` for accounting.  ``select`` is the
+    sampler (SELECT_*), ``growth`` the :class:`Growth` settings.  ``levels``
+    bounds the depth the buffers hold (at least ``growth.max_depth + 1``
     unless recording).  ``rec`` (from :func:`new_record`; capacity 0 = no
     recording) receives the tree in preorder, pruned subtrees removed, as
     the tree package numbers its nodes.
@@ -336,9 +360,13 @@ def grow(
     :data:`OUT_OF_ROOM` when the record or the depth buffers were too small
     (``done`` and ``on_path`` are then left dirty: grow again on fresh ones).
     """
+    R, y, nominal, n_values = data
+    select_prices, charge_prices, cost_matrix = costs
+    rule, w, prune, coeff, cf, laplace, max_depth = growth
+    min_leaf = rule.min_leaf
     k = cost_matrix.shape[0]
     n_features = nominal.shape[0]
-    recording = rec[0].shape[0] > 0
+    recording = rec.feature.shape[0] > 0
     n0 = cases.shape[0]
     buf_c = np.empty((levels, max(n0, 1)), dtype=np.int64)
     buf_w = np.empty((levels, max(n0, 1)))
@@ -361,11 +389,10 @@ def grow(
     acc_l = np.zeros(levels)
     share_in = np.zeros(levels)
     gains = np.empty(n_features)
-    costs = np.zeros(n_features)
+    split_costs = np.zeros(n_features)
     bounds = np.empty(n_features, dtype=np.int64)
     own_prices = np.zeros(n_features)
-    no_gains = np.empty(0)
-    no_bounds = np.empty(0, dtype=np.int64)
+    nothing_found = (np.empty(0), np.empty(0, dtype=np.int64))
     m[0] = n0
     buf_c[0, :n0] = cases
     buf_w[0, :n0] = weights
@@ -400,30 +427,16 @@ def grow(
                 for g in range(n_features):
                     gains[g] = -1.0
                     bounds[g] = -1
-                    costs[g] = 0.0
+                    split_costs[g] = 0.0
                     if nominal[g] and on_path[g] > 0:
                         continue  # its value is fixed below its own split
                     gain, bound, _ = scan_feature(
-                        R,
-                        y,
-                        g,
-                        nominal[g],
-                        n_values,
-                        c_arr,
-                        w_arr,
-                        counts,
-                        n,
-                        counted,
-                        min_leaf,
-                        table,
-                        ws,
-                        no_gains,
-                        no_bounds,
+                        data, g, c_arr, w_arr, counts, n, counted, rule, ws, nothing_found
                     )
                     gains[g] = gain
                     bounds[g] = bound
                     if gain > 1e-12:
-                        costs[g] = marginal_cost(g, done, select_prices)
+                        split_costs[g] = marginal_cost(g, done, select_prices)
                         cheapest = min(cheapest, marginal_cost(g, done, charge_prices))
                 # Under cost pruning a subtree costs at least n * (its root test's
                 # price), so a leaf no dearer than that is what pruning would keep.
@@ -431,7 +444,7 @@ def grow(
                     1.0 + n * cheapest
                 ):
                     # own_prices only matter to IDX and CS-ID3, which the engine does not grow
-                    f = _choose(gains, costs, done, own_prices, select, w, rng)
+                    f = _choose(gains, split_costs, done, own_prices, select, w, rng)
             if f < 0:
                 have_result = True
                 r_c = leaf_c[level]
@@ -445,15 +458,15 @@ def grow(
                 totals[level, :nb] = branch_totals(R, f, bounds[f], nominal[f], nb, c_arr, w_arr)
                 if recording:
                     node = node_id[level]
-                    rec[0][node] = f
-                    rec[1][node] = bounds[f]
+                    rec.feature[node] = f
+                    rec.boundary[node] = bounds[f]
                     if not nominal[f]:
                         upper = -1
                         for p in range(c_arr.shape[0]):
                             r = R[c_arr[p], f]
                             if r > bounds[f] and (upper < 0 or r < upper):
                                 upper = r
-                        rec[2][node] = upper
+                        rec.upper[node] = upper
                 price = marginal_cost(f, done, charge_prices)
                 acc_c[level] = n * price
                 acc_e[level] = 0.0
@@ -479,17 +492,9 @@ def grow(
                     acc_l[level] += 1.0
                     continue
                 m[level + 1] = fill_branch(
-                    R,
-                    f,
-                    split_b[level],
-                    nominal[f],
-                    b,
-                    share,
-                    c_arr,
-                    w_arr,
-                    buf_c[level + 1],
-                    buf_w[level + 1],
-                )
+                    R, f, split_b[level], nominal[f], b, share, c_arr, w_arr,
+                    buf_c[level + 1], buf_w[level + 1],
+                )  # fmt: skip
                 share_in[level + 1] = share
                 level += 1
                 fresh = True
@@ -508,10 +513,10 @@ def grow(
                 r_l = 1.0
                 if recording:
                     node = node_id[level]
-                    rec[0][node] = -1
-                    rec[1][node] = -1
-                    rec[2][node] = -1
-                    rec[7][0] = node + 1  # drop the subtree (it follows in preorder)
+                    rec.feature[node] = -1
+                    rec.boundary[node] = -1
+                    rec.upper[node] = -1
+                    rec.size[0] = node + 1  # drop the subtree (it follows in preorder)
         if have_result:
             if level == 0:
                 return GROWN, r_c, r_e, r_l
@@ -523,44 +528,21 @@ def grow(
 
 
 @njit(cache=True, nogil=True)
-def candidate_score(
-    R,
-    y,
-    nominal,
-    n_values,
-    cases,
-    weights,
-    done,
-    on_path,
-    prices,
-    cost_matrix,
-    f,
-    boundary,
-    n_samples,
-    first_select,
-    other_select,
-    w,
-    prune,
-    coeff,
-    cf,
-    laplace,
-    min_leaf,
-    max_depth,
-    seed,
-    by_size,
-    table,
-    mean_of_samples=False,
-):
+def candidate_score(data, cases, weights, done, on_path, costs, f, boundary, n_samples, how, seed):
     """Sum over the children of split ``(f, boundary)`` of their best sample's score.
 
     Each child with training weight gets ``n_samples`` sample trees (the first
-    built by ``first_select``, the rest by ``other_select``) in the context of
-    the path plus ``f``; a child's score is the least ``cost`` (or, when
-    ``by_size``, the fewest leaves) among its samples.  An empty branch scores
-    0 (or one leaf).  With ``mean_of_samples`` a child scores the mean of its
-    samples instead of the least (no optimism that grows with ``n_samples``).
+    built by ``how.first``, the rest by ``how.other``) in the context of the
+    path plus ``f``; a child's score is the least ``cost`` (or, when
+    ``how.by_size``, the fewest leaves) among its samples.  An empty branch
+    scores 0 (or one leaf).  With ``how.mean_of_samples`` a child scores the
+    mean of its samples instead of the least (no optimism that grows with
+    ``n_samples``).  ``how`` is the :class:`Lookahead`; the samples grow to
+    ``how.growth.max_depth``.
     """
-    k = cost_matrix.shape[0]
+    R, _, nominal, n_values = data
+    by_size = how.by_size
+    k = costs.matrix.shape[0]
     ws = workspace(cases.shape[0], n_values, k)
     rec = new_record(0, k)
     rng = np.zeros(1, dtype=np.uint64)
@@ -571,7 +553,7 @@ def candidate_score(
     n_branches = n_values[f] if is_nominal else 2
     totals = branch_totals(R, f, boundary, is_nominal, n_branches, cases, weights)
     known = totals.sum()
-    mark_done(f, path, prices, 1)
+    mark_done(f, path, costs.charge, 1)
     split[f] += 1
     total = 0.0
     for b in range(n_branches):
@@ -585,87 +567,52 @@ def candidate_score(
         best = np.inf
         summed = 0.0
         for s in range(n_samples):
-            select = first_select if s == 0 else other_select
+            select = how.first if s == 0 else how.other
             _, c_cost, _, c_leaves = grow(
-                R,
-                y,
-                nominal,
-                n_values,
-                c_cases,
-                c_weights,
-                path,
-                split,
-                prices,
-                prices,
-                cost_matrix,
-                select,
-                w,
-                prune,
-                coeff,
-                cf,
-                laplace,
-                min_leaf,
-                max_depth,
-                max_depth + 1,
-                rng,
-                table,
-                ws,
-                rec,
-            )
+                data, c_cases, c_weights, path, split, costs, select, how.growth,
+                how.growth.max_depth + 1, rng, ws, rec,
+            )  # fmt: skip
             value = c_leaves if by_size else c_cost
             summed += value
             if value < best:
                 best = value
-        total += summed / max(n_samples, 1) if mean_of_samples else best
+        total += summed / max(n_samples, 1) if how.mean_of_samples else best
     return total
 
 
 @njit(cache=True, nogil=True)
-def numeric_boundaries(R, y, f, nominal, n_values, cases, weights, min_leaf, table):
+def numeric_boundaries(data, f, cases, weights, rule):
     """Every valid boundary of numeric ``f`` at a node and its gain, in rank order."""
+    y, n_values = data.y, data.n_values
     k = 0
     for p in range(cases.shape[0]):
         k = max(k, y[cases[p]] + 1)
     k = max(k, 1)
     counts = class_counts(y, cases, weights, k)
     ws = workspace(cases.shape[0], n_values, k)
-    gains = np.zeros(cases.shape[0] + 1)
-    bounds = np.zeros(cases.shape[0] + 1, dtype=np.int64)
-    _, _, found = scan_feature(
-        R,
-        y,
-        f,
-        False,
-        n_values,
-        cases,
-        weights,
-        counts,
-        counts.sum(),
-        all_ones(weights),
-        min_leaf,
-        table,
-        ws,
-        gains,
-        bounds,
+    found = (np.zeros(cases.shape[0] + 1), np.zeros(cases.shape[0] + 1, dtype=np.int64))
+    _, _, n_found = scan_feature(
+        data, f, cases, weights, counts, counts.sum(), all_ones(weights), rule, ws, found
     )
-    return gains[:found], bounds[:found]
+    return found[0][:n_found], found[1][:n_found]
 
 
 # ------------------------------------------------------------------ ICET
 @njit(cache=True, nogil=True)
-def grow_eg2(
-    R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff, laplace, min_leaf
-):
-    """Greedy EG2 on ``train`` with C4.5's error-based pruning, recorded (see :func:`grow`).
+def grow_eg2(data, train, costs, growth):
+    """Greedy EG2 on ``train``, recorded (see :func:`grow`); returns the record.
 
-    No depth limit, as the tree package's EG2: the record and the depth
-    buffers start small and double until the tree fits.  Returns the record.
+    ``costs.select`` both choose and charge (what the tree is grown with);
+    ``growth`` as ICET grows it: C4.5's error-based pruning and, as the tree
+    package's EG2, no depth limit (:data:`UNLIMITED_DEPTH`).  The record and
+    the depth buffers start small and double until the tree fits.
     """
-    k = cost_matrix.shape[0]
-    n_features = nominal.shape[0]
-    table = xlogx_table(max(R.shape[0], 1))
-    ws = workspace(train.shape[0], n_values, k)
+    k = costs.matrix.shape[0]
+    n_features = data.nominal.shape[0]
+    grown_with = Costs(costs.select, costs.select, costs.matrix)
+    ws = workspace(train.shape[0], data.n_values, k)
     rng = np.ones(1, dtype=np.uint64)
+    weights = np.ones(train.shape[0])
     capacity = 64
     levels = 32
     while True:
@@ -673,34 +620,12 @@ def grow_eg2(
         done = np.zeros(n_features, dtype=np.int64)
         on_path = np.zeros(n_features, dtype=np.int64)
         status, _, _, _ = grow(
-            R,
-            y,
-            nominal,
-            n_values,
-            train,
-            np.ones(train.shape[0]),
-            done,
-            on_path,
-            select_prices,
-            select_prices,
-            cost_matrix,
-            SELECT_EG2,
-            w,
-            PRUNE_ERROR,
-            coeff,
-            cf,
-            laplace,
-            min_leaf,
-            1 << 30,
-            levels,
-            rng,
-            table,
-            ws,
-            rec,
-        )
+            data, train, weights, done, on_path, grown_with, SELECT_EG2, growth, levels, rng,
+            ws, rec,
+        )  # fmt: skip
         if status == GROWN:
             return rec
-        if rec[7][0] >= capacity:
+        if rec.size[0] >= capacity:
             capacity *= 2
         else:
             levels *= 2
@@ -718,15 +643,6 @@ def _walk_bound(values, f, boundary, upper):
     while r + 1 < upper and values[f, r + 1] <= mid:
         r += 1
     return r
-
-
-@njit(cache=True, nogil=True)
-def policy_cost(rec, R, y, values, nominal, cases, prices, cost_matrix, reject_cost, laplace):
-    """Total true cost of ``cases`` run through the recorded tree's policy (see
-    :func:`policy_case_costs`)."""
-    return policy_case_costs(
-        rec, R, y, values, nominal, cases, prices, cost_matrix, reject_cost, laplace, np.empty(0)
-    )
 
 
 @njit(cache=True, nogil=True)
@@ -843,35 +759,19 @@ def policy_case_costs(
 
 
 @njit(cache=True, nogil=True)
-def fitness(
-    R,
-    y,
-    nominal,
-    n_values,
-    values,
-    train,
-    test,
-    select_prices,
-    charge_prices,
-    cost_matrix,
-    reject_cost,
-    w,
-    cf,
-    coeff,
-    laplace,
-    min_leaf,
-):
+def fitness(data, values, train, test, costs, reject_cost, growth):
     """ICET's fitness: mean true cost on ``test`` of the pruned EG2 tree grown on ``train``.
 
     The tree is :func:`grow_eg2`'s (the tree package's EG2 with the biased
-    ``select_prices``); every case of ``test`` runs through its policy
-    (:func:`policy_cost`) and is charged with ``charge_prices`` (the true
-    ones), exactly as :func:`learners.evaluation.evaluate` would charge it.
+    ``costs.select``); every case of ``test`` runs through its policy
+    (:func:`policy_case_costs`, ``values`` the data's distinct values, padded)
+    and is charged with ``costs.charge`` (the true ones), exactly as
+    :func:`learners.evaluation.evaluate` would charge it.
     """
-    rec = grow_eg2(
-        R, y, nominal, n_values, train, select_prices, cost_matrix, w, cf, coeff, laplace, min_leaf
-    )
-    total = policy_cost(
-        rec, R, y, values, nominal, test, charge_prices, cost_matrix, reject_cost, laplace
-    )
+    rec = grow_eg2(data, train, costs, growth)
+    R, y, nominal, _ = data
+    total = policy_case_costs(
+        rec, R, y, values, nominal, test, costs.charge, costs.matrix, reject_cost, growth.laplace,
+        np.empty(0),
+    )  # fmt: skip
     return total / max(test.shape[0], 1)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tree._builder import GrowingTree
+from ..tree._kernels import MODE_INFORMATION, SplitRule
 from ..tree._structure import TreeStructure
 from . import _engine as engine
 from ._encoding import EncodedData
@@ -78,7 +79,6 @@ def grow_lookahead_tree(
     tree.add(np.bincount(y, weights=weights, minlength=n_classes).astype(float))
     node_price: dict[int, float] = {}
     n_features = data.nominal.shape[0]
-    table = engine.xlogx_table(n_samples)
     stack = [
         (
             0,
@@ -91,24 +91,19 @@ def grow_lookahead_tree(
     ]
     finished = 0.0
     pool = ThreadPoolExecutor(settings.n_jobs) if settings.n_jobs > 1 else None
+    grower = _Grower(
+        data=data,
+        ranked=engine.Ranked(data.ranks, y, data.nominal, data.n_values),
+        costs=engine.Costs(prices, prices, cost_matrix),
+        how=_lookahead(settings, n_samples),
+        settings=settings,
+        pool=pool,
+    )
     try:
         while stack:
             node, cases, weights, done, on_path, depth = stack.pop()
             split = _choose_split(
-                data,
-                y,
-                cases,
-                weights,
-                done,
-                on_path,
-                depth,
-                tree.class_weight[node],
-                prices,
-                cost_matrix,
-                settings,
-                rng,
-                pool,
-                table,
+                grower, cases, weights, done, on_path, depth, tree.class_weight[node], rng
             )
             if split is None:
                 finished += float(tree.class_weight[node].sum())
@@ -117,7 +112,7 @@ def grow_lookahead_tree(
                 continue
             f, boundary = split
             node_price[node] = float(engine.marginal_cost(f, done, prices))
-            children = _apply_split(tree, node, data, y, cases, weights, f, boundary, n_classes)
+            children = _apply_split(tree, node, grower, cases, weights, f, boundary)
             child_done = done.copy()
             engine.mark_done(f, child_done, prices, 1)
             child_path = on_path.copy()
@@ -132,7 +127,44 @@ def grow_lookahead_tree(
     return tree, node_price
 
 
-def _candidates(data, y, cases, weights, on_path, settings, table) -> list[tuple[int, int, int]]:
+def _lookahead(settings: GrowthSettings, n_samples: int) -> engine.Lookahead:
+    """The engine's :class:`~._engine.Lookahead` for ``settings``, on ``n_samples`` cases."""
+    if settings.by_size:
+        first, other = engine.SELECT_ID3, engine.SELECT_SID3
+        prune = engine.PRUNE_NONE
+    else:
+        first, other = engine.SELECT_EG2, engine.SELECT_SEG2
+        prune = engine.PRUNE_COST if settings.prune_lookahead else engine.PRUNE_NONE
+    rule = SplitRule(
+        MODE_INFORMATION, np.empty((0, 0)), float(settings.min_leaf), engine.xlogx_table(n_samples)
+    )
+    growth = engine.Growth(
+        rule=rule,
+        w=float(settings.w),
+        prune=prune,
+        coeff=float(settings.coeff),
+        cf=float(settings.cf),
+        laplace=bool(settings.laplace),
+        max_depth=int(min(settings.max_depth, _LOOKAHEAD_DEPTH)),
+    )
+    return engine.Lookahead(
+        growth, first, other, bool(settings.by_size), bool(settings.mean_of_samples)
+    )
+
+
+@dataclass(frozen=True)
+class _Grower:
+    """What choosing a node's split reads besides the node: the same for the whole tree."""
+
+    data: EncodedData
+    ranked: engine.Ranked
+    costs: engine.Costs
+    how: engine.Lookahead
+    settings: GrowthSettings
+    pool: ThreadPoolExecutor | None
+
+
+def _candidates(grower: _Grower, cases, weights, on_path) -> list[tuple[int, int, int]]:
     """Valid splits at a node as ``(feature, boundary, samples per child)``.
 
     Each nominal feature gets ``r`` samples; a numeric feature offers its
@@ -140,6 +172,7 @@ def _candidates(data, y, cases, weights, on_path, settings, table) -> list[tuple
     each): with ``r`` or more thresholds, one EG2 tree per child.  With
     ``samples_per_threshold`` every threshold gets all ``r`` samples.
     """
+    data, settings = grower.ranked, grower.settings
     result = []
     for f in range(data.nominal.shape[0]):
         if data.nominal[f]:
@@ -149,9 +182,7 @@ def _candidates(data, y, cases, weights, on_path, settings, table) -> list[tuple
             if np.count_nonzero(totals + _EPS >= settings.min_leaf) >= 2:
                 result.append((f, -1, settings.r))
             continue
-        gains, bounds = engine.numeric_boundaries(
-            data.ranks, y, f, data.nominal, data.n_values, cases, weights, settings.min_leaf, table
-        )
+        gains, bounds = engine.numeric_boundaries(data, f, cases, weights, grower.how.growth.rule)
         if gains.size:
             best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
             # by default the r samples a nominal test gets are shared among the thresholds
@@ -162,22 +193,9 @@ def _candidates(data, y, cases, weights, on_path, settings, table) -> list[tuple
     return result
 
 
-def _choose_split(
-    data,
-    y,
-    cases,
-    weights,
-    done,
-    on_path,
-    depth,
-    counts,
-    prices,
-    cost_matrix,
-    settings,
-    rng,
-    pool,
-    table,
-):
+def _choose_split(grower: _Grower, cases, weights, done, on_path, depth, counts, rng):
+    settings = grower.settings
+    prices, cost_matrix = grower.costs.charge, grower.costs.matrix
     n = float(counts.sum())
     if (
         n + _EPS < 2.0 * settings.min_leaf
@@ -185,7 +203,7 @@ def _choose_split(
         or depth >= settings.max_depth
     ):
         return None
-    candidates = _candidates(data, y, cases, weights, on_path, settings, table)
+    candidates = _candidates(grower, cases, weights, on_path)
     if not candidates:
         return None
     # priced here, not in the threads: pricing a derived test briefly marks its inputs in done
@@ -197,47 +215,18 @@ def _choose_split(
         if min(test_prices) >= as_leaf - 1e-12 * (1.0 + as_leaf):
             return None  # every score is at least its test's price: none can beat the leaf
     seeds = rng.integers(1, 2**62, size=len(candidates))
-    if settings.by_size:
-        first, other = engine.SELECT_ID3, engine.SELECT_SID3
-        prune = engine.PRUNE_NONE
-    else:
-        first, other = engine.SELECT_EG2, engine.SELECT_SEG2
-        prune = engine.PRUNE_COST if settings.prune_lookahead else engine.PRUNE_NONE
 
     def score(i):
         f, boundary, n_trees = candidates[i]
         total = engine.candidate_score(
-            data.ranks,
-            y,
-            data.nominal,
-            data.n_values,
-            cases,
-            weights,
-            done,
-            on_path,
-            prices,
-            cost_matrix,
-            f,
-            boundary,
-            n_trees,
-            first,
-            other,
-            settings.w,
-            prune,
-            settings.coeff,
-            settings.cf,
-            settings.laplace,
-            settings.min_leaf,
-            min(settings.max_depth, _LOOKAHEAD_DEPTH),
-            int(seeds[i]),
-            settings.by_size,
-            table,
-            settings.mean_of_samples,
-        )
+            grower.ranked, cases, weights, done, on_path, grower.costs, f, boundary, n_trees,
+            grower.how, int(seeds[i]),
+        )  # fmt: skip
         if settings.by_size:
             return total
         return test_prices[i] + total / n
 
+    pool = grower.pool
     indices = range(len(candidates))
     scores = list(pool.map(score, indices)) if pool is not None else [score(i) for i in indices]
     best = int(np.argmin(scores))  # first minimum: lowest feature, then lowest threshold
@@ -246,16 +235,19 @@ def _choose_split(
     return candidates[best][:2]
 
 
-def _apply_split(tree, node, data, y, cases, weights, f, boundary, n_classes):
-    nominal = bool(data.nominal[f])
-    n_branches = int(data.n_values[f]) if nominal else 2
-    totals = engine.branch_totals(data.ranks, f, boundary, nominal, n_branches, cases, weights)
+def _apply_split(tree, node, grower: _Grower, cases, weights, f, boundary):
+    """Split ``node`` on ``(f, boundary)``; its children with training weight, as
+    ``(child, cases, weights)``."""
+    ranked, data = grower.ranked, grower.data
+    nominal = bool(ranked.nominal[f])
+    n_branches = int(ranked.n_values[f]) if nominal else 2
+    totals = engine.branch_totals(ranked.ranks, f, boundary, nominal, n_branches, cases, weights)
     shares = totals / totals.sum()
     if nominal:
         values = data.values[f].astype(float)
         tree.threshold[node] = np.nan
     else:
-        node_ranks = data.ranks[cases, f]
+        node_ranks = ranked.ranks[cases, f]
         upper = int(node_ranks[node_ranks > boundary].min())
         values = np.array([np.nan, np.nan])
         tree.threshold[node] = data.threshold(f, boundary, upper)
@@ -268,9 +260,11 @@ def _apply_split(tree, node, data, y, cases, weights, f, boundary, n_classes):
             tree.edges[node].append((leaf, float(values[b]), 0.0))
             continue
         c_cases, c_weights = engine.branch_cases(
-            data.ranks, f, boundary, nominal, b, shares[b], cases, weights
+            ranked.ranks, f, boundary, nominal, b, shares[b], cases, weights
         )
-        counts = np.bincount(y[c_cases], weights=c_weights, minlength=n_classes).astype(float)
+        counts = np.bincount(ranked.y[c_cases], weights=c_weights, minlength=tree.n_classes).astype(
+            float
+        )
         child = tree.add(counts)
         tree.edges[node].append((child, float(values[b]), float(shares[b])))
         children.append((child, c_cases, c_weights))

@@ -37,6 +37,7 @@ from ..costs import CostModel
 from ..serialization import SerializableMixin
 from ..tree import TREE_SHAPE_RULES, EG2Classifier, TreePolicyMixin
 from ..tree._builder import GrowingTree
+from ..tree._kernels import MODE_INFORMATION, SplitRule
 from . import _engine as engine
 from ._encoding import encode_data, encode_prices
 
@@ -234,6 +235,13 @@ class _Search:
         self.rng = rng
         self.y = y
         self.data = encode_data(X, model.categories_)
+        self.ranked = engine.Ranked(self.data.ranks, y, self.data.nominal, self.data.n_values)
+        self.rule = SplitRule(
+            MODE_INFORMATION,
+            np.empty((0, 0)),
+            float(model.min_samples_leaf),
+            engine.xlogx_table(max(X.shape[0], 1)),
+        )
         self.true_prices = encode_prices(model.cost_model_)
         # distinct values per feature, padded: the engine's walk places thresholds with them
         values = np.full((X.shape[1], int(max(self.data.n_values.max(), 1))), np.inf)
@@ -267,48 +275,34 @@ class _Search:
 
         The tree is grown on the train half.
         """
-        costs, w, cf = self.decode(genome)
-        select = encode_prices(_biased_model(self.model.cost_model_, costs))
+        costs, growth = self._grown_with(genome)
         return float(
             engine.fitness(
-                self.data.ranks,
-                self.y,
-                self.data.nominal,
-                self.data.n_values,
-                self.values,
-                self.train,
-                self.test,
-                select,
-                self.true_prices,
-                self.model.cost_matrix_,
-                self.reject,
-                w,
-                cf,
-                _EXACT_EE,
-                self.model.probability == "laplace",
-                float(self.model.min_samples_leaf),
+                self.ranked, self.values, self.train, self.test, costs, self.reject, growth
             )
         )
 
     def tree(self, genome):
         """The tree :meth:`fitness` scores, as a :class:`~learners.tree.TreeStructure`."""
+        costs, growth = self._grown_with(genome)
+        rec = engine.grow_eg2(self.ranked, self.train, costs, growth)
+        return _recorded_tree(rec, self.data, self.model.cost_matrix_.shape[0])
+
+    def _grown_with(self, genome) -> tuple[engine.Costs, engine.Growth]:
+        """The engine's prices (the genome's biased ones to grow, the true ones to charge)
+        and settings (the tree package's EG2: error-based pruning, no depth limit)."""
         costs, w, cf = self.decode(genome)
         select = encode_prices(_biased_model(self.model.cost_model_, costs))
-        rec = engine.grow_eg2(
-            self.data.ranks,
-            self.y,
-            self.data.nominal,
-            self.data.n_values,
-            self.train,
-            select,
-            self.model.cost_matrix_,
-            w,
-            cf,
-            _EXACT_EE,
-            self.model.probability == "laplace",
-            float(self.model.min_samples_leaf),
+        growth = engine.Growth(
+            rule=self.rule,
+            w=w,
+            prune=engine.PRUNE_ERROR,
+            coeff=_EXACT_EE,
+            cf=cf,
+            laplace=self.model.probability == "laplace",
+            max_depth=engine.UNLIMITED_DEPTH,
         )
-        return _recorded_tree(rec, self.data, self.model.cost_matrix_.shape[0])
+        return engine.Costs(select, self.true_prices, self.model.cost_matrix_), growth
 
     def run(self):
         m = self.model

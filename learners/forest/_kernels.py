@@ -24,13 +24,19 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from ..act._pricing import marginal_cost, mark_done
+from ..tree._structure_kernels import TreeArrays
 from ._impurity import PAIRS, pairs_impurity, powers_impurity
 
 __all__ = [
+    "Columns",
+    "Forest",
+    "Runs",
     "describe_columns",
     "forest_acquisition",
     "forest_acquisition_added",
@@ -45,6 +51,62 @@ _powers = njit(cache=True, nogil=True)(powers_impurity)
 MAX_DEPTH = 200
 #: Share of a case below which a missing-value copy is dropped (it no longer counts).
 MIN_WEIGHT = 1e-6
+#: Most stumps :func:`_stump` draws (``_n_stumps``' 80), plus the bin above them.
+_MAX_BINS = 81
+
+
+class Columns(NamedTuple):
+    """What :func:`grow_greedy_tree` reads of the training rows ``X``, whatever their weights
+    (:func:`describe_columns`): the same for every tree grown on ``X``."""
+
+    XT: np.ndarray  #: ``X`` transposed: a feature's values are one contiguous row
+    two_valued: np.ndarray  #: features with at most two known values: no sort of their stumps
+    complete: np.ndarray  #: features with no missing value: no gathering of the known cases
+    low: np.ndarray  #: a two-valued feature's lower value
+    high: np.ndarray  #: and its higher one
+
+
+class Impurity(NamedTuple):
+    """How GreedyTree measures a node: :func:`impurity_jit` (``kind``, ``alpha``, ``power``)
+    of its ``n_classes`` class weights, and the least reduction that counts (``tol``)."""
+
+    n_classes: int
+    kind: int
+    alpha: float
+    power: float
+    tol: float
+
+
+class StumpScratch(NamedTuple):
+    """Work arrays of :func:`_stump`, reused across a tree's nodes (see :func:`_stump_scratch`)."""
+
+    values: np.ndarray  #: the node's values of the feature
+    known: np.ndarray  #: positions of its known ones
+    cuts: np.ndarray  #: the drawn stumps
+    hist: np.ndarray  #: class weights per bin between stumps
+    hist_n: np.ndarray  #: cases per bin
+    missing: np.ndarray  #: class weights of the cases missing the feature
+    known_total: np.ndarray  #: and of the known ones
+    left: np.ndarray  #: known class weights left of a stump
+    l_child: np.ndarray  #: the left child's class weights, missing cases shared in
+    r_child: np.ndarray  #: the right child's
+
+
+@njit(cache=True, nogil=True)
+def _stump_scratch(n, n_classes):
+    """A :class:`StumpScratch` for nodes of up to ``n`` cases."""
+    return StumpScratch(
+        np.empty(n),
+        np.empty(n, dtype=np.int64),
+        np.empty(_MAX_BINS),
+        np.empty((_MAX_BINS, n_classes)),
+        np.empty(_MAX_BINS, dtype=np.int64),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -66,47 +128,25 @@ def _n_stumps(size):
 
 
 @njit(cache=True, nogil=True)
-def _best_stump(
-    XT,
-    yn,
-    idx,
-    wt,
-    f,
-    n_classes,
-    F,
-    kind,
-    alpha,
-    power,
-    k,
-    tol,
-    values,
-    known,
-    cuts,
-    hist,
-    hist_n,
-    missing,
-    known_total,
-    left,
-    l_child,
-    r_child,
-    two_valued,
-    low_value,
-    high_value,
-    complete,
-):
+def _stump(XT, node, f, F, k, rule, scratch, column):
     """The stump on feature ``f`` with the largest minimax reduction.
 
     ``k`` thresholds are the values of ``k`` known cases drawn at random; a
     stump sends ``x <= threshold`` left.  Returns ``(reduction, value,
     left_share)`` where reduction is ``min over the two outcomes of
     F(S) - F(S_outcome)`` (0 when no stump separates the known cases).
-    ``yn`` holds the classes of the node's cases ``idx``; ``values`` to
-    ``r_child`` are scratch arrays reused across nodes (passed one by one and
-    never sliced: each view or tuple of arrays costs atomic reference counts).
+    ``node`` is ``(yn, idx, wt)``: the node's cases ``idx``, their classes and
+    weights; ``F`` its impurity under ``rule`` (an :class:`Impurity`);
+    ``scratch`` a :class:`StumpScratch`.  ``column`` is ``(two_valued,
+    low_value, high_value, complete)`` of feature ``f`` (:class:`Columns`):
     ``two_valued`` features (every value ``low_value`` or ``high_value``) skip
     the sort of their stumps; ``complete`` ones (no missing value) skip
     gathering their values.  The draws and sums are the same either way.
     """
+    yn, idx, wt = node
+    two_valued, low_value, high_value, complete = column
+    values, known, cuts, hist, hist_n, missing, known_total, left, l_child, r_child = scratch
+    n_classes, kind, alpha, power, tol = rule
     n = idx.shape[0]
     if complete:
         # No missing value: case i is the i-th known one (same draws, no gathering pass).
@@ -213,8 +253,24 @@ def _best_stump(
 
 
 @njit(cache=True, nogil=True)
+def _best_stump(
+    XT, yn, idx, wt, f, n_classes, F, kind, alpha, power, k, tol,
+    values, known, cuts, hist, hist_n, missing, known_total, left, l_child, r_child,
+    two_valued, low_value, high_value, complete,
+):  # fmt: skip
+    """:func:`_stump` with its bundles given piece by piece: the form
+    ``tests/learners/test_budget_rf.py`` checks against its numpy reference."""
+    scratch = StumpScratch(
+        values, known, cuts, hist, hist_n, missing, known_total, left, l_child, r_child
+    )
+    rule = Impurity(n_classes, kind, alpha, power, tol)
+    column = (two_valued, low_value, high_value, complete)
+    return _stump(XT, (yn, idx, wt), f, F, k, rule, scratch, column)
+
+
+@njit(cache=True, nogil=True)
 def _skip_stumps(XT, idx, f, k, complete):
-    """Draw the ``k`` random numbers :func:`_best_stump` would draw for feature ``f``."""
+    """Draw the ``k`` random numbers :func:`_stump` would draw for feature ``f``."""
     n_known = idx.shape[0]
     if not complete:
         n_known = 0
@@ -231,11 +287,11 @@ def _skip_stumps(XT, idx, f, k, complete):
 def describe_columns(X):
     """What :func:`grow_greedy_tree` reads of the training rows ``X`` whatever their weights.
 
-    Returns ``(XT, two_valued, complete, low, high)``: ``X`` transposed, the
-    features with at most two known values (flags: their stumps skip the
-    sort) and those two values, and the features with no missing value
-    (their stumps skip gathering the known cases).  The same for every tree
-    grown on ``X``, so a forest computes it once.
+    Returns :class:`Columns`: ``X`` transposed, the features with at most two
+    known values (flags: their stumps skip the sort) and those two values, and
+    the features with no missing value (their stumps skip gathering the known
+    cases).  The same for every tree grown on ``X``, so a forest computes it
+    once.
     """
     n, m = X.shape
     XT = np.ascontiguousarray(X.T)
@@ -267,7 +323,7 @@ def describe_columns(X):
         two_valued[f] = not others and low != np.inf
         low_values[f] = low
         high_values[f] = high
-    return XT, two_valued, complete, low_values, high_values
+    return Columns(XT, two_valued, complete, low_values, high_values)
 
 
 @njit(cache=True, nogil=True)
@@ -323,17 +379,9 @@ def grow_greedy_tree(
         XT, two_valued, complete, low_values, high_values = describe_columns(X)
     else:
         XT, two_valued, complete, low_values, high_values = columns
-    values = np.empty(n)
-    known = np.empty(n, dtype=np.int64)
+    rule = Impurity(n_classes, kind, alpha, power, tol)
+    scratch = _stump_scratch(n, n_classes)
     side = np.zeros(n, dtype=np.int8)
-    cuts = np.empty(81)
-    hist = np.empty((81, n_classes))
-    hist_n = np.empty(81, dtype=np.int64)
-    missing = np.empty(n_classes)
-    known_total = np.empty(n_classes)
-    left = np.empty(n_classes)
-    l_child = np.empty(n_classes)
-    r_child = np.empty(n_classes)
     root_idx = np.flatnonzero(weights > 0.0)
     root_wt = weights[root_idx].astype(np.float64)
     feature = [-1]
@@ -359,6 +407,7 @@ def grow_greedy_tree(
         if counts.sum() - counts.max() < min_impure_weight:
             continue
         k = _n_stumps(wt.sum())
+        cases = (yn, idx, wt)
         done[:] = 0
         for p in range(path.shape[0]):
             mark_done(path[p], done, prices, 1)
@@ -381,34 +430,8 @@ def grow_greedy_tree(
                 # the features after it see the same random numbers.
                 _skip_stumps(XT, idx, f, k, complete[f])
                 continue
-            reduction, value, share = _best_stump(
-                XT,
-                yn,
-                idx,
-                wt,
-                f,
-                n_classes,
-                F,
-                kind,
-                alpha,
-                power,
-                k,
-                tol,
-                values,
-                known,
-                cuts,
-                hist,
-                hist_n,
-                missing,
-                known_total,
-                left,
-                l_child,
-                r_child,
-                two_valued[f],
-                low_values[f],
-                high_values[f],
-                complete[f],
-            )
+            column = (two_valued[f], low_values[f], high_values[f], complete[f])
+            reduction, value, share = _stump(XT, cases, f, F, k, rule, scratch, column)
             if reduction <= tol:
                 continue
             ratio = price / reduction
@@ -513,22 +536,52 @@ def grow_greedy_tree(
     )
 
 
+class Forest(NamedTuple):
+    """A forest's trees as :func:`forest_acquisition` walks them."""
+
+    trees: TreeArrays  #: the trees' arrays concatenated (global node and edge ids)
+    offset: np.ndarray  #: tree ``j``'s nodes are ``offset[j]`` to ``offset[j + 1] - 1``, root first
+
+
+class Runs(NamedTuple):
+    """Every row's run of the forest policy (:func:`forest_acquisition_added`)."""
+
+    start: np.ndarray  #: row ``r``'s steps are ``start[r]`` to ``start[r + 1] - 1``
+    bought: np.ndarray  #: the test bought at each step
+    paid: np.ndarray  #: its price
+    counts: np.ndarray  #: per step and test, how many trees waited on it (int16)
+
+
+class Scratch(NamedTuple):
+    """Work arrays of one row's run of the policy, allocated once per call (:func:`_scratch`)."""
+
+    done: np.ndarray  #: the tests done (closures included)
+    waiting: np.ndarray  #: how many trees wait on each test
+    stamp: np.ndarray  #: the last tree (or step) that counted each test
+    front: np.ndarray  #: tree ``j``'s frontier from ``offset[j]``: the nodes its walk waits at
+    stack: np.ndarray  #: the nodes :func:`_settle` has still to walk
+    length: np.ndarray  #: each tree's frontier size
+    front_share: np.ndarray  #: the row's share at each frontier node
+    shares: np.ndarray  #: its share at each node of ``stack``
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _settle(j, walk, r, done, front, offset, length, stack):
+def _settle(j, r, forest, X, scratch):
     """Move tree ``j``'s frontier past every node whose test is done (leaves drop out).
 
-    ``front[offset[j]:offset[j] + length[j]]`` holds the (global) nodes where
-    tree ``j``'s walk of the row waits, ``front_share`` the row's share there;
-    a node whose test is done is replaced by the children row ``r`` reaches,
-    recursively: a known value takes one edge with the whole share (``here * 1``), a missing
-    one every edge with ``here * (0 + branch_weight)``, and a child whose share is 0 is not
-    reached: exactly :func:`walk_rows`' arithmetic, so the children reached are the nodes
-    where ``TreeStructure.node_mass`` is > 0, read off the row itself (no node x row table).
-    ``walk`` is ``(feature, threshold, edge_start, n_edges, child, branch_weight, X,
-    front_share, share_stack)``.
+    ``scratch.front[offset[j]:offset[j] + length[j]]`` holds the (global) nodes
+    where tree ``j``'s walk of the row ``X[r]`` waits, ``scratch.front_share``
+    the row's share there; a node whose test is done is replaced by the
+    children row ``r`` reaches, recursively: a known value takes one edge with
+    the whole share (``here * 1``), a missing one every edge with ``here * (0 +
+    branch_weight)``, and a child whose share is 0 is not reached: exactly
+    :func:`walk_rows`' arithmetic, so the children reached are the nodes where
+    ``TreeStructure.node_mass`` is > 0, read off the row itself (no node x row
+    table).
     """
-    feature, threshold, edge_start, n_edges, child, branch_weight, X, front_share, shares = walk
-    base = offset[j]
+    feature, threshold, edge_start, n_edges, child, branch_weight = forest.trees
+    done, _, _, front, stack, length, front_share, shares = scratch
+    base = forest.offset[j]
     top = 0
     for i in range(length[j]):
         stack[top] = front[base + i]
@@ -564,20 +617,21 @@ def _settle(j, walk, r, done, front, offset, length, stack):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _settle_if_waiting(j, walk, r, done, front, offset, length, stack):
-    """:func:`_settle` tree ``j`` when it waits on a test now done (else its frontier stands)."""
-    feature = walk[0]
+def _waits_on_done(j, feature, offset, front, length, done):
+    """Whether tree ``j``'s frontier holds a node whose test is now done (then
+    :func:`_settle` it; else its frontier stands).  Given the arrays, not the bundles:
+    asked for every tree after every purchase, where each array taken out of a bundle
+    would cost atomic reference counts."""
     for i in range(offset[j], offset[j] + length[j]):
         if done[feature[front[i]]] > 0:
-            break
-    else:
-        return
-    _settle(j, walk, r, done, front, offset, length, stack)
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _buy(test, price, n, cost, bought, paid, done, prices):
-    """Purchase ``n`` of a row's run: ``test`` at ``price``; returns ``(n + 1, cost + price)``."""
+def _buy(test, price, n, cost, run, done, prices):
+    """Purchase ``n`` of a row's ``run`` (``test`` at ``price``): ``(n + 1, cost + price)``."""
+    bought, paid, _ = run
     bought[n] = test
     paid[n] = price
     mark_done(test, done, prices, 1)
@@ -600,25 +654,25 @@ def _goes_first(count, price, test, other_count, other_price, other):
 
 
 @njit(cache=True, nogil=True)
-def _row_policy(r, forest, prices, scratch, bought, paid, counts, n, cost):
+def _row_policy(r, forest, X, prices, scratch, run, n, cost):
     """The forest policy on row ``r`` from step ``n``: what it buys, in order, and what it pays.
 
     Step ``n`` = 0 starts with nothing done.  Otherwise the run continues
-    after the purchases ``bought[:n]``: ``scratch[0]`` (``done``) holds what
-    they did and ``cost`` what they cost (their prices added in order).
-    Writes the tests bought to ``bought``, their prices to ``paid`` and, for
-    each step ``i``, how many trees wait on every test just before it
-    (``counts[i]``: the run that :func:`forest_acquisition_added` replays).
-    Returns ``(cost, n)``, the prices added in purchase order and the number
-    of purchases; ``scratch[0]`` ends as the tests done.  ``forest`` is ``(feature,
-    threshold, edge_start, n_edges, child, branch_weight, offset, X)``, as
+    after the purchases ``bought[:n]``: ``scratch.done`` holds what they did
+    and ``cost`` what they cost (their prices added in order).  ``run`` is
+    ``(bought, paid, counts)`` (:func:`_row_run`): writes the tests bought to
+    ``bought``, their prices to ``paid`` and, for each step ``i``, how many
+    trees wait on every test just before it (``counts[i]``: the run that
+    :func:`forest_acquisition_added` replays).  Returns ``(cost, n)``, the
+    prices added in purchase order and the number of purchases;
+    ``scratch.done`` ends as the tests done.  ``forest``, ``X``, ``prices`` as
     :func:`forest_acquisition` takes them.
     """
-    feature, threshold, edge_start, n_edges, child, branch_weight, offset, X = forest
-    done, waiting, stamp, front, stack, length, front_share, shares = scratch
+    feature, offset = forest.trees.feature, forest.offset
+    done, waiting, stamp, front, _, length, front_share, _ = scratch
+    counts = run[2]
     n_trees = offset.shape[0] - 1
     m = done.shape[0]
-    walk = (feature, threshold, edge_start, n_edges, child, branch_weight, X, front_share, shares)
     if n == 0:
         cost = 0.0
         done[:] = 0
@@ -626,7 +680,7 @@ def _row_policy(r, forest, prices, scratch, bought, paid, counts, n, cost):
         front[offset[j]] = offset[j]
         front_share[offset[j]] = 1.0
         length[j] = 1
-        _settle(j, walk, r, done, front, offset, length, stack)
+        _settle(j, r, forest, X, scratch)
     for _ in range(m + 1 - n):
         waiting[:] = 0
         stamp[:] = -1
@@ -653,16 +707,17 @@ def _row_policy(r, forest, prices, scratch, bought, paid, counts, n, cost):
                     best_price = price
         for f in range(m):
             counts[n, f] = waiting[f]
-        n, cost = _buy(best, best_price, n, cost, bought, paid, done, prices)
+        n, cost = _buy(best, best_price, n, cost, run, done, prices)
         for j in range(n_trees):
-            _settle_if_waiting(j, walk, r, done, front, offset, length, stack)
+            if _waits_on_done(j, feature, offset, front, length, done):
+                _settle(j, r, forest, X, scratch)
     return cost, n
 
 
 @njit(cache=True, nogil=True)
 def _scratch(n_nodes, n_trees, m):
-    """Work arrays of :func:`_row_policy` and :func:`_replay_row`, allocated once per call."""
-    return (
+    """A :class:`Scratch` for a forest of ``n_nodes`` nodes in ``n_trees`` trees, ``m`` tests."""
+    return Scratch(
         np.zeros(m, dtype=np.int64),
         np.zeros(m, dtype=np.int64),
         np.zeros(m, dtype=np.int64),
@@ -675,17 +730,25 @@ def _scratch(n_nodes, n_trees, m):
 
 
 @njit(cache=True, nogil=True)
-def forest_acquisition(
-    feature, threshold, edge_start, n_edges, child, branch_weight, offset, X, prices
-):
+def _row_run(m):
+    """One row's run, as :func:`_row_policy` writes it: ``(bought, paid, counts)`` for up to
+    ``m + 1`` purchases of ``m`` tests."""
+    return (
+        np.zeros(m + 1, dtype=np.int64),
+        np.zeros(m + 1),
+        np.zeros((m + 1, m), dtype=np.int16),
+    )
+
+
+@njit(cache=True, nogil=True)
+def forest_acquisition(forest, X, prices):
     """Price and number of tests the forest's policy buys for each row.
 
-    The trees' :class:`TreeStructure` arrays are concatenated: tree ``j``'s
-    nodes are ``offset[j]`` to ``offset[j + 1] - 1`` (its root first), and
-    ``edge_start`` / ``child`` hold global edge and node ids.  ``X``: the rows;
-    a tree's walk of a row past a done test follows the row's value (every
-    branch by share when it is missing: :func:`_settle`), so memory grows with
-    the nodes plus the rows, never with nodes x rows.
+    ``forest`` is a :class:`Forest`: its trees' :class:`TreeStructure` arrays
+    concatenated.  ``X``: the rows; a tree's walk of a row past a done test
+    follows the row's value (every branch by share when it is missing:
+    :func:`_settle`), so memory grows with the nodes plus the rows, never with
+    nodes x rows.  ``prices``: :func:`learners.act._encoding.encode_prices`.
 
     The policy (``BudgetRFClassifier.next_action``): while some tree waits on
     a test not done, buy the test the most trees wait on (ties: the lower
@@ -698,34 +761,17 @@ def forest_acquisition(
     n_rows = X.shape[0]
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
-    forest = (feature, threshold, edge_start, n_edges, child, branch_weight, offset, X)
-    scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
-    bought = np.zeros(m + 1, dtype=np.int64)
-    paid = np.zeros(m + 1)
-    counts = np.zeros((m + 1, m), dtype=np.int16)
+    scratch = _scratch(forest.trees.feature.shape[0], forest.offset.shape[0] - 1, m)
+    run = _row_run(m)
     for r in range(n_rows):
-        cost[r] = _row_policy(r, forest, prices, scratch, bought, paid, counts, 0, 0.0)[0]
-        n_done[r] = np.count_nonzero(scratch[0])
+        cost[r] = _row_policy(r, forest, X, prices, scratch, run, 0, 0.0)[0]
+        n_done[r] = np.count_nonzero(scratch.done)
     return cost, n_done
 
 
 @njit(cache=True, nogil=True)
-def _replay_row(
-    r,
-    forest,
-    prices,
-    run_bought,
-    run_paid,
-    run_counts,
-    run_first,
-    run_length,
-    scratch,
-    wanted,
-    bought,
-    paid,
-    counts,
-):
-    """Row ``r``'s run with the last tree added, replayed on its run without it.
+def _replay_row(r, forest, X, prices, runs, scratch, wanted, run):
+    """Row ``r``'s run with the last tree added, replayed on its run without it (``runs``).
 
     Until the added tree changes a purchase, the run with it is the run
     without it: the same tests done, so the members wait where they waited
@@ -735,22 +781,26 @@ def _replay_row(
     After the members' last purchase only the added tree waits.  Returns
     ``(cost, n, replayed)``; ``replayed`` False: purchase ``n`` would change,
     and the caller goes on with :func:`_row_policy` from step ``n`` (the
-    state so far, ``bought[:n]``, ``counts[:n]``, ``scratch[0]`` and the
+    state so far, ``bought[:n]``, ``counts[:n]``, ``scratch.done`` and the
     cost, is the run's with every tree).  Otherwise
     ``bought[:n]``, ``counts[:n]``, the cost (the same prices added in the
-    same order) and ``scratch[0]`` are exactly :func:`_row_policy`'s.
+    same order) and ``scratch.done`` are exactly :func:`_row_policy`'s
+    (``run`` is ``(bought, paid, counts)``, as there).
     """
-    feature, threshold, edge_start, n_edges, child, branch_weight, offset, X = forest
-    done, _, stamp, front, stack, length, front_share, shares = scratch
+    feature, offset = forest.trees.feature, forest.offset
+    done, _, stamp, front, _, length, front_share, _ = scratch
+    counts = run[2]
+    run_start, run_bought, run_paid, run_counts = runs
+    run_first = run_start[r]
+    run_length = run_start[r + 1] - run_first
     j = offset.shape[0] - 2
     m = done.shape[0]
-    walk = (feature, threshold, edge_start, n_edges, child, branch_weight, X, front_share, shares)
     done[:] = 0
     stamp[:] = -1
     front[offset[j]] = offset[j]
     front_share[offset[j]] = 1.0
     length[j] = 1
-    _settle(j, walk, r, done, front, offset, length, stack)
+    _settle(j, r, forest, X, scratch)
     cost = 0.0
     n = 0
     for _ in range(m + 1):
@@ -795,79 +845,48 @@ def _replay_row(
             counts[n, :] = 0
             for q in range(n_wanted):
                 counts[n, wanted[q]] = 1
-        n, cost = _buy(best, best_price, n, cost, bought, paid, done, prices)
-        _settle_if_waiting(j, walk, r, done, front, offset, length, stack)
+        n, cost = _buy(best, best_price, n, cost, run, done, prices)
+        if _waits_on_done(j, feature, offset, front, length, done):
+            _settle(j, r, forest, X, scratch)
     return cost, n, True
 
 
 @njit(cache=True, nogil=True)
-def forest_acquisition_added(
-    feature,
-    threshold,
-    edge_start,
-    n_edges,
-    child,
-    branch_weight,
-    offset,
-    X,
-    prices,
-    run_start,
-    run_bought,
-    run_paid,
-    run_counts,
-):
-    """:func:`forest_acquisition` of the trees of ``offset``, the last one just added.
+def forest_acquisition_added(forest, X, prices, runs):
+    """:func:`forest_acquisition` of the trees of ``forest``, the last one just added.
 
-    ``run_start``, ``run_bought``, ``run_paid``, ``run_counts``: every row's
-    run of the policy on the other trees (row ``r``'s steps ``run_start[r]``
-    to ``run_start[r + 1] - 1``: the test bought, its price and, per test,
-    how many trees waited on it, an int16: at most 32767 trees; no steps for
-    no trees).  Each row's run is replayed with
-    the added tree (:func:`_replay_row`); from the first purchase it
-    changes, the row's run goes on with every tree (:func:`_row_policy`).  Returns ``(cost,
-    n_done, start, bought, paid, counts, n_rerun)``: the same cost and ``n_done``
-    as :func:`forest_acquisition` to the bit, the runs with the added tree,
-    and in how many rows it changed a purchase.
+    ``runs`` (:class:`Runs`): every row's run of the policy on the other trees
+    (row ``r``'s steps ``start[r]`` to ``start[r + 1] - 1``: the test bought,
+    its price and, per test, how many trees waited on it, an int16: at most
+    32767 trees; no steps for no trees).  Each row's run is replayed with the
+    added tree (:func:`_replay_row`); from the first purchase it changes, the
+    row's run goes on with every tree (:func:`_row_policy`).  Returns
+    ``(cost, n_done, runs, n_rerun)``: the same cost and ``n_done`` as
+    :func:`forest_acquisition` to the bit, the :class:`Runs` with the added
+    tree, and in how many rows it changed a purchase.
     """
     m = prices[0].shape[0]
     n_rows = X.shape[0]
     cost = np.zeros(n_rows)
     n_done = np.zeros(n_rows, dtype=np.int64)
-    forest = (feature, threshold, edge_start, n_edges, child, branch_weight, offset, X)
-    scratch = _scratch(feature.shape[0], offset.shape[0] - 1, m)
+    scratch = _scratch(forest.trees.feature.shape[0], forest.offset.shape[0] - 1, m)
     wanted = np.zeros(m, dtype=np.int64)
-    bought = np.zeros(m + 1, dtype=np.int64)
-    paid = np.zeros(m + 1)
-    counts = np.zeros((m + 1, m), dtype=np.int16)
+    run = _row_run(m)
+    bought, paid, counts = run
     start = np.zeros(n_rows + 1, dtype=np.int64)
-    capacity = run_bought.shape[0] + n_rows + 16
+    capacity = runs.bought.shape[0] + n_rows + 16
     out_bought = np.empty(capacity, dtype=np.int64)
     out_paid = np.empty(capacity)
     out_counts = np.empty((capacity, m), dtype=np.int16)
     n_rerun = 0
     for r in range(n_rows):
-        first = run_start[r]
-        spent, n, replayed = _replay_row(
-            r,
-            forest,
-            prices,
-            run_bought,
-            run_paid,
-            run_counts,
-            first,
-            run_start[r + 1] - first,
-            scratch,
-            wanted,
-            bought,
-            paid,
-            counts,
-        )
+        spent, n, replayed = _replay_row(r, forest, X, prices, runs, scratch, wanted, run)
         if not replayed:
             n_rerun += 1
             # The same state as a run with every tree after these n purchases: go on from it.
-            spent, n = _row_policy(r, forest, prices, scratch, bought, paid, counts, n, spent)
+            spent, n = _row_policy(r, forest, X, prices, scratch, run, n, spent)
         cost[r] = spent
-        n_done[r] = np.count_nonzero(scratch[0])
+        n_done[r] = np.count_nonzero(scratch.done)
         at = start[r]
         if at + n > capacity:
             capacity = 2 * capacity + n
@@ -885,65 +904,23 @@ def forest_acquisition_added(
         out_counts[at : at + n] = counts[:n]
         start[r + 1] = at + n
     end = start[n_rows]
-    return (
-        cost,
-        n_done,
-        start,
-        out_bought[:end].copy(),
-        out_paid[:end].copy(),
-        out_counts[:end].copy(),
-        n_rerun,
-    )
+    added = Runs(start, out_bought[:end].copy(), out_paid[:end].copy(), out_counts[:end].copy())
+    return cost, n_done, added, n_rerun
 
 
 @njit(cache=True, nogil=True)
-def _descend(X, r, node, f, here, threshold, edge_start, child, branch_weight, nodes, shares, top):
-    """Push the children row ``r`` reaches from inner node ``node`` (test ``f``, the row's
-    share ``here`` > 0) onto the stacks ``nodes`` / ``shares`` above ``top``; returns the new
-    top.
+def _walk_shares(X, tree, reached, leaf_row, leaf_mass, class_weight, counts):
+    """The one share walk of :func:`walk_rows` and :func:`walk_counts`, writing what each asks
+    for: reach bits and leaf shares (``reached``, ``leaf_row``, ``leaf_mass``), or leaf class
+    sums (``class_weight``, ``counts``); the others are None, so numba compiles each walk
+    without the other's branches.
 
-    The one share walk of :func:`walk_rows` and :func:`walk_counts`, the arithmetic of
+    Row by row through ``tree`` (its :class:`TreeArrays`), the arithmetic of
     :func:`learners.tree._structure_kernels.numeric_node_mass`: a known value sends the whole
     share down the edge it takes (``here * 1``), a missing one ``here * (0 + branch_weight)``
-    down every edge (the left child on top: walked first).
+    down every edge (the left child walked first), and a node with share 0 is not walked on.
     """
-    first = edge_start[node]
-    value = X[r, f]
-    if value != value:
-        nodes[top] = child[first + 1]
-        shares[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
-        nodes[top + 1] = child[first]
-        shares[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
-        return top + 2
-    if value <= threshold[node]:
-        nodes[top] = child[first]
-        shares[top] = 0.0 + here * 1.0
-    else:
-        nodes[top] = child[first + 1]
-        shares[top] = 0.0 + here * 1.0
-    return top + 1
-
-
-@njit(cache=True, nogil=True)
-def walk_rows(
-    X, feature, threshold, edge_start, child, branch_weight, leaf_row, reached, leaf_mass
-):
-    """Which nodes each row of ``X`` reaches, and its share at each leaf, without the dense table.
-
-    The same arithmetic as :func:`learners.tree._structure_kernels.numeric_node_mass` (the
-    compiled copy of :meth:`TreeStructure.node_mass` for numeric splits), row by row
-    (:func:`_descend`): a known value sends the row's whole share down the edge it takes
-    (``here * 1``), a missing one ``here * (0 + branch_weight)`` down every edge, and a node
-    with share 0 is not walked on.  Instead of the ``(n_nodes, n_rows)`` table it writes
-
-    - ``reached[node]``: bit ``r`` set when row ``r``'s share there is > 0, packed as
-      ``np.packbits(node_mass(X) > 0, axis=1)`` packs it;
-    - ``leaf_mass[leaf_row[node]]``: row shares at each leaf, i.e.
-      ``node_mass(X)[feature == LEAF]``,
-
-    both zeroed by the caller.  ``tests/learners/test_budget_rf.py`` checks both equal to the
-    bit to what ``node_mass`` gives.
-    """
+    feature, threshold, edge_start, _, child, branch_weight = tree
     n_nodes = feature.shape[0]
     node_stack = np.empty(n_nodes + 1, dtype=np.int64)
     share_stack = np.empty(n_nodes + 1)
@@ -957,50 +934,66 @@ def walk_rows(
             top -= 1
             node = node_stack[top]
             here = share_stack[top]
-            if here > 0.0:
-                reached[node, byte] |= bit
+            if reached is not None:
+                if here > 0.0:
+                    reached[node, byte] |= bit
             f = feature[node]
             if f < 0:
-                leaf_mass[leaf_row[node], r] = here
+                if leaf_mass is not None:
+                    leaf_mass[leaf_row[node], r] = here
+                if counts is not None:
+                    if here > 0.0:
+                        for c in range(class_weight.shape[1]):
+                            counts[r, c] += here * class_weight[node, c]
                 continue
             if here == 0.0:
                 continue
-            top = _descend(
-                X, r, node, f, here, threshold, edge_start, child, branch_weight,
-                node_stack, share_stack, top,
-            )  # fmt: skip
+            first = edge_start[node]
+            value = X[r, f]
+            if value != value:
+                node_stack[top] = child[first + 1]
+                share_stack[top] = 0.0 + here * (0.0 + branch_weight[first + 1])
+                node_stack[top + 1] = child[first]
+                share_stack[top + 1] = 0.0 + here * (0.0 + branch_weight[first])
+                top += 2
+            elif value <= threshold[node]:
+                node_stack[top] = child[first]
+                share_stack[top] = 0.0 + here * 1.0
+                top += 1
+            else:
+                node_stack[top] = child[first + 1]
+                share_stack[top] = 0.0 + here * 1.0
+                top += 1
 
 
 @njit(cache=True, nogil=True)
-def walk_counts(X, feature, threshold, edge_start, child, branch_weight, class_weight, counts):
-    """Add each row's leaf class weights in one tree, mixed by its shares, to ``counts[row]``.
+def walk_rows(X, tree, leaf_row, reached, leaf_mass):
+    """Which nodes each row of ``X`` reaches, and its share at each leaf, without the dense table.
 
-    :func:`walk_rows`' walk (:func:`_descend`, the same shares), summing
+    The same arithmetic as :func:`learners.tree._structure_kernels.numeric_node_mass` (the
+    compiled copy of :meth:`TreeStructure.node_mass` for numeric splits), row by row
+    (:func:`_walk_shares`) through ``tree`` (its :class:`TreeArrays`).  Instead of the
+    ``(n_nodes, n_rows)`` table it writes
+
+    - ``reached[node]``: bit ``r`` set when row ``r``'s share there is > 0, packed as
+      ``np.packbits(node_mass(X) > 0, axis=1)`` packs it;
+    - ``leaf_mass[leaf_row[node]]``: row shares at each leaf, i.e.
+      ``node_mass(X)[feature == LEAF]``,
+
+    both zeroed by the caller.  ``tests/learners/test_budget_rf.py`` checks both equal to the
+    bit to what ``node_mass`` gives.
+    """
+    _walk_shares(X, tree, reached, leaf_row, leaf_mass, None, None)
+
+
+@njit(cache=True, nogil=True)
+def walk_counts(X, tree, class_weight, counts):
+    """Add each row's leaf class weights in ``tree`` (its :class:`TreeArrays`), mixed by its
+    shares, to ``counts[row]``.
+
+    :func:`walk_rows`' walk (:func:`_walk_shares`, the same shares), summing
     ``share * class_weight[leaf]`` as it reaches each leaf instead of writing a
     ``(leaves, rows)`` table: memory grows with the rows times the classes, never with the
     leaves times the rows.
     """
-    n_nodes = feature.shape[0]
-    n_classes = class_weight.shape[1]
-    node_stack = np.empty(n_nodes + 1, dtype=np.int64)
-    share_stack = np.empty(n_nodes + 1)
-    for r in range(X.shape[0]):
-        node_stack[0] = 0
-        share_stack[0] = 1.0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = node_stack[top]
-            here = share_stack[top]
-            f = feature[node]
-            if f < 0:
-                if here > 0.0:
-                    for c in range(n_classes):
-                        counts[r, c] += here * class_weight[node, c]
-                continue
-            if here == 0.0:
-                continue
-            top = _descend(
-                X, r, node, f, here, threshold, edge_start, child, branch_weight,
-                node_stack, share_stack, top,
-            )  # fmt: skip
+    _walk_shares(X, tree, None, None, None, class_weight, counts)

@@ -48,8 +48,11 @@ from ..policy import (
 from ..serialization import SerializableMixin
 from ..tree._base import CaseInputMixin
 from ..tree._structure import LEAF, TreeStructure, smoothed_proba
+from ..tree._structure_kernels import TreeArrays, tree_arrays
 from ._impurity import PAIRS, POWERS
 from ._kernels import (
+    Forest,
+    Runs,
     describe_columns,
     forest_acquisition,
     forest_acquisition_added,
@@ -760,14 +763,14 @@ class _ForestWalks:
     def __init__(self, n_rows: int, *, replay: bool = True) -> None:
         self.n_rows = n_rows
         self.replay = replay
-        self.parts: list[tuple[np.ndarray, ...]] = []
-        self.candidate: tuple[np.ndarray, ...] | None = None
+        self.parts: list[TreeArrays] = []
+        self.candidate: TreeArrays | None = None
         self.n_nodes = 0
         self.n_edges = 0
         self.X = np.zeros((n_rows, 0))
         # The members' runs (start, bought, paid, counts); None: not known (priced without them).
-        self.runs: tuple[np.ndarray, ...] | None = None
-        self.candidate_runs: tuple[np.ndarray, ...] | None = None
+        self.runs: Runs | None = None
+        self.candidate_runs: Runs | None = None
         #: Rows where the added tree changed a purchase (run on every tree from there), summed.
         self.n_rerun = 0
 
@@ -778,13 +781,9 @@ class _ForestWalks:
             raise ValueError("a forest's trees split numbers only")
         self.X = np.ascontiguousarray(X, dtype=float)
         counts = _walk(tree, self.X, None, values)
-        self.candidate = (
-            tree.feature,
-            tree.threshold,
-            tree.edge_start + self.n_edges,
-            tree.n_edges,
-            tree.child + self.n_nodes,
-            tree.branch_weight,
+        arrays = tree_arrays(tree)
+        self.candidate = arrays._replace(
+            edge_start=arrays.edge_start + self.n_edges, child=arrays.child + self.n_nodes
         )
         self.candidate_runs = None
         return counts
@@ -792,37 +791,38 @@ class _ForestWalks:
     def keep(self) -> None:
         assert self.candidate is not None
         self.parts.append(self.candidate)
-        self.n_nodes += self.candidate[0].shape[0]
-        self.n_edges += self.candidate[4].shape[0]
+        self.n_nodes += self.candidate.feature.shape[0]
+        self.n_edges += self.candidate.child.shape[0]
         self.candidate = None
         self.runs, self.candidate_runs = self.candidate_runs, None
 
     def acquisition(self, prices) -> tuple[np.ndarray, np.ndarray]:
         """Per row: what the policy of the members (and the candidate) pays, tests done."""
         parts = self.parts + ([self.candidate] if self.candidate is not None else [])
-        sizes = [part[0].shape[0] for part in parts]
-        offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        feature, threshold, edge_start, n_edges, child, branch_weight = (
-            np.concatenate([part[i] for part in parts]) for i in range(6)
+        sizes = [part.feature.shape[0] for part in parts]
+        forest = Forest(
+            trees=TreeArrays(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True))),
+            offset=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         )
         runs = self.runs
         if runs is None and not self.parts:
             m = prices[0].shape[0]
-            runs = (
-                np.zeros(self.n_rows + 1, dtype=np.int64),
-                np.zeros(0, dtype=np.int64),
-                np.zeros(0),
-                np.zeros((0, m), dtype=np.int16),
+            runs = Runs(
+                start=np.zeros(self.n_rows + 1, dtype=np.int64),
+                bought=np.zeros(0, dtype=np.int64),
+                paid=np.zeros(0),
+                counts=np.zeros((0, m), dtype=np.int16),
             )
-        forest = (feature, threshold, edge_start, n_edges, child, branch_weight, offset, self.X)
         if self.candidate is None or runs is None or not self.replay:
-            return forest_acquisition(*forest, prices)
+            return forest_acquisition(forest, self.X, prices)
         assert len(parts) <= _MAX_TREES  # the runs count trees in int16
-        cost, n_done, *candidate_runs, n_rerun = forest_acquisition_added(*forest, prices, *runs)
+        cost, n_done, candidate_runs, n_rerun = forest_acquisition_added(
+            forest, self.X, prices, runs
+        )
         # Runs too large to keep (many rows, many tests bought): the next tree is priced by
         # running the policy on every tree.
-        if candidate_runs[-1].nbytes <= _MAX_RUN_BYTES:
-            self.candidate_runs = tuple(candidate_runs)
+        if candidate_runs.counts.nbytes <= _MAX_RUN_BYTES:
+            self.candidate_runs = candidate_runs
         self.n_rerun += int(n_rerun)
         return cost, n_done
 
@@ -849,30 +849,11 @@ def _walk(
     values = tree.class_weight if values is None else values
     if reached is None and tree._numeric_only():
         counts = np.zeros((X.shape[0], tree.n_classes))
-        walk_counts(
-            X,
-            tree.feature,
-            tree.threshold,
-            tree.edge_start,
-            tree.child,
-            tree.branch_weight,
-            np.ascontiguousarray(values, dtype=float),
-            counts,
-        )
+        walk_counts(X, tree_arrays(tree), np.ascontiguousarray(values, dtype=float), counts)
         return counts
     if tree._numeric_only():
         leaf_mass = np.zeros((int(np.count_nonzero(leaves)), X.shape[0]))
-        walk_rows(
-            X,
-            tree.feature,
-            tree.threshold,
-            tree.edge_start,
-            tree.child,
-            tree.branch_weight,
-            np.cumsum(leaves) - 1,
-            reached,
-            leaf_mass,
-        )
+        walk_rows(X, tree_arrays(tree), np.cumsum(leaves) - 1, reached, leaf_mass)
     else:
         mass = tree.node_mass(X)
         if reached is not None:

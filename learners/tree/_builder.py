@@ -12,12 +12,16 @@ raising) is applied afterwards on request.  The result is a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._criteria import Candidate, Criterion
 from ._kernels import (
     MODE_COST,
+    SplitRule,
+    TrainingSet,
     misclassification_cost,
     scan_nominal,
     scan_numeric,
@@ -26,6 +30,9 @@ from ._kernels import (
 )
 from ._structure import LEAF, TreeStructure
 from .pessimistic import expected_error
+
+if TYPE_CHECKING:
+    from ..costs import CostModel
 
 __all__ = ["grow_tree", "prune_tree", "GrowingTree"]
 
@@ -139,14 +146,26 @@ def grow_tree(
     numeric = np.array([f for f in range(n_features) if f not in categories], dtype=np.int64)
     # Presort once; children inherit sorted order by stable filtering.
     order = np.ascontiguousarray(np.argsort(X[:, numeric], axis=0, kind="stable").T)
-    XT = np.ascontiguousarray(X.T)
-    table = xlogx_table(n_samples)
     code_index = {f: _category_index(X[:, f], cats) for f, cats in categories.items()}
     nominal = np.array(sorted(categories), dtype=np.int64)
     codes = np.zeros((len(nominal), n_samples), dtype=np.int64)
     for r, f in enumerate(nominal.tolist()):
         codes[r] = code_index[f]
-    n_branches = np.array([len(categories[f]) for f in nominal], dtype=np.int64)
+    scans = _Scans(
+        data=TrainingSet(
+            XT=np.ascontiguousarray(X.T),
+            codes=codes,
+            n_branches=np.array([len(categories[f]) for f in nominal], dtype=np.int64),
+            y=y,
+            n_classes=int(n_classes),
+        ),
+        rule=SplitRule(
+            int(criterion.scan_mode), cost_matrix, float(min_leaf), xlogx_table(n_samples)
+        ),
+        numeric=numeric,
+        nominal=nominal,
+        cost_model=cost_model,
+    )
 
     tree = GrowingTree(n_classes)
     if sample_weight is None:
@@ -173,37 +192,8 @@ def grow_tree(
         ):
             continue
         node_cost = misclassification_cost(class_weight, cost_matrix)
-        candidates = _numeric_candidates(
-            XT,
-            y,
-            cases,
-            weights,
-            node_order,
-            numeric,
-            n_classes,
-            criterion,
-            cost_model,
-            cost_matrix,
-            min_leaf,
-            path,
-            table,
-        )
-        candidates.extend(
-            _nominal_candidates(
-                codes,
-                nominal,
-                n_branches,
-                cases,
-                weights,
-                y,
-                n_classes,
-                criterion,
-                cost_model,
-                cost_matrix,
-                min_leaf,
-                path,
-            )
-        )
+        candidates = _numeric_splits(scans, cases, weights, node_order, path)
+        candidates.extend(_nominal_splits(scans, cases, weights, path))
         chosen = criterion.choose(candidates, node_cost, total)
         if chosen is None:
             continue
@@ -284,55 +274,36 @@ def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
     return index.astype(np.int64, copy=False)
 
 
-def _numeric_candidates(
-    XT,
-    y,
-    cases,
-    weights,
-    node_order,
-    numeric,
-    n_classes,
-    criterion,
-    cost_model,
-    cost_matrix,
-    min_leaf,
-    path,
-    table,
-) -> list[Candidate]:
-    done = frozenset(path)
-    if numeric.size == 0:
+@dataclass(frozen=True)
+class _Scans:
+    """What scoring a node's candidate splits reads besides the node: the same for the tree."""
+
+    data: TrainingSet
+    rule: SplitRule
+    numeric: np.ndarray  # feature of each row of the presorted order
+    nominal: np.ndarray  # feature of each row of ``data.codes``
+    cost_model: CostModel
+
+
+def _numeric_splits(scans: _Scans, cases, weights, node_order, path) -> list[Candidate]:
+    """The node's valid numeric splits as candidates (``path``: its split features)."""
+    if scans.numeric.size == 0:
         return []
     score, threshold, split_info, _, _ = scan_numeric(
-        XT,
-        cases,
-        weights,
-        y,
-        n_classes,
-        node_order,
-        numeric,
-        criterion.scan_mode,
-        cost_matrix,
-        float(min_leaf),
-        table,
+        scans.data, cases, weights, node_order, scans.numeric, scans.rule
     )
-    candidates = []
-    cost_mode = criterion.scan_mode == MODE_COST
-    done_closure = cost_model.done_closure(done)
-    for r in np.flatnonzero(~np.isnan(score)):
-        f = int(numeric[r])
-        candidates.append(
-            Candidate(
-                feature=f,
-                gain=0.0 if cost_mode else float(score[r]),
-                split_info=float(split_info[r]),
-                cost=cost_model.marginal_cost(f, done),
-                child_cost=float(score[r]) if cost_mode else 0.0,
-                threshold=float(threshold[r]),
-                on_path=f in done_closure,
-                own_price=_shared_price(cost_model, f, path),
-            )
-        )
-    return candidates
+    return _candidates(scans, scans.numeric, score, split_info, threshold, path)
+
+
+def _nominal_splits(scans: _Scans, cases, weights, path) -> list[Candidate]:
+    """The node's valid nominal splits as candidates (``path``: its split features)."""
+    nominal = scans.nominal
+    if nominal.size == 0:
+        return []
+    # A nominal test on the path already fixed its value below it.
+    active = np.array([f not in path for f in nominal.tolist()])
+    score, split_info = scan_nominal(scans.data, cases, weights, active, scans.rule)
+    return _candidates(scans, nominal, score, split_info, None, path)
 
 
 def _nominal_candidates(
@@ -349,28 +320,29 @@ def _nominal_candidates(
     min_leaf,
     path,
 ) -> list[Candidate]:
-    done = frozenset(path)
-    if nominal.size == 0:
-        return []
-    # A nominal test on the path already fixed its value below it.
-    active = np.array([f not in done for f in nominal.tolist()])
-    score, split_info = scan_nominal(
-        codes,
-        cases,
-        weights,
-        y,
-        n_classes,
-        n_branches,
-        active,
-        criterion.scan_mode,
-        cost_matrix,
-        float(min_leaf),
+    """:func:`_nominal_splits` with the tree's arrays given one by one, not as a tree's
+    :class:`_Scans` (the form ``tests/learners/test_tree_c45.py`` calls with Quinlan's
+    golf data): the nominal ``codes`` and no numeric feature."""
+    scans = _Scans(
+        data=TrainingSet(np.empty((0, codes.shape[1])), codes, n_branches, y, int(n_classes)),
+        rule=SplitRule(int(criterion.scan_mode), cost_matrix, float(min_leaf), np.zeros(1)),
+        numeric=np.empty(0, dtype=np.int64),
+        nominal=nominal,
+        cost_model=cost_model,
     )
-    cost_mode = criterion.scan_mode == MODE_COST
+    return _nominal_splits(scans, cases, weights, path)
+
+
+def _candidates(scans: _Scans, features, score, split_info, threshold, path) -> list[Candidate]:
+    """The valid splits of a scan (``score`` not NaN) of ``features`` as candidates: a
+    numeric split at ``threshold``, a nominal one (``threshold`` None) one branch a category."""
+    cost_model = scans.cost_model
+    done = frozenset(path)
+    cost_mode = scans.rule.mode == MODE_COST
     done_closure = cost_model.done_closure(done)
     candidates = []
     for r in np.flatnonzero(~np.isnan(score)):
-        f = int(nominal[r])
+        f = int(features[r])
         candidates.append(
             Candidate(
                 feature=f,
@@ -378,6 +350,7 @@ def _nominal_candidates(
                 split_info=float(split_info[r]),
                 cost=cost_model.marginal_cost(f, done),
                 child_cost=float(score[r]) if cost_mode else 0.0,
+                threshold=np.nan if threshold is None else float(threshold[r]),
                 on_path=f in done_closure,
                 own_price=_shared_price(cost_model, f, path),
             )

@@ -8,6 +8,7 @@ every boundary between adjacent distinct values in one pass.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -17,6 +18,25 @@ _INV_LN2 = 1.0 / math.log(2.0)
 #: Scan objectives: information (C4.5/ID3 family) or misclassification cost (DTMC).
 MODE_INFORMATION = 0
 MODE_COST = 1
+
+
+class SplitRule(NamedTuple):
+    """How the scans judge a node's splits: one per grown tree, built where its arrays are."""
+
+    mode: int  #: MODE_INFORMATION or MODE_COST
+    cost_matrix: np.ndarray  #: ``M[actual, predicted]``, read in MODE_COST (else may be empty)
+    min_leaf: float  #: known weight each of two branches must hold
+    table: np.ndarray  #: :func:`xlogx_table` up to the number of training cases
+
+
+class TrainingSet(NamedTuple):
+    """The training cases as the builder's scans read them, laid out once per tree."""
+
+    XT: np.ndarray  #: (n_features, n_samples) float, NaN = missing: a feature is one row
+    codes: np.ndarray  #: (n_nominal, n_samples) category index of each case, -1 = missing
+    n_branches: np.ndarray  #: categories of each nominal feature (row of ``codes``)
+    y: np.ndarray  #: class code of every training case
+    n_classes: int
 
 
 @njit(cache=True, nogil=True)
@@ -132,26 +152,7 @@ def misclassification_cost(counts, cost_matrix):
 
 
 @njit(cache=True, nogil=True)
-def numeric_sweep(
-    key,
-    cls,
-    wt,
-    n_known,
-    total,
-    w_total,
-    counted,
-    mode,
-    cost_matrix,
-    min_leaf,
-    table,
-    known,
-    missing,
-    left,
-    right,
-    side,
-    all_objective,
-    all_index,
-):
+def numeric_sweep(ordered, n_known, total, w_total, counted, rule, vectors, found):
     """Best threshold of one numeric feature from its known cases in ascending order.
 
     The one threshold sweep: :func:`scan_numeric` (the tree builder) and the
@@ -160,15 +161,18 @@ def numeric_sweep(
 
     Parameters
     ----------
-    key : value (or value rank) of each known case, ascending; equal keys are
-        never separated.
-    cls, wt : class code and weight of each case, in the same order.
+    ordered : ``(key, cls, wt)``: the value (or value rank) of each known case,
+        ascending (equal keys are never separated), and its class code and
+        weight, in the same order.
     n_known : how many leading entries of ``key``/``cls``/``wt`` are used.
     total : the node's class weights (known and missing); ``w_total`` their sum.
-    counted : every weight at the node is 1, so ``table`` replaces the logs.
-    known, missing, left, right, side : work arrays of ``n_classes``.
-    all_objective, all_index : when non-empty, every valid boundary's
-        objective and the position of its last left case are written there.
+    counted : every weight at the node is 1, so ``rule.table`` replaces the logs.
+    rule : the :class:`SplitRule`.
+    vectors : ``(5, n_classes)`` work array (its rows: known, missing, left,
+        right, side).
+    found : ``(all_objective, all_index)``: when non-empty, every valid
+        boundary's objective and the position of its last left case are
+        written there.
 
     Returns
     -------
@@ -178,6 +182,10 @@ def numeric_sweep(
         summed ``mc`` in MODE_COST), ``best_left`` the known weight going
         left, ``base`` the information of the known cases.
     """
+    key, cls, wt = ordered
+    known, missing, left, right, side = vectors[0], vectors[1], vectors[2], vectors[3], vectors[4]
+    all_objective, all_index = found
+    mode, cost_matrix, min_leaf, table = rule
     n_classes = known.shape[0]
     eps = 1e-9
     known[:] = 0.0
@@ -244,27 +252,24 @@ def all_ones(weights):
 
 
 @njit(cache=True)
-def scan_numeric(
-    XT, cases, weights, y, n_classes, order, features, mode, cost_matrix, min_leaf, table
-):
+def scan_numeric(data, cases, weights, order, features, rule):
     """Best binary threshold of every numeric feature at one node.
 
     Parameters
     ----------
-    XT : (n_features, n_samples) float array, NaN = missing.  Feature-major,
-        so a scan reads one contiguous row.
+    data : the :class:`TrainingSet`; its ``XT`` is feature-major, so a scan
+        reads one contiguous row.
     cases, weights : the node's cases (global row ids) and their weights.
-    y : class code of every training row.
     order : (n_numeric, n_node) local positions sorted by each feature's
         value, missing values last.
     features : feature index of each row of ``order``.
-    mode : MODE_INFORMATION maximizes information gain; MODE_COST minimizes
-        the children's summed misclassification cost (missing cases shared
-        out in proportion to the known weights, as they will be at growth).
-    min_leaf : each side must receive at least this much known weight.
-    table : :func:`xlogx_table` up to the number of training cases; used
-        when every weight at the node is 1 (no fractional cases), which
-        replaces the logarithms of the scan by look-ups.
+    rule : the :class:`SplitRule`.  MODE_INFORMATION maximizes information
+        gain; MODE_COST minimizes the children's summed misclassification cost
+        (missing cases shared out in proportion to the known weights, as they
+        will be at growth).  Each side must receive at least ``min_leaf`` known
+        weight.  ``table`` is used when every weight at the node is 1 (no
+        fractional cases), which replaces the logarithms of the scan by
+        look-ups.
 
     Returns
     -------
@@ -276,6 +281,7 @@ def scan_numeric(
     split_info : C4.5's split information, counting missing as its own branch.
     left_weight, known_weight : known weight going left, and in all.
     """
+    XT, y, n_classes = data.XT, data.y, data.n_classes
     n_rows = order.shape[0]
     m = order.shape[1]
     score = np.full(n_rows, np.nan)
@@ -287,17 +293,13 @@ def scan_numeric(
     for p in range(m):
         total[y[cases[p]]] += weights[p]
     w_total = total.sum()
-    counted = w_total < table.shape[0] and all_ones(weights)
-    known = np.zeros(n_classes)
-    missing = np.zeros(n_classes)
-    left = np.zeros(n_classes)
-    right = np.zeros(n_classes)
-    side = np.zeros(n_classes)
+    counted = w_total < rule.table.shape[0] and all_ones(weights)
+    vectors = np.zeros((5, n_classes))
     key = np.empty(m)
     cls = np.empty(m, np.int64)
     wt = np.empty(m)
-    no_objective = np.empty(0)
-    no_index = np.empty(0, np.int64)
+    ordered = (key, cls, wt)
+    nothing_found = (np.empty(0), np.empty(0, np.int64))
     for r in range(n_rows):
         f = features[r]
         n_known = 0
@@ -311,24 +313,7 @@ def scan_numeric(
             wt[i] = weights[p]
             n_known += 1
         best_i, best, best_left, w_known, base, _ = numeric_sweep(
-            key,
-            cls,
-            wt,
-            n_known,
-            total,
-            w_total,
-            counted,
-            mode,
-            cost_matrix,
-            min_leaf,
-            table,
-            known,
-            missing,
-            left,
-            right,
-            side,
-            no_objective,
-            no_index,
+            ordered, n_known, total, w_total, counted, rule, vectors, nothing_found
         )
         if best_i < 0:
             continue
@@ -340,7 +325,7 @@ def scan_numeric(
         threshold[r] = mid
         left_weight[r] = best_left
         known_weight[r] = w_known
-        if mode == MODE_INFORMATION:
+        if rule.mode == MODE_INFORMATION:
             score[r] = max(base - best, 0.0) / w_total
         else:
             score[r] = best
@@ -382,17 +367,14 @@ def nominal_information(table, branch_total, b_count, w_total, min_leaf, known):
 
 
 @njit(cache=True)
-def scan_nominal(
-    codes, cases, weights, y, n_classes, n_branches, active, mode, cost_matrix, min_leaf
-):
+def scan_nominal(data, cases, weights, active, rule):
     """Multiway split of every nominal feature at one node (one branch per category).
 
     Parameters
     ----------
-    codes : (n_nominal, n_samples) category index of every row, -1 = missing.
-    n_branches : categories per nominal feature.
+    data : the :class:`TrainingSet` (its ``codes`` and ``n_branches``).
     active : whether each nominal feature may split here (not yet on the path).
-    Other parameters as in :func:`scan_numeric`.
+    Other parameters as in :func:`scan_numeric` (``rule.table`` unused).
 
     Returns
     -------
@@ -401,6 +383,8 @@ def scan_nominal(
         than two branches hold ``min_leaf`` known weight.
     split_info : C4.5's split information, missing counted as a branch.
     """
+    codes, n_branches, y, n_classes = data.codes, data.n_branches, data.y, data.n_classes
+    mode, cost_matrix, min_leaf, _ = rule
     n_rows = codes.shape[0]
     m = cases.shape[0]
     score = np.full(n_rows, np.nan)

@@ -265,16 +265,9 @@ class TreeStructure:
         """
         X = np.atleast_2d(np.asarray(X, dtype=float))
         if self._numeric_only():
-            from ._structure_kernels import numeric_node_mass
+            from ._structure_kernels import numeric_node_mass, tree_arrays
 
-            return numeric_node_mass(
-                np.ascontiguousarray(X),
-                self.feature,
-                self.threshold,
-                self.edge_start,
-                self.child,
-                self.branch_weight,
-            )
+            return numeric_node_mass(np.ascontiguousarray(X), tree_arrays(self))
         return self._node_mass_python(X)
 
     def _numeric_only(self) -> bool:

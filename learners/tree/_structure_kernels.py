@@ -11,13 +11,38 @@ the bit (``tests/learners/test_node_mass.py``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 import numpy as np
 from numba import njit
 
+if TYPE_CHECKING:
+    from ._structure import TreeStructure
+
+
+class TreeArrays(NamedTuple):
+    """The arrays of a :class:`TreeStructure` the compiled walks read: one tree, or a
+    forest's trees concatenated (global node and edge ids)."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    edge_start: np.ndarray
+    n_edges: np.ndarray
+    child: np.ndarray
+    branch_weight: np.ndarray
+
+
+def tree_arrays(tree: TreeStructure) -> TreeArrays:
+    """``tree``'s :class:`TreeArrays` (its own arrays, not copies)."""
+    return TreeArrays(
+        tree.feature, tree.threshold, tree.edge_start, tree.n_edges, tree.child, tree.branch_weight
+    )
+
 
 @njit(cache=True, nogil=True)
-def numeric_node_mass(X, feature, threshold, edge_start, child, branch_weight):
-    """Share of each row of ``X`` at each node, shape ``(n_nodes, n_rows)``.
+def numeric_node_mass(X, tree):
+    """Share of each row of ``X`` at each node of ``tree`` (its :class:`TreeArrays`),
+    shape ``(n_nodes, n_rows)``.
 
     Row by row, only the nodes the row reaches are visited (a depth-first
     walk: a known value follows one edge, a missing one every edge), so the
@@ -25,6 +50,7 @@ def numeric_node_mass(X, feature, threshold, edge_start, child, branch_weight):
     gets its parent's share times ``1`` or ``(0 + branch_weight)``, as in
     the numpy walk.
     """
+    feature, threshold, edge_start, _, child, branch_weight = tree
     n_nodes = feature.shape[0]
     n_rows = X.shape[0]
     mass = np.zeros((n_nodes, n_rows))
