@@ -32,6 +32,18 @@ def pytest_configure(config):
         )
 
 
+#: Marks of the tests that take seconds each: under xdist they go first.
+_LONG = ("slow", "browser", "celery_worker")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist the long tests go first (each group in its order): a long one then starts
+    while the other workers still have short ones to take, rather than running alone at the
+    end of the run."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in _LONG))
+
+
 @pytest.fixture(autouse=True)
 def _fresh_model_cache():
     """Each test starts with an empty in-memory estimator cache."""
