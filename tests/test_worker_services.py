@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
@@ -47,3 +51,35 @@ def test_this_worker_has_its_own_postgresql_database():
     if connection.vendor == "postgresql":
         assert name.startswith("test_"), name
         assert name.endswith(f"_{worker}") if worker else not name.endswith("_gw0"), name
+
+
+_HOLD = """
+import fcntl, sys, time
+held = open(sys.argv[1])
+fcntl.flock(held, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_a_test_process_waits_for_the_kernel_warm_up(request, tmp_path, monkeypatch):
+    """Before its first test a process waits while the warm-up holds its lock, not after."""
+    plugin = _plugin(request)
+    lock = tmp_path / "warm-kernels.lock"
+    lock.touch()
+    monkeypatch.setenv("TEST_KERNELS_LOCK", str(lock))
+    session = SimpleNamespace(config=SimpleNamespace(getoption=lambda name, default=None: None))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(lock), "1.5"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        started = time.monotonic()
+        plugin.pytest_collection_finish(session)
+        waited = time.monotonic() - started
+    finally:
+        holder.wait(timeout=30)
+    assert waited >= 1.0, f"went on after {waited:.2f} s while the warm-up held the lock"
+    started = time.monotonic()
+    plugin.pytest_collection_finish(session)
+    assert time.monotonic() - started < 1.0, "waited though nothing held the lock"

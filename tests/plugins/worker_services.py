@@ -1,4 +1,5 @@
-"""Each pytest-xdist worker gets a Redis database of its own (loaded by bin/test: ``-p``).
+"""Each pytest-xdist worker gets a Redis database of its own (loaded by bin/test: ``-p``), and
+waits for bin/test's kernel warm-up before its first test.
 
 pytest-django already gives each worker its own PostgreSQL database (``test_<name>_gw0``,
 ``test_<name>_gw1``, ...).  Redis is shared by name, so worker ``gwN`` is moved to the database
@@ -10,6 +11,7 @@ named on the command line.  xdist sets ``PYTEST_XDIST_WORKER`` before a worker l
 
 from __future__ import annotations
 
+import fcntl
 import os
 from urllib.parse import urlsplit, urlunsplit
 
@@ -68,3 +70,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if not url.startswith(("redis://", "rediss://")):
         return cores
     return max(1, min(cores, REDIS_DATABASES - redis_database(url)))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A process that runs tests waits, before the first, for bin/test's kernel warm-up (started
+    beside pytest, holding ``TEST_KERNELS_LOCK`` until it ends): no test compiles a kernel the
+    warm-up is compiling or has still to write to numba's cache."""
+    lock = os.environ.get("TEST_KERNELS_LOCK")
+    if not lock or session.config.getoption("numprocesses", None):
+        return  # no warm-up, or xdist's controller, which runs no test
+    with open(lock) as held:
+        fcntl.flock(held, fcntl.LOCK_SH)  # granted once the warm-up's exclusive lock is gone
