@@ -4,6 +4,10 @@ The database is whatever ``DATABASE_URL`` names (``bin/test`` sets the
 machine's PostgreSQL; pytest-django then creates ``test_<name>``).  Without
 it, Django's SQLite test database is used, which is enough for everything
 except the Celery worker tests: those fail (never skip) and say how to run them.
+
+Under pytest-xdist (bin/test's default) pytest-django suffixes the database with the worker
+(``test_<name>_gw0``) and tests/plugins/worker_services.py gives each worker its own Redis
+database, so a worker's Celery queues, cache and broker never meet another's.
 """
 
 from __future__ import annotations
@@ -15,6 +19,29 @@ import pytest
 
 POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 REDIS_TEST_URL = "redis://127.0.0.1:6379/15"
+
+
+def pytest_configure(config):
+    """xdist workers sharing one Redis database would take each other's Celery messages."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and not config.pluginmanager.has_plugin(
+        "worker_services"
+    ):
+        raise pytest.UsageError(
+            "parallel runs need each worker's own Redis database: run bin/test, or add "
+            "-p worker_services with tests/plugins on PYTHONPATH"
+        )
+
+
+#: Marks of the tests that take seconds each: under xdist they go first.
+_LONG = ("slow", "browser", "celery_worker")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist the long tests go first (each group in its order): a long one then starts
+    while the other workers still have short ones to take, rather than running alone at the
+    end of the run."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in _LONG))
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,8 @@ open and a closed case on each, an experiment, a draft, a retired, a queued and 
 After the crawl, one screen of each kind that the clinician, the lead and the model admin
 reached (each model's own pages kept apart: families draw differently) is drawn in Chromium at
 1366x768 and 820x1180 and checked with tests/browser/overflow.js: nothing wider than its
-container.
+container.  Those three roles are crawled and drawn by one test, the other roles by another, each
+on a world of its own, so parallel test workers can share them out.
 
 The pages are fetched through Playwright's request context (the links are all built by the
 server: no script makes one), following each redirect itself; a GET form is submitted with its
@@ -18,7 +19,7 @@ Django admin pages are many near-copies (a change page per row, a filter per val
 ``ADMIN_PER_PATTERN`` of each kind (a changelist, its filtered or sorted lists, a row's change,
 history or delete page) are fetched, and ``APP_PER_PATTERN`` of each app URL that differs only
 in its query (``?tree=k``, ``?case=``, ``?test=``) per model, case or experiment.  The log of
-every fetch is written to var/link-crawl.tsv.
+every fetch is written to var/link-crawl/<role>.tsv.
 """
 
 from __future__ import annotations
@@ -44,13 +45,26 @@ APP_PER_PATTERN = 4
 MAX_PAGES_PER_ROLE = 700
 #: Every URL fetched (or left out by the sampling) with its answer, role and referrer.
 LOG: list[str] = []
-CRAWL_LOG = Path(__file__).resolve().parents[2] / "var" / "link-crawl.tsv"
+#: One log file per role (two tests share the roles out and may run at the same time).
+CRAWL_LOGS = Path(__file__).resolve().parents[2] / "var" / "link-crawl"
 #: Where each role starts: the home page, and the admin's (a staff member's home).
 START = ("/", "/admin/")
 #: HTML pages answered 200, per role: the screens the fit pass draws at both widths.
 SCREENS: dict[str, list[str]] = {}
+#: Every role crawled (the keys of the ``world`` fixture's answer).
+ROLES = (
+    "anonymous",
+    "clinician",
+    "lead clinician",
+    "other clinician",
+    "model admin (staff)",
+    "superuser (demo admin)",
+    "staff, no group",
+)
 #: The roles whose screens are drawn (between them, every app screen the crawl reaches).
 DRAWN_ROLES = ("clinician", "lead clinician", "model admin (staff)")
+#: The others, crawled by a test of their own (so parallel test workers can share the crawl out).
+OTHER_ROLES = tuple(role for role in ROLES if role not in DRAWN_ROLES)
 SIZES = {"laptop": (1366, 768), "tablet": (820, 1180)}
 OVERFLOW_JS = (Path(__file__).with_name("overflow.js")).read_text(encoding="utf-8")
 #: Where the drawn screens are kept as PNGs, when asked for (SCREENSHOT_DIR).
@@ -326,7 +340,7 @@ def world(transactional_db):
     other = User.objects.create_user("crawl-other-clinician")
     other.groups.add(Group.objects.get(name=CLINICIANS))
     print(f"world: {time.monotonic() - started:.1f} s, {approved.count()} approved models")
-    return {
+    roles = {
         "anonymous": None,
         "clinician": clinician,
         "lead clinician": User.objects.get(username="lead"),
@@ -335,6 +349,8 @@ def world(transactional_db):
         "superuser (demo admin)": admin,
         "staff, no group": User.objects.create_user("crawl-staff", is_staff=True),
     }
+    assert tuple(roles) == ROLES, "each role of the world has its test (ROLES)"
+    return roles
 
 
 def _from_fixture(dataset, learner: str, name: str):
@@ -429,36 +445,52 @@ def _sign_in(context, user, host: str) -> None:
     )
 
 
-def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
-    """Every role's crawl of every family's screens: no 5xx, no link to a 403/404, no GET write;
-    then one screen of each kind, drawn at 1366x768 and 820x1180, overflows nothing."""
+def _crawl_checked(chromium, live_server, world, roles: tuple[str, ...]) -> None:
+    """Each role's crawl (the clinician's with every diagram page typed in): no 5xx, no link to
+    a 403/404, no GET write; each role's fetches logged to var/link-crawl/<role>.tsv, and the
+    HTML pages it was answered 200 left in ``SCREENS``."""
     failures: list[str] = []
-    LOG.clear()
     SCREENS.clear()
     before = _state()
     host = urlsplit(live_server.url).hostname
-    for role, user in world.items():
+    for role in roles:
+        LOG.clear()
         started = time.monotonic()
         context = chromium.new_context(base_url=live_server.url)
         try:
-            _sign_in(context, user, host)
+            _sign_in(context, world[role], host)
             typed = _diagram_urls() if role == "clinician" else ()
             found, stats = crawl(context.request, live_server.url, role, typed)
         finally:
             context.close()
         failures += found
         print(f"{role}: {dict(stats)} in {time.monotonic() - started:.1f} s")
-    CRAWL_LOG.parent.mkdir(parents=True, exist_ok=True)
-    CRAWL_LOG.write_text("role\tstatus\turl\treferrer\n" + "\n".join(LOG) + "\n", encoding="utf-8")
+        log = CRAWL_LOGS / f"{re.sub(r'[^a-z]+', '-', role).strip('-')}.tsv"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("role\tstatus\turl\treferrer\n" + "\n".join(LOG) + "\n", encoding="utf-8")
     after = _state()
     changed = [name for name in before if before[name] != after[name]]
     assert changed == [], f"a GET changed {changed}"
     assert failures == [], f"{len(failures)} server errors:\n" + "\n".join(failures)
 
+
+def test_every_link_of_every_screen_answers_without_a_server_error(chromium, live_server, world):
+    """The crawl of every family's screens by each role whose screens are not drawn (the next
+    test crawls the others): no 5xx, no link to a 403/404, no GET write."""
+    _crawl_checked(chromium, live_server, world, OTHER_ROLES)
+
+
+def test_every_link_answers_and_every_kind_of_screen_fits(chromium, live_server, world):
+    """The crawl by the clinician, the lead and the model admin: no 5xx, no link to a 403/404,
+    no GET write; then one screen of each kind they reached, drawn at 1366x768 and 820x1180,
+    overflows nothing."""
+    _crawl_checked(chromium, live_server, world, DRAWN_ROLES)
+
     # Every kind of app screen the crawl reached, drawn at both widths: nothing wider than
     # its container (the overflow check of test_screens_fit, on the screens it does not visit).
     overflowing: list[str] = []
     drawn = 0
+    host = urlsplit(live_server.url).hostname
     kinds: dict[str, tuple[str, str]] = {}  # kind -> (the first role that reached it, URL)
     for role in DRAWN_ROLES:
         for url in SCREENS.get(role, []):

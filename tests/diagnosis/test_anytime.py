@@ -54,6 +54,7 @@ def test_round_schedule_doubles_up_to_the_requested_value():
     assert anytime.round_schedule(0) == [0]
 
 
+@pytest.mark.slow
 def test_anytime_run_keeps_the_best_round_as_the_model_in_use(
     toy_dataset, model_admin, rounds_evaluated
 ):

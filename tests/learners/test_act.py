@@ -320,6 +320,7 @@ def _cheap_distractors(seed, n):
     return np.column_stack([x0, x1, cheap]), y
 
 
+@pytest.mark.slow
 def test_anytime_cost_does_not_rise_from_r1_to_r8():
     """Anytime: on a concept hidden behind cheap noisy questions, the held-out cost of the
     default ACT at r=8, summed over six sampled datasets, is no higher than at r=1."""
@@ -588,6 +589,7 @@ def test_inner_cv_offers_least_cost_trees_by_depth_and_refits_the_one_it_keeps(m
     assert ACTClassifier.from_json(kept.to_json()).selected_ == kept.selected_
 
 
+@pytest.mark.slow
 def test_least_cost_candidates_lower_the_cost_on_turneys_heart_data(monkeypatch):
     """On Turney's priced heart data with errors at 1000, where one $1 question is worth
     buying and deeper trees are not worth theirs, offering DTMC's least-cost trees to the

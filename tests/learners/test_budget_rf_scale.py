@@ -38,6 +38,7 @@ def test_fitting_holds_no_table_of_nodes_by_rows():
     assert peak < 8 * X.nbytes, f"peak {peak / 2**20:.0f} MiB for {X.nbytes / 2**20:.1f} MiB"
 
 
+@pytest.mark.slow
 def test_copies_of_a_case_with_a_missing_value_do_not_split_a_node_on_their_own():
     """With min_impure_weight 1 (BudgetRF's), a tree on complete data is the paper's (grown to
     purity: the same arrays as with 0); with missing values a leaf may hold less than one
