@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from diagnosis.api import state_to_dict
+from diagnosis.integration.api import state_to_dict
 from diagnosis.models import DiagnosisStep
 from diagnosis.selectors import advice_for, advice_headline, case_state, explain
 from diagnosis.services import cases

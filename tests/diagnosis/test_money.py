@@ -82,8 +82,8 @@ def test_money_filter_is_format_money(amount, text):
 def test_the_price_table_and_the_advice_write_a_price_alike(client, clinician, model_admin):
     """On the case screen the recommended test's price reads the same in the table of tests
     and in the advice's words, with a thousands separator in both."""
-    from conftest import PASSWORD, toy_rows
     from login_helpers import login_request
+    from toy_data import PASSWORD, toy_rows
     from training_helpers import train
 
     from diagnosis.services.datasets import create_dataset

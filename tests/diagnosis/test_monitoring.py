@@ -7,12 +7,12 @@ import io
 
 import numpy as np
 import pytest
-from conftest import toy_rows
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from scipy import stats
+from toy_data import toy_rows
 
 from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import CaseAccess, ConfirmedDiagnosis, DiagnosisCase, DiagnosisStep
