@@ -91,14 +91,11 @@ def grow_lookahead_tree(
     ]
     finished = 0.0
     pool = ThreadPoolExecutor(settings.n_jobs) if settings.n_jobs > 1 else None
-    ranked = engine.Ranked(data.ranks, y, data.nominal, data.n_values)
-    how = _lookahead(settings, n_samples)
     grower = _Grower(
         data=data,
-        ranked=ranked,
-        scorer=engine.Scorer(ranked, engine.Costs(prices, prices, cost_matrix), how),
-        prices=prices,
-        cost_matrix=cost_matrix,
+        ranked=engine.Ranked(data.ranks, y, data.nominal, data.n_values),
+        costs=engine.Costs(prices, prices, cost_matrix),
+        how=_lookahead(settings, n_samples),
         settings=settings,
         pool=pool,
     )
@@ -161,9 +158,8 @@ class _Grower:
 
     data: EncodedData
     ranked: engine.Ranked
-    scorer: engine.Scorer  # the engine's view of the ranked data, prices and lookahead
-    prices: tuple
-    cost_matrix: np.ndarray
+    costs: engine.Costs
+    how: engine.Lookahead
     settings: GrowthSettings
     pool: ThreadPoolExecutor | None
 
@@ -186,7 +182,7 @@ def _candidates(grower: _Grower, cases, weights, on_path) -> list[tuple[int, int
             if np.count_nonzero(totals + _EPS >= settings.min_leaf) >= 2:
                 result.append((f, -1, settings.r))
             continue
-        gains, bounds = engine.numeric_boundaries(grower.scorer, f, cases, weights)
+        gains, bounds = engine.numeric_boundaries(data, f, cases, weights, grower.how.growth.rule)
         if gains.size:
             best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
             # by default the r samples a nominal test gets are shared among the thresholds
@@ -199,7 +195,7 @@ def _candidates(grower: _Grower, cases, weights, on_path) -> list[tuple[int, int
 
 def _choose_split(grower: _Grower, cases, weights, done, on_path, depth, counts, rng):
     settings = grower.settings
-    prices, cost_matrix = grower.prices, grower.cost_matrix
+    prices, cost_matrix = grower.costs.charge, grower.costs.matrix
     n = float(counts.sum())
     if (
         n + _EPS < 2.0 * settings.min_leaf
@@ -223,8 +219,9 @@ def _choose_split(grower: _Grower, cases, weights, done, on_path, depth, counts,
     def score(i):
         f, boundary, n_trees = candidates[i]
         total = engine.candidate_score(
-            grower.scorer, cases, weights, done, on_path, f, boundary, n_trees, int(seeds[i])
-        )
+            grower.ranked, cases, weights, done, on_path, grower.costs, f, boundary, n_trees,
+            grower.how, int(seeds[i]),
+        )  # fmt: skip
         if settings.by_size:
             return total
         return test_prices[i] + total / n
