@@ -38,6 +38,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.core import types
+from numba.experimental import structref
 
 from ..tree import _formulas
 from ..tree._kernels import (  # noqa: F401 - the split helpers are re-exported for _growth
@@ -114,6 +116,35 @@ class Lookahead(NamedTuple):
     other: int  #: the sampler of the others (SELECT_SEG2 or SELECT_SID3)
     by_size: bool  #: a sample scores its leaves (LSID3), not its cost (ACT)
     mean_of_samples: bool  #: a child scores the mean of its samples, not the least
+
+
+@structref.register
+class _ScorerType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class Scorer(structref.StructRefProxy):
+    """What scoring a candidate split reads besides the node, the same for a whole tree: the
+    :class:`Ranked` data, the :class:`Costs` and the :class:`Lookahead`.
+
+    A numba structref, not a named tuple: it is passed from Python for every candidate, and
+    numba types a structref by its type alone where it types every array of a named tuple
+    again at each call (10 us a call instead of 3 us for the spelled-out arguments).
+    """
+
+    def __new__(cls, data: Ranked, costs: Costs, how: Lookahead):
+        return _new_scorer(data, costs, how)
+
+
+structref.define_proxy(Scorer, _ScorerType, ["data", "costs", "how"])
+
+
+@njit(cache=True)
+def _new_scorer(data, costs, how):
+    """A :class:`Scorer`, built by a cached compiled function (numba's own constructor of a
+    structref compiles again in every process: most of a second)."""
+    return Scorer(data, costs, how)
 
 
 class Workspace(NamedTuple):
@@ -528,7 +559,7 @@ def grow(data, cases, weights, done, on_path, costs, select, growth, levels, rng
 
 
 @njit(cache=True, nogil=True)
-def candidate_score(data, cases, weights, done, on_path, costs, f, boundary, n_samples, how, seed):
+def candidate_score(scorer, cases, weights, done, on_path, f, boundary, n_samples, seed):
     """Sum over the children of split ``(f, boundary)`` of their best sample's score.
 
     Each child with training weight gets ``n_samples`` sample trees (the first
@@ -537,9 +568,10 @@ def candidate_score(data, cases, weights, done, on_path, costs, f, boundary, n_s
     ``how.by_size``, the fewest leaves) among its samples.  An empty branch
     scores 0 (or one leaf).  With ``how.mean_of_samples`` a child scores the
     mean of its samples instead of the least (no optimism that grows with
-    ``n_samples``).  ``how`` is the :class:`Lookahead`; the samples grow to
-    ``how.growth.max_depth``.
+    ``n_samples``).  ``scorer`` is the tree's :class:`Scorer`, ``how`` its
+    :class:`Lookahead`; the samples grow to ``how.growth.max_depth``.
     """
+    data, costs, how = scorer.data, scorer.costs, scorer.how
     R, _, nominal, n_values = data
     by_size = how.by_size
     k = costs.matrix.shape[0]
@@ -581,8 +613,10 @@ def candidate_score(data, cases, weights, done, on_path, costs, f, boundary, n_s
 
 
 @njit(cache=True, nogil=True)
-def numeric_boundaries(data, f, cases, weights, rule):
-    """Every valid boundary of numeric ``f`` at a node and its gain, in rank order."""
+def numeric_boundaries(scorer, f, cases, weights):
+    """Every valid boundary of numeric ``f`` at a node and its gain, in rank order (the data
+    and split rule of the tree's :class:`Scorer`)."""
+    data, rule = scorer.data, scorer.how.growth.rule
     y, n_values = data.y, data.n_values
     k = 0
     for p in range(cases.shape[0]):

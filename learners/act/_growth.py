@@ -91,11 +91,14 @@ def grow_lookahead_tree(
     ]
     finished = 0.0
     pool = ThreadPoolExecutor(settings.n_jobs) if settings.n_jobs > 1 else None
+    ranked = engine.Ranked(data.ranks, y, data.nominal, data.n_values)
+    how = _lookahead(settings, n_samples)
     grower = _Grower(
         data=data,
-        ranked=engine.Ranked(data.ranks, y, data.nominal, data.n_values),
-        costs=engine.Costs(prices, prices, cost_matrix),
-        how=_lookahead(settings, n_samples),
+        ranked=ranked,
+        scorer=engine.Scorer(ranked, engine.Costs(prices, prices, cost_matrix), how),
+        prices=prices,
+        cost_matrix=cost_matrix,
         settings=settings,
         pool=pool,
     )
@@ -158,8 +161,9 @@ class _Grower:
 
     data: EncodedData
     ranked: engine.Ranked
-    costs: engine.Costs
-    how: engine.Lookahead
+    scorer: engine.Scorer  # the engine's view of the ranked data, prices and lookahead
+    prices: tuple
+    cost_matrix: np.ndarray
     settings: GrowthSettings
     pool: ThreadPoolExecutor | None
 
@@ -182,7 +186,7 @@ def _candidates(grower: _Grower, cases, weights, on_path) -> list[tuple[int, int
             if np.count_nonzero(totals + _EPS >= settings.min_leaf) >= 2:
                 result.append((f, -1, settings.r))
             continue
-        gains, bounds = engine.numeric_boundaries(data, f, cases, weights, grower.how.growth.rule)
+        gains, bounds = engine.numeric_boundaries(grower.scorer, f, cases, weights)
         if gains.size:
             best = np.argsort(-gains, kind="stable")[: max(settings.r, 1)]
             # by default the r samples a nominal test gets are shared among the thresholds
@@ -195,7 +199,7 @@ def _candidates(grower: _Grower, cases, weights, on_path) -> list[tuple[int, int
 
 def _choose_split(grower: _Grower, cases, weights, done, on_path, depth, counts, rng):
     settings = grower.settings
-    prices, cost_matrix = grower.costs.charge, grower.costs.matrix
+    prices, cost_matrix = grower.prices, grower.cost_matrix
     n = float(counts.sum())
     if (
         n + _EPS < 2.0 * settings.min_leaf
@@ -219,9 +223,8 @@ def _choose_split(grower: _Grower, cases, weights, done, on_path, depth, counts,
     def score(i):
         f, boundary, n_trees = candidates[i]
         total = engine.candidate_score(
-            grower.ranked, cases, weights, done, on_path, grower.costs, f, boundary, n_trees,
-            grower.how, int(seeds[i]),
-        )  # fmt: skip
+            grower.scorer, cases, weights, done, on_path, f, boundary, n_trees, int(seeds[i])
+        )
         if settings.by_size:
             return total
         return test_prices[i] + total / n

@@ -20,6 +20,7 @@ import numpy as np
 from ._criteria import Candidate, Criterion
 from ._kernels import (
     MODE_COST,
+    Scan,
     SplitRule,
     TrainingSet,
     misclassification_cost,
@@ -151,21 +152,15 @@ def grow_tree(
     codes = np.zeros((len(nominal), n_samples), dtype=np.int64)
     for r, f in enumerate(nominal.tolist()):
         codes[r] = code_index[f]
-    scans = _Scans(
-        data=TrainingSet(
-            XT=np.ascontiguousarray(X.T),
-            codes=codes,
-            n_branches=np.array([len(categories[f]) for f in nominal], dtype=np.int64),
-            y=y,
-            n_classes=int(n_classes),
-        ),
-        rule=SplitRule(
-            int(criterion.scan_mode), cost_matrix, float(min_leaf), xlogx_table(n_samples)
-        ),
-        numeric=numeric,
-        nominal=nominal,
-        cost_model=cost_model,
+    data = TrainingSet(
+        XT=np.ascontiguousarray(X.T),
+        codes=codes,
+        n_branches=np.array([len(categories[f]) for f in nominal], dtype=np.int64),
+        y=y,
+        n_classes=int(n_classes),
     )
+    rule = SplitRule(int(criterion.scan_mode), cost_matrix, float(min_leaf), xlogx_table(n_samples))
+    scans = _Scans(Scan(data, rule), rule.mode == MODE_COST, numeric, nominal, cost_model)
 
     tree = GrowingTree(n_classes)
     if sample_weight is None:
@@ -278,10 +273,10 @@ def _category_index(column: np.ndarray, categories: np.ndarray) -> np.ndarray:
 class _Scans:
     """What scoring a node's candidate splits reads besides the node: the same for the tree."""
 
-    data: TrainingSet
-    rule: SplitRule
+    scan: Scan  # the kernels' TrainingSet and SplitRule
+    cost_mode: bool  # the rule's mode is MODE_COST (DTMC): candidates carry child costs
     numeric: np.ndarray  # feature of each row of the presorted order
-    nominal: np.ndarray  # feature of each row of ``data.codes``
+    nominal: np.ndarray  # feature of each row of the training set's ``codes``
     cost_model: CostModel
 
 
@@ -290,7 +285,7 @@ def _numeric_splits(scans: _Scans, cases, weights, node_order, path) -> list[Can
     if scans.numeric.size == 0:
         return []
     score, threshold, split_info, _, _ = scan_numeric(
-        scans.data, cases, weights, node_order, scans.numeric, scans.rule
+        scans.scan, cases, weights, node_order, scans.numeric
     )
     return _candidates(scans, scans.numeric, score, split_info, threshold, path)
 
@@ -302,7 +297,7 @@ def _nominal_splits(scans: _Scans, cases, weights, path) -> list[Candidate]:
         return []
     # A nominal test on the path already fixed its value below it.
     active = np.array([f not in path for f in nominal.tolist()])
-    score, split_info = scan_nominal(scans.data, cases, weights, active, scans.rule)
+    score, split_info = scan_nominal(scans.scan, cases, weights, active)
     return _candidates(scans, nominal, score, split_info, None, path)
 
 
@@ -323,13 +318,10 @@ def _nominal_candidates(
     """:func:`_nominal_splits` with the tree's arrays given one by one, not as a tree's
     :class:`_Scans` (the form ``tests/learners/test_tree_c45.py`` calls with Quinlan's
     golf data): the nominal ``codes`` and no numeric feature."""
-    scans = _Scans(
-        data=TrainingSet(np.empty((0, codes.shape[1])), codes, n_branches, y, int(n_classes)),
-        rule=SplitRule(int(criterion.scan_mode), cost_matrix, float(min_leaf), np.zeros(1)),
-        numeric=np.empty(0, dtype=np.int64),
-        nominal=nominal,
-        cost_model=cost_model,
-    )
+    data = TrainingSet(np.empty((0, codes.shape[1])), codes, n_branches, y, int(n_classes))
+    rule = SplitRule(int(criterion.scan_mode), cost_matrix, float(min_leaf), np.zeros(1))
+    numeric = np.empty(0, dtype=np.int64)
+    scans = _Scans(Scan(data, rule), rule.mode == MODE_COST, numeric, nominal, cost_model)
     return _nominal_splits(scans, cases, weights, path)
 
 
@@ -338,7 +330,7 @@ def _candidates(scans: _Scans, features, score, split_info, threshold, path) -> 
     numeric split at ``threshold``, a nominal one (``threshold`` None) one branch a category."""
     cost_model = scans.cost_model
     done = frozenset(path)
-    cost_mode = scans.rule.mode == MODE_COST
+    cost_mode = scans.cost_mode
     done_closure = cost_model.done_closure(done)
     candidates = []
     for r in np.flatnonzero(~np.isnan(score)):

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.core import types
+from numba.experimental import structref
 
 _INV_LN2 = 1.0 / math.log(2.0)
 
@@ -37,6 +39,35 @@ class TrainingSet(NamedTuple):
     n_branches: np.ndarray  #: categories of each nominal feature (row of ``codes``)
     y: np.ndarray  #: class code of every training case
     n_classes: int
+
+
+@structref.register
+class _ScanType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class Scan(structref.StructRefProxy):
+    """A tree's :class:`TrainingSet` and :class:`SplitRule`, as :func:`scan_numeric` and
+    :func:`scan_nominal` read them at every node.
+
+    A numba structref, not a named tuple: the builder passes it from Python at every node, and
+    numba types a structref by its type alone where it types every array of a named tuple
+    again at each call (10 us a call instead of 3 us for the spelled-out arguments).
+    """
+
+    def __new__(cls, data: TrainingSet, rule: SplitRule):
+        return _new_scan(data, rule)
+
+
+structref.define_proxy(Scan, _ScanType, ["data", "rule"])
+
+
+@njit(cache=True)
+def _new_scan(data, rule):
+    """A :class:`Scan`, built by a cached compiled function (numba's own constructor of a
+    structref compiles again in every process: most of a second)."""
+    return Scan(data, rule)
 
 
 @njit(cache=True, nogil=True)
@@ -252,18 +283,19 @@ def all_ones(weights):
 
 
 @njit(cache=True)
-def scan_numeric(data, cases, weights, order, features, rule):
+def scan_numeric(scan, cases, weights, order, features):
     """Best binary threshold of every numeric feature at one node.
 
     Parameters
     ----------
-    data : the :class:`TrainingSet`; its ``XT`` is feature-major, so a scan
-        reads one contiguous row.
+    scan : the tree's :class:`Scan`: its ``data`` (the :class:`TrainingSet`,
+        whose ``XT`` is feature-major, so a scan reads one contiguous row) and
+        its ``rule`` (the :class:`SplitRule`).
     cases, weights : the node's cases (global row ids) and their weights.
     order : (n_numeric, n_node) local positions sorted by each feature's
         value, missing values last.
     features : feature index of each row of ``order``.
-    rule : the :class:`SplitRule`.  MODE_INFORMATION maximizes information
+    ``rule``: MODE_INFORMATION maximizes information
         gain; MODE_COST minimizes the children's summed misclassification cost
         (missing cases shared out in proportion to the known weights, as they
         will be at growth).  Each side must receive at least ``min_leaf`` known
@@ -281,6 +313,7 @@ def scan_numeric(data, cases, weights, order, features, rule):
     split_info : C4.5's split information, counting missing as its own branch.
     left_weight, known_weight : known weight going left, and in all.
     """
+    data, rule = scan.data, scan.rule
     XT, y, n_classes = data.XT, data.y, data.n_classes
     n_rows = order.shape[0]
     m = order.shape[1]
@@ -367,12 +400,12 @@ def nominal_information(table, branch_total, b_count, w_total, min_leaf, known):
 
 
 @njit(cache=True)
-def scan_nominal(data, cases, weights, active, rule):
+def scan_nominal(scan, cases, weights, active):
     """Multiway split of every nominal feature at one node (one branch per category).
 
     Parameters
     ----------
-    data : the :class:`TrainingSet` (its ``codes`` and ``n_branches``).
+    scan : the tree's :class:`Scan` (its data's ``codes`` and ``n_branches``).
     active : whether each nominal feature may split here (not yet on the path).
     Other parameters as in :func:`scan_numeric` (``rule.table`` unused).
 
@@ -383,8 +416,9 @@ def scan_nominal(data, cases, weights, active, rule):
         than two branches hold ``min_leaf`` known weight.
     split_info : C4.5's split information, missing counted as a branch.
     """
+    data = scan.data
     codes, n_branches, y, n_classes = data.codes, data.n_branches, data.y, data.n_classes
-    mode, cost_matrix, min_leaf, _ = rule
+    mode, cost_matrix, min_leaf, _ = scan.rule
     n_rows = codes.shape[0]
     m = cases.shape[0]
     score = np.full(n_rows, np.nan)
