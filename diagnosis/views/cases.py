@@ -7,6 +7,7 @@ database where it was.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import messages
@@ -19,14 +20,15 @@ from django.views.decorators.http import require_GET, require_http_methods
 from diagnosis.services import step as step_service
 
 from .. import figures, selectors
-from ..forms import ClassifyForm, ResultForm, StartCaseForm
+from ..forms import ClassifyForm, ResultForm, ResultsForm, StartCaseForm
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import CaseNotFound, ModelNotFound, require_clinician
 from ..selectors import case_audit, decision, ensemble, stale
+from ..selectors.entry_blocks import computed_formulas, entry_block
 from ..services import cases as case_services
 from ..services.access_log import log_case_access
-from ..services.step import StaleCase, apply_step, command_from_fields
-from . import result_blocks
+from ..services.step import StaleCase, apply_step
+from .case_post import StepPost, implausible_rows, parse_step_post
 from .common import messages_of, page
 
 
@@ -83,7 +85,7 @@ def step_rows(state) -> list[dict[str, Any]]:
     """The steps of a case, ready to show: value, price, discount, advice followed."""
     rows = []
     audit = case_audit.step_audit(state.steps)
-    computed = result_blocks.computed_formulas(state)
+    computed = computed_formulas(state)
     replacements = {s.superseded_by_id for s in state.steps if s.superseded_by_id}
     for step in state.steps:
         shown = step.shown_advice
@@ -153,7 +155,7 @@ def _case_context(
         result_form.fields["value"].widget.attrs.pop("autofocus", None)
     return {
         **audit,
-        **result_blocks.block_context(state, entry, bound=results_form),
+        **_block_context(state, entry, bound=results_form),
         "catalog_changes": stale.catalog_changes(user=request.user, case=case),
         "case": case,
         "state": state,
@@ -189,9 +191,23 @@ def _case_context(
     }
 
 
+def _block_context(state, entry, *, bound: ResultsForm | None = None) -> dict[str, Any]:
+    """The entry block (several tests in one form, or None) and, for several tests, their
+    ``results_form`` (the bound one posted, when it holds the same tests)."""
+    block = entry_block(state, entry)
+    form = None
+    if block is not None and block.is_batch:
+        tests = [o.test for o in block.options]
+        if bound is not None and [t.pk for t in bound.tests] == [t.pk for t in tests]:
+            form = bound
+        else:
+            form = ResultsForm(tests=tests, vocabulary=state.vocabulary)
+    return {"entry_block": block, "results_form": form}
+
+
 @require_http_methods(["GET", "POST"])
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The clinician's screen; POST ``action`` = result | unavailable | classify | refer.
+    """The clinician's screen; a POST is one step (``views.case_post.parse_step_post``).
 
     A team lead reading a member's open case gets it read-only (the summary's page: no step
     forms); a step posted by them is refused (403), as the services refuse it.
@@ -208,106 +224,40 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("case-summary", pk=case.pk)
         return page(request, "diagnosis/case_detail.html", _case_context(request, case, state))
 
-    action = request.POST.get("action", "")
-    entry_name = request.POST.get("test") or None
-    if action == "results":  # several tests in one form (free questions, a derived test)
-        return _post_results(request, case, state, entry_name)
-    result_form = classify_form = None
-    fields: dict[str, Any] = {}
-    correction: dict[str, Any] | None = None
-    # The forms only turn the posted text into typed values; the service checks everything.
-    if action == "result":
-        entry = next((o.test for o in state.test_options if o.test.name == entry_name), None)
-        if entry is not None:
-            result_form = ResultForm(
-                request.POST, test=entry, choices=state.vocabulary.choices_for(entry)
-            )
-            fields["value"] = request.POST.get("value")
-            fields["confirm_implausible"] = result_blocks.confirmed_tests(
-                request.POST, {entry.name: fields["value"]}
-            )
-    elif action == "classify":
-        classify_form = ClassifyForm(request.POST, class_labels=list(state.class_labels))
-        fields["label"] = request.POST.get("label")
-    elif action in ("correct", "undo"):
-        correction = {
-            "action": action,
-            "position": request.POST.get("position"),
-            "value": request.POST.get("correct-value", request.POST.get("value")),
-            "reason": request.POST.get("reason", ""),
-        }
-        if action == "correct":
-            target = next(
-                (s for s in state.steps if str(s.position) == str(correction["position"])), None
-            )
-            raw = (
-                {target.test.name: correction["value"]}
-                if target is not None and target.test is not None
-                else {}
-            )
-            fields.update(
-                position=correction["position"],
-                value=correction["value"],
-                confirm_implausible=bool(result_blocks.confirmed_tests(request.POST, raw)),
-            )
-            correction["raw"] = raw
-    if action not in ("correct", "undo"):
-        fields["test"] = entry_name
+    posted = parse_step_post(request.POST, state)
     if not state.is_open:  # a second press, or a stale tab, after the case was closed
         messages.error(request, _closed_message(request, case))
         return redirect("case-summary", pk=case.pk)
     if (
-        action in ("classify", "refer")
+        posted.closes_case
         and request.POST.get("confirm") != "yes"
         and _seen_is_current(request, case)  # else the service refuses it, saying what changed
     ):
         # A closing action asks first: a real page, so it works without JavaScript.
-        confirm = _confirmation(request, case, state, action, classify_form)
+        confirm = _confirmation(request, case, state, posted.action, posted.classify_form)
         if confirm is not None:
             return page(request, "diagnosis/case_confirm.html", confirm)
-    errors: list[str] = []
-    implausible: list[dict[str, Any]] = []
-    stale = False
-    if (result_form is None or result_form.is_valid()) and (
-        classify_form is None or classify_form.is_valid()
-    ):
+    refusal = Refusal(errors=list(posted.errors))
+    if posted.command is not None:
         try:
-            command = command_from_fields(action, reason=request.POST.get("reason", ""), **fields)
             apply_step(
-                user=request.user, case_id=case.pk, command=command, seen=request.POST.get("seen")
+                user=request.user,
+                case_id=case.pk,
+                command=posted.command,
+                seen=request.POST.get("seen"),
             )
         except CaseNotFound as exc:  # the clinician lost the case's access since the page loaded
             raise Http404(str(exc)) from exc
         except step_service.CaseClosed:
             messages.error(request, _closed_message(request, case))
             return redirect("case-summary", pk=case.pk)
-        except StaleCase as exc:
-            errors, stale = messages_of(exc), True
-        except step_service.ImplausibleValue as exc:
-            # asked, not refused: the form again, with the question and a button to confirm
-            if correction is not None:
-                correction["implausible"] = result_blocks.implausible_rows(
-                    exc.found, correction.get("raw", {})
-                )
-            else:
-                assert entry_name is not None  # only a value for a named test is implausible
-                implausible = result_blocks.implausible_rows(
-                    exc.found, {entry_name: request.POST.get("value")}
-                )
-        except ValidationError as exc:
-            errors = messages_of(exc)
-            if correction is not None:
-                correction["errors"], errors = errors, []
-            elif result_form is not None:
-                # The service's message is about the value entered: show it next to the input.
-                for message in errors:
-                    result_form.add_error("value", message)
-                errors = []
+        except (StaleCase, step_service.ImplausibleValue, ValidationError) as exc:
+            refusal = _refusal(posted, exc)
         else:
             case.refresh_from_db()
-            if action == "correct":
+            if posted.action == "correct":
                 messages.success(request, "Value corrected; the advice below uses it.")
-            elif action == "undo":
+            elif posted.action == "undo":
                 messages.success(request, "Step undone; the advice below is recomputed without it.")
             return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
     step_service.refresh_case(case)
@@ -319,38 +269,52 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         case,
         state,
-        result_form=result_form,
-        classify_form=classify_form,
-        errors=errors,
-        entry_name=entry_name,
-        correction=correction,
-        implausible=implausible,
+        result_form=posted.result_form,
+        classify_form=posted.classify_form,
+        errors=refusal.errors,
+        entry_name=posted.entry_name,
+        correction=posted.correction,
+        results_form=posted.results_form,
+        implausible=refusal.implausible,
     )
-    return page(request, "diagnosis/case_detail.html", context, status=409 if stale else 400)
+    return page(
+        request, "diagnosis/case_detail.html", context, status=409 if refusal.stale else 400
+    )
 
 
-def _post_results(request: HttpRequest, case: DiagnosisCase, state, entry_name) -> HttpResponse:
-    try:
-        posted = result_blocks.post_results(request, case, state)
-    except CaseNotFound as exc:
-        raise Http404(str(exc)) from exc
-    except step_service.CaseClosed:
-        messages.error(request, _closed_message(request, case))
-        return redirect("case-summary", pk=case.pk)
-    step_service.refresh_case(case)
-    if posted.saved or not case.is_open:
-        return redirect("case-detail" if case.is_open else "case-summary", pk=case.pk)
-    state = selectors.case_state(user=request.user, case=case)
-    context = _case_context(
-        request,
-        case,
-        state,
-        errors=posted.errors,
-        entry_name=entry_name,
-        results_form=posted.form,
-        implausible=posted.implausible,
-    )
-    return page(request, "diagnosis/case_detail.html", context, status=409 if posted.stale else 400)
+@dataclass
+class Refusal:
+    """Why a posted step was not taken, as the screen shows it: messages above the forms,
+    the values to confirm, or a form made from an older version of the case (409)."""
+
+    errors: list[str] = field(default_factory=list)
+    implausible: list[dict[str, Any]] = field(default_factory=list)
+    stale: bool = False
+
+
+def _refusal(posted: StepPost, exc: ValidationError) -> Refusal:
+    """Where the service's refusal goes: next to the field it is about where there is one."""
+    if isinstance(exc, step_service.ImplausibleValue):
+        # asked, not refused: the form again, with the question and a button to confirm
+        rows = implausible_rows(exc.found, posted.raw)
+        if posted.correction is not None:
+            posted.correction["implausible"] = rows
+            return Refusal()
+        return Refusal(implausible=rows)
+    errors = messages_of(exc)
+    if isinstance(exc, StaleCase):
+        return Refusal(errors=errors, stale=True)
+    if posted.correction is not None:
+        posted.correction["errors"] = errors
+        return Refusal()
+    if posted.results_form is not None and hasattr(exc, "error_dict"):
+        return Refusal(errors=posted.results_form.add_test_errors(exc.message_dict))
+    if posted.result_form is not None:
+        # The service's message is about the value entered: show it next to the input.
+        for message in errors:
+            posted.result_form.add_error("value", message)
+        return Refusal()
+    return Refusal(errors=errors)
 
 
 def _seen_is_current(request: HttpRequest, case: DiagnosisCase) -> bool:
