@@ -27,15 +27,13 @@ from .admin_price_form import PriceGenerationForm
 from .admin_users import UserLinksMixin
 from .models import (
     Dataset,
-    DiagnosisCase,
-    DiagnosisStep,
     DiagnosticTest,
     ErrorMatrix,
     TestGroup,
     TrainedModel,
     TrainingCheckpoint,
 )
-from .permissions import can_act_on_case, is_clinician, is_model_admin
+from .permissions import is_model_admin
 from .selectors import stale as stale_selectors
 from .services import datasets as dataset_services
 from .services import matrices as matrix_services
@@ -490,74 +488,3 @@ class TrainedModelAdmin(UserLinksMixin, ModelAdminsOnly):
                 )
             else:
                 self.message_user(request, f"Cancelled {trained}.", messages.SUCCESS)
-
-
-class StepInline(UserLinksMixin, admin.TabularInline):
-    model = DiagnosisStep
-    user_fields = ("created_by",)
-    fields = (
-        "position",
-        "kind",
-        "test",
-        "value",
-        "price",
-        "label",
-        "followed_advice",
-        "implausible_confirmed",
-        "plausible_range",
-        "created_by",
-        "created_at",
-    )
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-
-@admin.register(DiagnosisCase)
-class DiagnosisCaseAdmin(UserLinksMixin, admin.ModelAdmin):
-    """A clinician's own cases, read-only (changed only through the clinician's screen).
-
-    Patient data is need-to-know: staff, model administrators and superusers
-    see no case here unless they are clinicians, and then only their own,
-    whatever Django permissions they hold.  Another clinician's case is
-    answered like a missing one.
-    """
-
-    list_display = ["__str__", "trained_model", "clinician", "status", "updated_at"]
-    user_fields = ("clinician",)
-    list_filter = ["status"]
-    inlines = [StepInline]
-    readonly_fields = [
-        "trained_model",
-        "clinician",
-        "patient_reference",
-        "status",
-        "final_label",
-        "created_at",
-        "updated_at",
-        "closed_at",
-    ]
-
-    def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        if not is_clinician(request.user):
-            return qs.none()
-        return qs.filter(clinician=request.user)
-
-    def has_module_permission(self, request) -> bool:
-        return is_clinician(request.user)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return can_act_on_case(request.user, obj) if obj is not None else is_clinician(request.user)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

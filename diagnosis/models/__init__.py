@@ -1,26 +1,18 @@
-"""Database models: datasets and their priced tests, trained models, diagnosis cases."""
+"""Database models: datasets and their priced tests, trained models (the cases are the clinic's)."""
 
+from . import audit  # noqa: F401  (registers the catalog's change history)
 from .approval import ModelDecision
-from .audit import CaseAccess
-from .cases import DiagnosisCase, DiagnosisStep
-from .confirmations import ConfirmedDiagnosis
 from .datasets import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 from .selection import CandidateMeasurement
-from .teams import Team
 from .training import TrainedModel, TrainingCheckpoint
 
 __all__ = [
     "CandidateMeasurement",
-    "CaseAccess",
-    "ConfirmedDiagnosis",
     "Dataset",
     "DatasetCase",
-    "DiagnosisCase",
-    "DiagnosisStep",
     "DiagnosticTest",
     "ErrorMatrix",
     "ModelDecision",
-    "Team",
     "TestGroup",
     "TrainedModel",
     "TrainingCheckpoint",

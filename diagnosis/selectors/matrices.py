@@ -13,14 +13,13 @@ training matrix; when the dataset's matrix has moved on, it is flagged
 ``ErrorMatrix.history``): the first of the latest run of saves that left the
 matrix at its current value, or the end of training if that is later.
 
-A case copies the matrix in force when it starts (``DiagnosisCase.matrix_snapshot``,
-written by ``services.cases.start_case``) and is decided with it for good:
-:func:`estimator_for_case` gives the model deciding with the case's own matrix.
+A case copies the matrix in force when it starts (:func:`matrix_for_new_case`, written by the
+clinic's ``services.cases.start_case``) and is decided with it for good: the clinic's
+``selectors.matrices.estimator_for_case`` gives the model deciding with the case's own matrix.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypedDict
@@ -29,15 +28,13 @@ import numpy as np
 
 from learners._validation import check_cost_matrix
 
-from ..models import DiagnosisCase, ErrorMatrix, TrainedModel
+from ..models import ErrorMatrix, TrainedModel
 from ..shared import learner_registry
-from .model_cache import get_estimator
 from .models import require_model_access
 
 __all__ = [
     "MatrixStatus",
-    "case_matrix",
-    "estimator_for_case",
+    "checked_matrix",
     "follows_matrix_edits",
     "matrix_for_new_case",
     "matrix_status",
@@ -74,7 +71,8 @@ def follows_matrix_edits(trained: TrainedModel) -> bool:
         return False
 
 
-def _matrix(rows, k: int) -> np.ndarray | None:
+def checked_matrix(rows, k: int) -> np.ndarray | None:
+    """``rows`` as the library's checked k-by-k cost matrix, or None when it is not one."""
     try:
         return check_cost_matrix(rows, k)
     except (ValueError, TypeError):
@@ -91,7 +89,7 @@ class _Known(TypedDict):
 
 
 def _same(a, b, k: int) -> bool:
-    left, right = _matrix(a, k), _matrix(b, k)
+    left, right = checked_matrix(a, k), checked_matrix(b, k)
     return left is not None and right is not None and np.array_equal(left, right)
 
 
@@ -107,7 +105,7 @@ def resolve(trained: TrainedModel) -> MatrixStatus:
     # read afresh: the dataset's matrix as it is now, not as an instance loaded earlier holds it
     # pk=None (no matrix) is Django's IS NULL: no row; django-stubs' lookup type omits None
     source = ErrorMatrix.objects.filter(pk=trained.error_matrix_id).first()  # type: ignore[misc]
-    live = None if source is None else _matrix(source.matrix, k)
+    live = None if source is None else checked_matrix(source.matrix, k)
     base: _Known = {
         "follows_edits": follows,
         "trained_with": trained_with,
@@ -175,27 +173,3 @@ def matrix_for_new_case(trained: TrainedModel) -> list[list[float]]:
     if not follows_matrix_edits(trained):
         return trained.matrix_snapshot or []
     return resolve(trained).in_force
-
-
-def case_matrix(case: DiagnosisCase) -> list[list[float]]:
-    """The error matrix ``case`` is decided with: its own copy, or (a case started before
-    cases kept one) its model's training matrix."""
-    return case.matrix_snapshot or case.trained_model.matrix_snapshot or []
-
-
-def estimator_for_case(case: DiagnosisCase):
-    """The fitted model deciding with the case's own matrix (its ``matrix_snapshot``).
-
-    A case of a plain Boosting model started after an edit gets a shallow copy
-    of the cached model with :meth:`~learners.BoostingClassifier.set_cost_matrix`
-    applied (the cached one is shared, so it is never changed); every other
-    case gets the cached model itself.
-    """
-    estimator = get_estimator(case.trained_model)
-    snapshot = case.matrix_snapshot
-    if not snapshot or not hasattr(estimator, "set_cost_matrix"):
-        return estimator
-    mine = _matrix(snapshot, len(estimator.classes_))
-    if mine is None or np.array_equal(mine, estimator.cost_matrix_):
-        return estimator
-    return copy.copy(estimator).set_cost_matrix(mine)

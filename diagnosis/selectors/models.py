@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
-from ..models import Dataset, DiagnosisCase, ErrorMatrix, TrainedModel
-from ..permissions import ModelNotFound, can_read_case, is_model_admin, require_clinician
+from ..models import Dataset, ErrorMatrix, TrainedModel
+from ..permissions import ModelNotFound, is_model_admin, require_clinician
 from ..shared import learner_registry
 from ..shared.money import format_money
 from . import raw_rows
@@ -28,15 +28,12 @@ __all__ = [
     "ModelWarning",
     "PriceRow",
     "ReferralStatistics",
-    "case_outcomes",
     "default_error_matrices",
     "default_error_matrix",
     "model_comparison",
-    "model_for_page",
     "model_report",
     "model_warnings",
     "model_page_open",
-    "models_for_user",
     "referral_statistics",
     "require_model_access",
     "startable_model",
@@ -45,34 +42,8 @@ __all__ = [
 ]
 
 
-def models_for_user(*, user) -> QuerySet[TrainedModel]:
-    """Models a user may see: all for model admins, approved ready ones for clinicians.
-
-    A draft (never approved) or retired model is not shown to a clinician at all.
-
-    Each carries ``n_cases_open``, ``n_cases_classified`` and ``n_cases_referred``
-    (referrals are a decision of their own, counted apart from conclusions), and
-    ``has_fitted_json`` for ``is_ready``: the JSON itself (up to megabytes per model) is not
-    read; the fitted model comes from the estimator cache.
-    """
-    qs = (
-        TrainedModel.objects.select_related("dataset", "error_matrix", "created_by")
-        .defer("model_json")
-        .annotate(
-            n_cases_open=Count("cases", filter=Q(cases__status=DiagnosisCase.OPEN)),
-            n_cases_classified=Count("cases", filter=Q(cases__status=DiagnosisCase.CLASSIFIED)),
-            n_cases_referred=Count("cases", filter=Q(cases__status=DiagnosisCase.REFERRED)),
-            has_fitted_json=ExpressionWrapper(~Q(model_json=""), output_field=BooleanField()),
-        )
-    )
-    if is_model_admin(user):
-        return qs
-    require_clinician(user)
-    return qs.filter(status=TrainedModel.SUCCEEDED, approval=TrainedModel.APPROVED)
-
-
 def visible_model(*, user, pk: int) -> TrainedModel | None:
-    """Model ``pk`` if ``user`` may see it (as :func:`models_for_user` decides), else None.
+    """Model ``pk`` if ``user`` may see it (as the clinic's ``models_for_user`` decides), else None.
 
     With its dataset and without its JSON or the case counts: starting a case needs neither
     (the fitted model comes from the estimator cache), and counting every case of the model
@@ -168,35 +139,6 @@ def require_model_access(user, trained: TrainedModel) -> None:
     :func:`model_for_page`'s (an approved one, or the model of a case they read)."""
     if not is_model_admin(user):
         require_clinician(user)
-
-
-def model_for_page(*, user, pk: int, case_id: int | None = None) -> TrainedModel:
-    """Model ``pk`` for its pages (model page, tree, trees), with its dataset.
-
-    A model admin reads any model.  A clinician reads an approved one, or, through a case of
-    this model they may read (``case_id``), the model that case was decided with even after
-    it was retired.  Anything else raises :class:`ModelNotFound`, like a missing model.
-    """
-    trained = TrainedModel.objects.select_related("dataset").filter(pk=pk).first()
-    if trained is None:
-        raise ModelNotFound(pk)
-    if is_model_admin(user):
-        return trained
-    if case_id is not None:  # the patient's path: whoever may read the case, as the case says
-        case = DiagnosisCase.objects.filter(pk=case_id, trained_model_id=pk).first()
-        if case is not None and can_read_case(user, case):
-            return trained
-        raise ModelNotFound(pk)
-    require_clinician(user)
-    if trained.approval == TrainedModel.APPROVED:
-        return trained
-    raise ModelNotFound(pk)
-
-
-def case_outcomes(trained_model: TrainedModel) -> dict[str, int]:
-    """How many of the model's cases are open, classified and referred."""
-    counts = dict(trained_model.cases.order_by().values_list("status").annotate(n=Count("id")))
-    return {status: int(counts.get(status, 0)) for status, _ in DiagnosisCase.STATUS_CHOICES}
 
 
 def _checkpoints(trained_model: TrainedModel) -> list[dict]:
@@ -304,11 +246,12 @@ class ReferralStatistics:
 @dataclass(frozen=True)
 class ModelReport:
     """The trust page's content: what the model was trained with (learner, parameters, prices
-    as snapshotted, error matrix), how it did on held-out patients (``metrics`` as stored,
-    and the headline figures read from it; None before they exist) and what it has done since.
+        as snapshotted, error matrix), how it did on held-out patients (``metrics`` as stored,
+        and the headline figures read from it; None before they exist); what it has done since (its
+    cases) is the clinic's ``selectors.models.case_outcomes``.
 
-    ``checkpoints`` and ``anytime`` are the live progress JSON's own parts
-    (:func:`training_progress`), the same on the page as in the poll.
+        ``checkpoints`` and ``anytime`` are the live progress JSON's own parts
+        (:func:`training_progress`), the same on the page as in the poll.
     """
 
     model: TrainedModel
@@ -338,7 +281,6 @@ class ModelReport:
     fit_seconds: float | None
     checkpoints: list[dict[str, Any]]
     anytime: dict[str, Any] | None
-    case_outcomes: dict[str, int]
 
 
 def _price_rows(trained_model: TrainedModel) -> list[PriceRow]:
@@ -405,7 +347,6 @@ def model_report(*, user, trained_model: TrainedModel) -> ModelReport:
         fit_seconds=trained_model.fit_seconds,
         checkpoints=_checkpoints(trained_model),
         anytime=_anytime_summary(trained_model),
-        case_outcomes=case_outcomes(trained_model),
     )
 
 

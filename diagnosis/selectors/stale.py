@@ -17,13 +17,12 @@ from django.db.models import QuerySet
 from learners._validation import check_cost_matrix
 
 from ..models import Dataset, TrainedModel
-from ..permissions import require_case_access, require_model_admin
+from ..permissions import require_model_admin
 from .costs import cost_model_for
 from .matrices import follows_matrix_edits
 from .matrices import resolve as matrix_status_of
-from .vocabulary import current_vocabulary, vocabulary_of
 
-__all__ = ["StaleModel", "catalog_changes", "models_on_old_values", "stale_model_ids"]
+__all__ = ["StaleModel", "model_changes", "models_on_old_values", "stale_model_ids"]
 
 
 @dataclass(frozen=True)
@@ -50,29 +49,10 @@ def stale_model_ids(*, user, queryset: QuerySet[TrainedModel]) -> list[int]:
     return ids
 
 
-def catalog_changes(*, user, case) -> tuple[str, ...]:
-    """What in the dataset differs today from what the case's model was trained with.
-
-    For the case screen: the case goes on with the model's own prices, error costs and
-    words; the clinician is told the catalog has moved on since.
-    """
-    require_case_access(user, case)
-    trained = case.trained_model
+def model_changes(trained: TrainedModel) -> tuple[str, ...]:
+    """What changed in ``trained``'s dataset (prices, error matrix) since it was trained."""
     found = _stale(trained.dataset, [trained])
-    reasons = list(found[0].reasons) if found else []
-    if case.matrix_snapshot and follows_matrix_edits(trained):
-        # plain Boosting: the case keeps the matrix it started with; new cases take the edit
-        in_force = matrix_status_of(trained).in_force
-        if not np.array_equal(np.asarray(case.matrix_snapshot), np.asarray(in_force)):
-            name = trained.error_matrix.name if trained.error_matrix else "the error matrix"
-            reasons.append(f"error matrix {name!r} changed since this case started")
-    kept, now = vocabulary_of(trained), current_vocabulary(trained.dataset)
-    if kept.class_labels != now.class_labels:
-        reasons.append("class names changed")
-    renamed = sorted(n for n, choices in kept.choices.items() if now.choices.get(n) != choices)
-    if renamed:
-        reasons.append(f"the answers of {', '.join(renamed)} changed")
-    return tuple(reasons)
+    return found[0].reasons if found else ()
 
 
 def _ready(dataset: Dataset) -> QuerySet[TrainedModel]:

@@ -64,7 +64,7 @@ def test_a_degenerate_model_is_warned(chromium, live_server, heart_model):
     finally:
         context.close()
 
-    from diagnosis.models import DiagnosisCase
+    from diagnosis.clinic.models import DiagnosisCase
 
     case = DiagnosisCase.objects.get(trained_model=trained)
     OUT.mkdir(parents=True, exist_ok=True)

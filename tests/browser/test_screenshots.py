@@ -147,9 +147,9 @@ def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
     """The risk chart of a real conditioned-loss case: one bar per action the model weighed."""
     from django.contrib.auth.models import User
 
-    from diagnosis.selectors import case_state
-    from diagnosis.services import cases
-    from diagnosis.services import step as step_service
+    from diagnosis.clinic.selectors.cases import case_state
+    from diagnosis.clinic.services import cases
+    from diagnosis.clinic.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     patient = complete_patient(thyroid_risk_model.dataset)

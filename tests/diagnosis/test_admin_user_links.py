@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from diagnosis.services import cases
+from diagnosis.clinic.services import cases
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +45,6 @@ def test_a_clinicians_own_case_in_the_admin_names_users_without_links(clinician,
     case = cases.start_case(user=clinician, trained_model=trained_model)
     clinician.is_staff = True
     clinician.save(update_fields=["is_staff"])
-    page = _page(clinician, f"/admin/diagnosis/diagnosiscase/{case.pk}/change/")
+    page = _page(clinician, f"/admin/clinic/diagnosiscase/{case.pk}/change/")
     assert USER_PAGE not in page
     assert clinician.get_username() in page

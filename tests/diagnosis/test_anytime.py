@@ -268,7 +268,7 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     done = training.run_training(trained_model_id=_act(toy_dataset, model_admin, r=2).pk)
     report = model_report(user=model_admin, trained_model=done)
     html = render_to_string(
-        "diagnosis/_anytime_controls.html", {"trained": done, "report": report, "can_train": True}
+        "clinic/_anytime_controls.html", {"trained": done, "report": report, "can_train": True}
     )
     assert done.anytime_round in html and f"${report.anytime['estimated_cost']:,.2f}" in html
     assert "Time spent" in html and 'name="action" value="stop"' not in html
@@ -280,11 +280,11 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     running.refresh_from_db()
     context = {"report": model_report(user=model_admin, trained_model=running)}
     html = render_to_string(
-        "diagnosis/_anytime_controls.html", {"trained": running, "can_train": True, **context}
+        "clinic/_anytime_controls.html", {"trained": running, "can_train": True, **context}
     )
     assert 'name="action" value="stop"' in html and 'id="anytime-live"' in html
     html = render_to_string(
-        "diagnosis/_anytime_controls.html", {"trained": running, "can_train": False, **context}
+        "clinic/_anytime_controls.html", {"trained": running, "can_train": False, **context}
     )
     assert 'value="stop"' not in html
     greedy = training.create_training(
@@ -293,7 +293,7 @@ def test_anytime_partial_shows_the_model_in_use_and_a_stop_button(
     report = model_report(user=clinician, trained_model=greedy)
     assert report.anytime is None
     assert "Anytime" not in render_to_string(
-        "diagnosis/_anytime_controls.html", {"trained": greedy, "report": report}
+        "clinic/_anytime_controls.html", {"trained": greedy, "report": report}
     )
 
 

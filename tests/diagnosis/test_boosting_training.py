@@ -33,7 +33,7 @@ def test_boosting_model_page_and_case_screen_render(client, toy_dataset, model_a
     from django.urls import reverse
     from login_helpers import login_request
 
-    from diagnosis.models import DiagnosisCase
+    from diagnosis.clinic.models import DiagnosisCase
 
     trained = training.create_training(
         user=model_admin, dataset=toy_dataset, learner="boosting", params={"n_trials": 2}

@@ -61,7 +61,7 @@ def test_budget_rf_case_screen_says_how_many_trees_wait(
     from django.urls import reverse
     from login_helpers import login_request
 
-    from diagnosis.models import DiagnosisCase
+    from diagnosis.clinic.models import DiagnosisCase
 
     trained = training.create_training(
         user=model_admin, dataset=toy_dataset, learner="budget_rf", params={"max_trees": 3}

@@ -10,6 +10,7 @@ from django.urls import reverse
 from login_helpers import login_request
 from training_helpers import approve
 
+from diagnosis.clinic.services.cases import start_case
 from diagnosis.forms import TrainForm
 from diagnosis.models import TrainedModel
 from diagnosis.selectors import cost_model_for
@@ -20,7 +21,6 @@ from diagnosis.selectors.models import (
     model_comparison,
     model_warnings,
 )
-from diagnosis.services.cases import start_case
 from diagnosis.services.training import create_training, run_training
 from learners.baselines import class_rates
 

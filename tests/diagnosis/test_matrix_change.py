@@ -9,11 +9,13 @@ from django.urls import reverse
 from login_helpers import login_request
 from training_helpers import train
 
-from diagnosis.models import DiagnosisCase, TrainedModel
+from diagnosis.clinic.models import DiagnosisCase
+from diagnosis.clinic.selectors.cases import compute_case_state, estimator_for
+from diagnosis.clinic.selectors.stale import catalog_changes
+from diagnosis.clinic.services import cases as case_services
+from diagnosis.models import TrainedModel
 from diagnosis.selectors import stale
-from diagnosis.selectors.cases import compute_case_state, estimator_for
 from diagnosis.selectors.matrices import follows_matrix_edits, matrix_status
-from diagnosis.services import cases as case_services
 from diagnosis.services.matrices import SELECTOR_LEARNER, retrain_with_current_values
 
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
@@ -91,7 +93,7 @@ def test_a_case_keeps_the_matrix_it_started_with(boosting, toy_dataset, clinicia
     assert case.matrix_snapshot == OLD
     after = compute_case_state(case).advice
     assert after.evidence == before.evidence and after.costs.to_json()["matrix"] == OLD
-    changes = stale.catalog_changes(user=clinician, case=case)
+    changes = catalog_changes(user=clinician, case=case)
     assert "error matrix 'Uniform 100' changed since this case started" in changes
 
 

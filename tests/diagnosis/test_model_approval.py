@@ -11,14 +11,14 @@ from django.urls import reverse
 from django.utils.html import escape
 from training_helpers import TEST_APPROVAL_REASON
 
+from diagnosis.clinic.selectors.models import models_for_user
+from diagnosis.clinic.services import cases as case_services
 from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.models import ModelDecision, TrainedModel
 from diagnosis.permissions import CLINICIANS, ModelNotFound
-from diagnosis.selectors import models_for_user
 from diagnosis.selectors.model_card import model_card
 from diagnosis.selectors.models import model_warnings
 from diagnosis.services import approval
-from diagnosis.services import cases as case_services
 from diagnosis.services.matrices import SELECTOR_LEARNER, retrain_with_current_values
 from diagnosis.services.training import create_training, run_training
 

@@ -220,8 +220,8 @@ def test_editing_a_generated_price_clears_the_marker(client, toy_dataset, model_
 
 def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinician):
     """A model trained on generated prices: its page, the case screen and the API say generated."""
+    from diagnosis.clinic.services.cases import start_case
     from diagnosis.models import TrainedModel
-    from diagnosis.services.cases import start_case
     from diagnosis.services.training import create_training
 
     generate_dataset_prices(user=model_admin, datasets=[toy_dataset], params=PARAMS)

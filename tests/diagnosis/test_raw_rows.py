@@ -7,19 +7,20 @@ import step_helpers
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from diagnosis.clinic.models import DiagnosisCase
+from diagnosis.clinic.permissions import CaseNotFound
+from diagnosis.clinic.selectors.case_audit import case_steps
+from diagnosis.clinic.selectors.cases import dataset_tests_of
+from diagnosis.clinic.services import cases
+from diagnosis.clinic.services import step as step_service
 from diagnosis.integration.models import ApiToken
 from diagnosis.integration.services.api_tokens import (
     authenticate_token,
     issue_api_token,
     revoke_api_token,
 )
-from diagnosis.models import DiagnosisCase, DiagnosticTest
-from diagnosis.permissions import CaseNotFound
+from diagnosis.models import DiagnosticTest
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.case_audit import case_steps
-from diagnosis.selectors.cases import dataset_tests_of
-from diagnosis.services import cases
-from diagnosis.services import step as step_service
 
 pytestmark = pytest.mark.django_db
 

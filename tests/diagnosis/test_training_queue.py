@@ -12,8 +12,10 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from diagnosis import selectors
+from diagnosis.clinic.selectors.models import models_for_user
+from diagnosis.clinic.services import cases
 from diagnosis.models import TrainedModel
-from diagnosis.services import cases, training, training_queue
+from diagnosis.services import training, training_queue
 
 
 @pytest.fixture
@@ -132,10 +134,10 @@ def test_an_interrupted_model_is_offered_to_no_clinician(
     TrainedModel.objects.filter(pk=trained_model.pk).update(status=TrainedModel.INTERRUPTED)
     interrupted = TrainedModel.objects.get(pk=trained_model.pk)
     assert interrupted.model_json and not interrupted.is_ready
-    clinicians = selectors.models_for_user(user=clinician)
+    clinicians = models_for_user(user=clinician)
     assert interrupted.pk not in {m.pk for m in clinicians}
     assert selectors.visible_model(user=clinician, pk=interrupted.pk) is None
-    assert interrupted.pk in {m.pk for m in selectors.models_for_user(user=model_admin)}
+    assert interrupted.pk in {m.pk for m in models_for_user(user=model_admin)}
     with pytest.raises(ValidationError, match="not ready"):
         cases.start_case(user=clinician, trained_model=interrupted)
 
