@@ -226,10 +226,11 @@ def setup(users: int, models: list[str]) -> dict:
     from django.contrib.auth.models import Group, User
 
     from diagnosis.integration.services.api_tokens import issue_api_token
-    from diagnosis.models import Dataset, TrainedModel
+    from diagnosis.models import Dataset
     from diagnosis.permissions import CLINICIANS
-    from diagnosis.selectors.models import default_error_matrix
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.selectors.datasets import default_error_matrix
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     group = Group.objects.get(name=CLINICIANS)
     admin = User.objects.get(username="admin")

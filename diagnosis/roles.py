@@ -22,7 +22,7 @@ __all__ = ["PATIENT_MODELS", "grant_role_permissions"]
 PATIENT_MODELS = ("diagnosiscase", "diagnosisstep", "caseaccess", "team")
 
 #: The apps whose models the roles are about (the domain apps, and what is still in diagnosis).
-APP_LABELS = ("diagnosis", "clinic", "bench", "integration")
+APP_LABELS = ("diagnosis", "training", "clinic", "bench", "integration")
 
 
 def grant_role_permissions(*, using: str = "default", **_) -> None:

@@ -43,7 +43,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from diagnosis import selectors as core_selectors
 from diagnosis.client_address import client_address
 from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess
@@ -54,7 +53,6 @@ from diagnosis.clinic.services.access_log import log_case_access
 from diagnosis.integration.api import implausible_answer, state_to_dict
 from diagnosis.integration.services import api_tokens
 from diagnosis.integration.throttling import SlidingWindowThrottle
-from diagnosis.models import TrainedModel
 from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.validation import (
     BodyTooLarge,
@@ -62,6 +60,8 @@ from diagnosis.shared.validation import (
     parse_json_object,
     too_large_message,
 )
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.models import visible_model
 
 __all__ = ["api", "urlpatterns"]
 
@@ -562,7 +562,7 @@ def list_cases(request: HttpRequest):
     "/cases", response={201: CaseStateOut, **ERRORS}, summary="Start a case with a ready model"
 )
 def start_case(request: HttpRequest, payload: CaseIn):
-    trained = core_selectors.visible_model(user=request.user, pk=payload.model)
+    trained = visible_model(user=request.user, pk=payload.model)
     # a draft or retired model (which a model admin sees) gets the answer a missing one gets
     if trained is None or trained.approval != TrainedModel.APPROVED:
         raise ValidationError(f"There is no ready model {payload.model} you may use.")

@@ -215,8 +215,8 @@ def crawl(
 def _train(*, dataset, learner: str, params: dict, name: str, approve: bool = True):
     from django.contrib.auth.models import User
 
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     trained = create_training(
         user=User.objects.get(username=ADMIN[0]),
@@ -280,10 +280,11 @@ def world(transactional_db):
     from django.core.management import call_command
 
     from diagnosis.management import demo_data
-    from diagnosis.models import Dataset, TrainedModel
+    from diagnosis.models import Dataset
     from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
-    from diagnosis.services.approval import retire_model
-    from diagnosis.services.training import create_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.approval import retire_model
+    from diagnosis.training.services.training import create_training
 
     started = time.monotonic()
     devnull = open(os.devnull, "w")
@@ -361,7 +362,7 @@ def _from_fixture(dataset, learner: str, name: str):
 
     from diagnosis.management.demo_data import FIXTURE_FILES
     from diagnosis.management.demo_models import load_model_fixture
-    from diagnosis.services.training import create_training
+    from diagnosis.training.services.training import create_training
 
     trained = create_training(
         user=User.objects.get(username=ADMIN[0]),
@@ -381,7 +382,7 @@ def _diagram_urls() -> tuple[str, ...]:
     a link names only its own kind (``diagram_kind``), but an address typed or kept from before
     must not fail (issue 28: a conditioned-loss case's trees page answered 500)."""
     from diagnosis.clinic.models import DiagnosisCase
-    from diagnosis.models import TrainedModel
+    from diagnosis.training.models import TrainedModel
 
     urls = []
     for pk in TrainedModel.objects.order_by("pk").values_list("pk", flat=True):

@@ -56,7 +56,7 @@ def test_screenshots(chromium, live_server, heart_model, size):
     """Every main screen renders (figures drawn) and is saved as a PNG for review."""
     from django.utils import timezone
 
-    from diagnosis.models import TrainedModel
+    from diagnosis.training.models import TrainedModel
 
     OUT.mkdir(parents=True, exist_ok=True)
     width, height = SIZES[size]

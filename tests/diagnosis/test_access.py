@@ -139,7 +139,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "admin/jsi18n/": STAFF_ONLY,
     # The case has no page outside the admin; missing and forbidden look alike.
     "admin/r/<path:content_type_id>/<path:object_id>/": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
-    "admin/^(?P<app_label>auth|axes|diagnosis|clinic|integration)/$": (LOGIN, LOGIN, LOGIN)
+    "admin/^(?P<app_label>auth|axes|training|diagnosis|clinic|integration)/$": (LOGIN, LOGIN, LOGIN)
     + (OK, MISSING, OK),  # an app index with nothing the user may see is a 404
     "admin/(?P<url>.*)$": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
     "admin/diagnosis/dataset/import/": MODEL_ADMIN_ADMIN,
@@ -191,7 +191,7 @@ POLICY: dict[str, tuple[str, ...]] = {
         history=MODEL_ADMIN_ADMIN,
     ),
     **_admin_model(
-        "diagnosis/trainedmodel",
+        "training/trainedmodel",
         changelist=MODEL_ADMIN_ADMIN,
         change=MODEL_ADMIN_ADMIN,
         add=NO_ADD,  # trainings start from the Train page
@@ -325,7 +325,7 @@ def world(clinician, other_clinician, trained_model):
         "admin/auth/group/": Group.objects.get(name=CLINICIANS).pk,
         "admin/auth/user/": clinician.pk,
         "admin/diagnosis/dataset/": trained_model.dataset_id,
-        "admin/diagnosis/trainedmodel/": trained_model.pk,
+        "admin/training/trainedmodel/": trained_model.pk,
         "admin/clinic/diagnosiscase/": case.pk,
         "admin/r/": f"{ContentType.objects.get_for_model(DiagnosisCase).pk}/{case.pk}",
         "models/": trained_model.pk,

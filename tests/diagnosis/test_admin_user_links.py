@@ -32,7 +32,7 @@ def test_a_training_names_its_author_without_a_link_a_model_admin_cannot_follow(
     lab_admin.groups.add(Group.objects.get(name=MODEL_ADMINS))  # its permissions from migrate
     assert not lab_admin.has_perm("auth.view_user")
     author = trained_model.created_by
-    url = f"/admin/diagnosis/trainedmodel/{trained_model.pk}/change/"
+    url = f"/admin/training/trainedmodel/{trained_model.pk}/change/"
     page = _page(lab_admin, url)
     assert USER_PAGE not in page
     assert author.get_username() in page

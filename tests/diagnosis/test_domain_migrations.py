@@ -22,16 +22,22 @@ from diagnosis.clinic.services.cases import start_case
 from diagnosis.clinic.services.step import Classify, RecordResult, apply_step
 from diagnosis.integration.services.api_tokens import authenticate_token
 from diagnosis.permissions import LEAD_CLINICIANS
+from diagnosis.training.models import TrainingCheckpoint
 
 #: Where the release before the domain apps left the migrations: every model in ``diagnosis``.
 PREVIOUS_RELEASE = [
     ("diagnosis", "0017_merge_plausible_ranges_selection_cut_short"),
+    ("training", None),
     ("clinic", None),
     ("bench", None),
     ("integration", None),
 ]
 #: The models that left ``diagnosis`` for a domain app: (model, its app now).
 MOVED = {
+    "trainedmodel": "training",
+    "trainingcheckpoint": "training",
+    "modeldecision": "training",
+    "candidatemeasurement": "training",
     "diagnosiscase": "clinic",
     "diagnosisstep": "clinic",
     "confirmeddiagnosis": "clinic",
@@ -163,6 +169,14 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
         apply_step(user=clinician, case_id=closed.pk, command=Classify(label=1))
         # a team and a confirmed diagnosis the previous release wrote (its app "diagnosis")
         assert ContentType.objects.get(model="diagnosiscase").app_label == "diagnosis"
+        assert ContentType.objects.get(model="trainedmodel").app_label == "diagnosis"
+        # the previous release's own model of a trained model reads the one trained since
+        old_trained = old_apps.get_model("diagnosis", "TrainedModel").objects.get(
+            pk=trained_model.pk
+        )
+        old_apps.get_model("diagnosis", "TrainingCheckpoint").objects.create(
+            trained_model_id=old_trained.pk, elapsed_seconds=1.5, label="written by the old model"
+        )
         lead = other_clinician
         lead.groups.add(Group.objects.get_or_create(name=LEAD_CLINICIANS)[0])
         old_team = old_apps.get_model("diagnosis", "Team").objects.create(name="ward 7")
@@ -198,4 +212,8 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
         "written by the old model"
     )
     assert CaseAccess.objects.filter(case_id=closed.pk).exists()
+    assert TrainingCheckpoint.objects.get(label="written by the old model").trained_model == (
+        trained_model
+    )
+    assert DiagnosisCase.objects.get(pk=closed.pk).trained_model == trained_model
     assert authenticate_token(presented=old_secret) == clinician

@@ -94,8 +94,8 @@ def test_a_step_by_id_on_someone_elses_case_is_not_found(clinician, other_clinic
 def test_a_visible_model_equals_the_orm_read(clinician, model_admin, trained_model):
     """visible_model's one raw query: the model (JSON deferred) and dataset as the ORM reads
     them, ready; a clinician gets no unfinished model, an admin does."""
-    from diagnosis.models import TrainedModel
-    from diagnosis.selectors import visible_model
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.selectors.models import visible_model
 
     found = visible_model(user=clinician, pk=trained_model.pk)
     orm = TrainedModel.objects.select_related("dataset").get(pk=trained_model.pk)

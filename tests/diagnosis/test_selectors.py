@@ -11,8 +11,9 @@ from diagnosis.clinic.selectors.models import models_for_user
 from diagnosis.clinic.selectors.tree import tree_layout
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.models import TrainedModel
-from diagnosis.selectors import cost_model_for, model_report
+from diagnosis.selectors import cost_model_for
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.models import model_report
 from learners.policy import Extract, decide, evidence_for
 
 

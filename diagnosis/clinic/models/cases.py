@@ -6,8 +6,8 @@ from django.conf import settings
 from django.db import models
 
 from diagnosis.models.datasets import DiagnosticTest
-from diagnosis.models.training import TrainedModel
 from diagnosis.shared.advice import Advice
+from diagnosis.training.models.training import TrainedModel
 
 
 class DiagnosisCase(models.Model):

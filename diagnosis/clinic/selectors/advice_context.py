@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from diagnosis.selectors.model_cache import deciding_model
 from diagnosis.shared.advice import BranchRow, DecisionCosts
+from diagnosis.training.selectors.model_cache import deciding_model
 from learners.conditioned_loss import ConditionedLossClassifier
 from learners.tree import TreeStructure, other_edge
 

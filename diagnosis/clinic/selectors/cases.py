@@ -17,13 +17,14 @@ from typing import Any, overload
 from django.db import connection
 from django.db.models import QuerySet
 
-from diagnosis.models import DiagnosticTest, TrainedModel
+from diagnosis.models import DiagnosticTest
 from diagnosis.permissions import is_clinician, require_clinician, require_lead
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.model_cache import deciding_model, get_estimator
 from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.advice import Advice, Conclusion, evidence_from_json
 from diagnosis.shared.vocabulary import Vocabulary
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.model_cache import deciding_model, get_estimator
 from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase, DiagnosisStep, Team

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from diagnosis.models import TrainedModel
-from diagnosis.selectors.model_cache import deciding_model
-from diagnosis.selectors.models import require_model_access
 from diagnosis.shared import learner_registry
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.model_cache import deciding_model
+from diagnosis.training.selectors.models import require_model_access
 from learners.policy import decide
 from learners.tree import TreeStructure
 

@@ -1,6 +1,6 @@
 """The error matrix a case is decided with (its own copy, ``DiagnosisCase.matrix_snapshot``)
 and the model deciding with it; what a model decides with now is the core's
-:mod:`diagnosis.selectors.matrices`."""
+:mod:`diagnosis.training.selectors.matrices`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import copy
 
 import numpy as np
 
-from diagnosis.selectors.matrices import checked_matrix
-from diagnosis.selectors.model_cache import get_estimator
+from diagnosis.training.selectors.matrices import checked_matrix
+from diagnosis.training.selectors.model_cache import get_estimator
 
 from ..models import DiagnosisCase
 

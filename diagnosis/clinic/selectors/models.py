@@ -1,12 +1,12 @@
 """Trained models as the clinic reads them: with their cases counted, opened from a case, and
-what their cases came to (the models' own reads are :mod:`diagnosis.selectors.models`)."""
+what their cases came to (the models' own reads are :mod:`diagnosis.training.selectors.models`)."""
 
 from __future__ import annotations
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
-from diagnosis.models import TrainedModel
 from diagnosis.permissions import ModelNotFound, is_model_admin, require_clinician
+from diagnosis.training.models import TrainedModel
 
 from ..models import DiagnosisCase
 from ..permissions import can_read_case

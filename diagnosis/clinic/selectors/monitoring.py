@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Sum
 
-from diagnosis.models import TrainedModel
 from diagnosis.permissions import is_clinician, is_model_admin
+from diagnosis.training.models import TrainedModel
 from learners.monitoring import LOOK_EVERY, DriftCheck, realized_cost, sequential_drift
 
 from ..models import ConfirmedDiagnosis, DiagnosisCase, DiagnosisStep

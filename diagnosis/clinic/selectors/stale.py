@@ -1,14 +1,14 @@
 """What in the catalog moved on since a case's model was trained (the case screen's note);
-which models an edit leaves behind is the core's :mod:`diagnosis.selectors.stale`."""
+which models an edit leaves behind is the core's :mod:`diagnosis.training.selectors.stale`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from diagnosis.selectors.matrices import follows_matrix_edits
-from diagnosis.selectors.matrices import resolve as matrix_status_of
-from diagnosis.selectors.stale import model_changes
 from diagnosis.selectors.vocabulary import current_vocabulary, vocabulary_of
+from diagnosis.training.selectors.matrices import follows_matrix_edits
+from diagnosis.training.selectors.matrices import resolve as matrix_status_of
+from diagnosis.training.selectors.stale import model_changes
 
 from ..permissions import require_case_access
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from diagnosis.models import TrainedModel
-from diagnosis.selectors.model_cache import deciding_model
-from diagnosis.selectors.models import require_model_access
 from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.money import format_money
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.model_cache import deciding_model
+from diagnosis.training.selectors.models import require_model_access
 from learners.tree import TreeStructure
 
 from ..models import DiagnosisCase

@@ -8,9 +8,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from diagnosis.models import TrainedModel
 from diagnosis.permissions import ModelNotFound, require_clinician
-from diagnosis.selectors.matrices import matrix_for_new_case
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.matrices import matrix_for_new_case
 
 from ..models import DiagnosisCase
 from ..selectors.cases import dataset_tests_of

@@ -50,10 +50,11 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from diagnosis.models import Dataset, DiagnosticTest, TrainedModel
+from diagnosis.models import Dataset, DiagnosticTest
 from diagnosis.selectors import raw_rows
 from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.advice import Advice
+from diagnosis.training.models import TrainedModel
 
 from ..models import CaseAccess, DiagnosisCase, DiagnosisStep
 from ..permissions import CaseNotFound, require_case_access

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from diagnosis.permissions import is_model_admin
-from diagnosis.selectors.matrices import matrix_status
+from diagnosis.training.selectors.matrices import matrix_status
 
 from ..selectors.decision import diagram_kind
 

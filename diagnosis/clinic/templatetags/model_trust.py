@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django import template
 
-from diagnosis.selectors.models import model_page_open
-from diagnosis.selectors.models import model_warnings as warnings_for
+from diagnosis.training.selectors.models import model_page_open
+from diagnosis.training.selectors.models import model_warnings as warnings_for
 
 register = template.Library()
 

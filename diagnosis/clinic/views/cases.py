@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from diagnosis import figures
 from diagnosis.clinic.services import step as step_service
 from diagnosis.permissions import ModelNotFound, require_clinician
-from diagnosis.selectors import models as model_selectors
+from diagnosis.training.selectors import models as model_selectors
 from diagnosis.views.common import messages_of, page
 
 from .. import selectors

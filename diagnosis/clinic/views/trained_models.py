@@ -10,16 +10,16 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from diagnosis import figures
-from diagnosis.forms import TrainForm
-from diagnosis.models import TrainedModel
 from diagnosis.permissions import ModelNotFound, require_model_admin
-from diagnosis.selectors import matrices as matrix_selectors
-from diagnosis.selectors import model_card as model_card_selectors
-from diagnosis.selectors import models as model_selectors
-from diagnosis.services import approval as approval_services
-from diagnosis.services import matrices as matrix_services
-from diagnosis.services import training
 from diagnosis.shared import learner_registry
+from diagnosis.training.forms import TrainForm
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors import matrices as matrix_selectors
+from diagnosis.training.selectors import model_card as model_card_selectors
+from diagnosis.training.selectors import models as model_selectors
+from diagnosis.training.services import approval as approval_services
+from diagnosis.training.services import matrices as matrix_services
+from diagnosis.training.services import training
 from diagnosis.views.common import messages_of, page
 
 from .. import selectors

@@ -10,7 +10,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from diagnosis.services.warmup import warm_kernels
+from diagnosis.training.services.warmup import warm_kernels
 
 
 class Command(BaseCommand):

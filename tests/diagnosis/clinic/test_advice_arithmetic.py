@@ -23,7 +23,8 @@ from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
 from diagnosis.management import demo_data
 from diagnosis.management.commands.load_demo_data import DEMO_LEARNERS
-from diagnosis.models import Dataset, TrainedModel
+from diagnosis.models import Dataset
+from diagnosis.training.models import TrainedModel
 
 MONEY = r"(−?\$[\d,]+\.\d\d)"
 PERCENT = r"(\d+\.\d)%"

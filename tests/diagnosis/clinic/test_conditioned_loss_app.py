@@ -14,10 +14,10 @@ from diagnosis.clinic.selectors.models import case_outcomes, models_for_user
 from diagnosis.clinic.selectors.tree import tree_layout
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.models import TrainedModel
-from diagnosis.selectors import model_report
-from diagnosis.services import training
 from diagnosis.services.datasets import create_dataset
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.models import model_report
+from diagnosis.training.services import training
 
 
 def test_conditioned_loss_trains_through_the_service_with_referral_counts(thyroid_model):

@@ -147,7 +147,7 @@ def test_model_page_gives_the_held_out_referrals_not_never_refers(thyroid_model,
 
 def test_referral_statistics_come_from_the_held_out_evaluation():
     """Counts, share and total cost of referrals are the evaluation's, priced or not."""
-    from diagnosis.selectors.models import referral_statistics
+    from diagnosis.training.selectors.models import referral_statistics
 
     priced = referral_statistics(
         {"n_referred": 3, "n_test_cases": 1200, "mean_reject_cost": 0.375}, 150.0

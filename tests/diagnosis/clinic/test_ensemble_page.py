@@ -11,7 +11,7 @@ from diagnosis.clinic.selectors.cases import compute_case_state, estimator_for
 from diagnosis.clinic.selectors.ensemble import ensemble_view, model_is_ensemble
 from diagnosis.clinic.services import cases as case_services
 from diagnosis.clinic.services import step as step_service
-from diagnosis.models import TrainedModel
+from diagnosis.training.models import TrainedModel
 
 PASSWORD = "pw-for-tests-123"  # the password tests/diagnosis/conftest.py gives every user
 

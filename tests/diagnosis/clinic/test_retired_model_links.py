@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from diagnosis.clinic.services import cases
-from diagnosis.services.approval import retire_model
+from diagnosis.training.services.approval import retire_model
 
 pytestmark = pytest.mark.django_db
 

@@ -7,10 +7,11 @@ from training_helpers import approve
 
 from diagnosis.clinic.selectors.decision import diagram_kind
 from diagnosis.clinic.selectors.tree import model_has_tree, tree_layout
-from diagnosis.models import TrainedModel
-from diagnosis.selectors.model_cache import deciding_model, get_estimator
-from diagnosis.services.training import RANDOM_STATE, create_training
-from diagnosis.services.training_data import dataset_arrays, split_indices
+from diagnosis.selectors.datasets import dataset_arrays
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.model_cache import deciding_model, get_estimator
+from diagnosis.training.services.training import RANDOM_STATE, create_training
+from diagnosis.training.services.training_data import split_indices
 from learners.selection import CostSelectedClassifier
 
 pytestmark = pytest.mark.django_db

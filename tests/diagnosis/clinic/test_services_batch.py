@@ -14,9 +14,10 @@ from diagnosis.clinic.models import DiagnosisStep
 from diagnosis.clinic.selectors.cases import case_state
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.models import DiagnosticTest, TrainedModel
-from diagnosis.services import training
+from diagnosis.models import DiagnosticTest
 from diagnosis.services.datasets import create_dataset
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.services import training
 from learners.derived import DerivedFormula
 
 FORMULA = {"formula": "TT4 / T4U", "formula_tolerance": 0.05}

@@ -11,7 +11,7 @@ from diagnosis.clinic.permissions import CaseNotFound
 from diagnosis.clinic.selectors.cases import case_state
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.selectors import model_cache
+from diagnosis.training.selectors import model_cache
 
 
 def _test(trained, name):

@@ -11,8 +11,8 @@ from django.urls import reverse
 from login_helpers import login_request
 
 from diagnosis.clinic.models import DiagnosisCase, DiagnosisStep
-from diagnosis.models import TrainedModel
 from diagnosis.shared.advice import Advice
+from diagnosis.training.models import TrainedModel
 
 pytestmark = pytest.mark.django_db
 
@@ -581,7 +581,7 @@ def test_risks_chart_and_table_come_from_the_model(client, clinician, thyroid_mo
 
 def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
     """When an anytime learner stored checkpoints, the model page charts cost against time."""
-    from diagnosis.models import TrainingCheckpoint
+    from diagnosis.training.models import TrainingCheckpoint
 
     for seconds, cost in ((1.0, 50.0), (4.0, 42.0)):
         TrainingCheckpoint.objects.create(
