@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _child(warm: bool) -> dict:
     from datasets import load_known
-    from diagnosis.services.warmup import warm_kernels
     from diagnosis.shared import learner_registry
+    from diagnosis.training.services.warmup import warm_kernels
 
     data = load_known("heart")
     result: dict = {}

@@ -226,10 +226,11 @@ def setup(users: int, models: list[str]) -> dict:
     from django.contrib.auth.models import Group, User
 
     from diagnosis.integration.services.api_tokens import issue_api_token
-    from diagnosis.models import Dataset, TrainedModel
+    from diagnosis.models import Dataset
     from diagnosis.permissions import CLINICIANS
-    from diagnosis.selectors.models import default_error_matrix
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.selectors.datasets import default_error_matrix
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     group = Group.objects.get(name=CLINICIANS)
     admin = User.objects.get(username="admin")
@@ -272,7 +273,7 @@ def setup(users: int, models: list[str]) -> dict:
     for key, trained in chosen.items():
         if trained is None:
             raise SystemExit(f"no ready {key} model")
-        from diagnosis.selectors.cases import estimator_for
+        from diagnosis.clinic.selectors.cases import estimator_for
 
         estimator = estimator_for(trained)
         size = len(trained.model_json) / 1024
@@ -292,7 +293,7 @@ def setup(users: int, models: list[str]) -> dict:
 
 def integrity(after_case: int) -> dict:
     """Check the cases with id > ``after_case``: positions, closing steps, prices."""
-    from diagnosis.models import DiagnosisCase, DiagnosisStep
+    from diagnosis.clinic.models import DiagnosisCase, DiagnosisStep
 
     closing = {DiagnosisStep.CLASSIFY, DiagnosisStep.REFER}
     problems: list[str] = []
@@ -342,7 +343,7 @@ def integrity(after_case: int) -> dict:
 def last_case_id() -> int:
     from django.db.models import Max
 
-    from diagnosis.models import DiagnosisCase
+    from diagnosis.clinic.models import DiagnosisCase
 
     return DiagnosisCase.objects.aggregate(last=Max("pk"))["last"] or 0
 

@@ -36,8 +36,8 @@ _SETUP = r"""
 import json
 from django.contrib.auth.models import User
 from diagnosis.models import TrainedModel
-from diagnosis.selectors import case_state
-from diagnosis.services import cases
+from diagnosis.clinic.selectors import case_state
+from diagnosis.clinic.services import cases
 
 ready = [m for m in TrainedModel.objects.order_by("id") if m.is_ready]
 tree = next(m for m in ready if m.learner == "eg2" and m.dataset.name.startswith("Heart"))

@@ -10,8 +10,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("diagnosis")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# The tasks live in the app (diagnosis/tasks.py).
-app.autodiscover_tasks(["diagnosis", "diagnosis.bench"])
+# The tasks live in the apps (diagnosis/training/tasks.py, diagnosis/bench/tasks.py), under the
+# names they were first queued with ("diagnosis.tasks.*").
+app.autodiscover_tasks(["diagnosis.training", "diagnosis.bench"])
 
 
 def _queues() -> None:
@@ -25,7 +26,7 @@ def _queues() -> None:
     from django.conf import settings
     from kombu import Exchange, Queue
 
-    from diagnosis.services import broker
+    from diagnosis.training.services import broker
 
     default = settings.CELERY_TASK_DEFAULT_QUEUE
     experiments = settings.EXPERIMENTS_QUEUE
@@ -52,7 +53,7 @@ def warm_kernels_in_the_background(**_kwargs) -> threading.Thread:
     training that arrives meanwhile waits at most for the rest of the loading, never for a
     compilation from scratch.
     """
-    from diagnosis.services.warmup import warm_kernels
+    from diagnosis.training.services.warmup import warm_kernels
 
     thread = threading.Thread(target=warm_kernels, name="warm-kernels", daemon=True)
     thread.start()

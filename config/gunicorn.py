@@ -38,7 +38,7 @@ def when_ready(server) -> None:
 def _preload() -> None:
     from django.db import connections
 
-    from diagnosis.selectors.preload import preload_ready_models
+    from diagnosis.training.selectors.preload import preload_ready_models
 
     try:
         preload_ready_models()

@@ -78,6 +78,8 @@ INSTALLED_APPS = [
     "ninja",  # /api/v1's schema reader, served from the package's own static files
     "simple_history",  # the catalog's change history (diagnosis/models/audit.py)
     "diagnosis.apps.DiagnosisConfig",
+    "diagnosis.training.apps.TrainingConfig",
+    "diagnosis.clinic.apps.ClinicConfig",
     "diagnosis.bench.apps.BenchConfig",
     "diagnosis.integration.apps.IntegrationConfig",
 ]

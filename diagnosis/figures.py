@@ -44,7 +44,7 @@ def _finish(fig: go.Figure) -> dict:
 
 
 # --------------------------------------------------------------------- the tree
-# The tree is drawn as SVG on the server (templates/diagnosis/_tree_svg.html) from the
+# The tree is drawn as SVG on the server (diagnosis/clinic/templates/clinic/_tree_svg.html) from the
 # geometry below, so every node is a real element: focusable, tappable, readable by a
 # screen reader, and printed crisp.  static/js/tree.js fits it to the screen and zooms.
 NODE_WIDTH = 150  # a test card's width in drawing units (pixels at 100%)

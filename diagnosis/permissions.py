@@ -1,5 +1,8 @@
 """Roles, on the principle of least privilege.  Checked in services and selectors.
 
+The roles live here; who may read or act on a *case* (its clinician, a team's lead) is the
+clinic's (:mod:`diagnosis.clinic.permissions`).
+
 * **Clinicians** (group ``clinicians``) diagnose patients: they start cases and
   see and work only their own cases.
 * **Model administrators** (group ``model-admins`` with ``is_staff``, or a
@@ -10,16 +13,15 @@
   a superuser sees cases only when also in the clinicians group, and then only
   their own, like any clinician.
 * A **lead clinician** (group ``lead-clinicians``, and a lead of a
-  :class:`~diagnosis.models.Team`) *reads* the cases of the team's members:
+  :class:`~diagnosis.clinic.models.Team`) *reads* the cases of the team's members:
   the case page (read-only), the summary, the tree path, both APIs' GET.  A
   lead never takes a step on another clinician's case: a step is refused with
   ``PermissionDenied`` (403: the lead knows the case exists), on the screen and
   both APIs.  Teams are edited by superusers only.
 
 A case the user may not read is answered exactly like a case that does not
-exist (:class:`CaseNotFound`, a 404 on every page and the API), so case ids
-cannot be enumerated.  :func:`require_case_read` guards reads (selectors),
-:func:`require_case_access` guards steps (services).
+exist (the clinic's ``CaseNotFound``, a 404 on every page and the API), so case ids
+cannot be enumerated.
 """
 
 from __future__ import annotations
@@ -35,28 +37,17 @@ __all__ = [
     "CLINICIANS",
     "LEAD_CLINICIANS",
     "MODEL_ADMINS",
-    "CaseNotFound",
     "ModelNotFound",
-    "can_act_on_case",
-    "can_read_case",
+    "is_active_user",
     "is_clinician",
     "is_lead",
     "is_model_admin",
     "remember_groups",
-    "require_case_access",
-    "require_case_read",
     "require_lead",
     "roles_of",
     "require_clinician",
     "require_model_admin",
 ]
-
-
-class CaseNotFound(ObjectDoesNotExist):
-    """No such case for this user: missing and forbidden cases get the same answer."""
-
-    def __init__(self, pk) -> None:
-        super().__init__(f"There is no case {pk}.")
 
 
 class ModelNotFound(ObjectDoesNotExist):
@@ -67,7 +58,8 @@ class ModelNotFound(ObjectDoesNotExist):
         super().__init__(f"There is no model {pk}.")
 
 
-def _active(user) -> bool:
+def is_active_user(user) -> bool:
+    """Signed in with an active account (every role check starts here)."""
     return bool(user is not None and user.is_authenticated and user.is_active)
 
 
@@ -104,7 +96,7 @@ def remember_groups(user, names) -> None:
 
 
 def _in_group(user, name: str) -> bool:
-    return _active(user) and name in _group_names(user)
+    return is_active_user(user) and name in _group_names(user)
 
 
 def is_clinician(user) -> bool:
@@ -114,7 +106,7 @@ def is_clinician(user) -> bool:
 
 def is_model_admin(user) -> bool:
     """A model administrator: a superuser, or staff in the ``model-admins`` group."""
-    if not _active(user):
+    if not is_active_user(user):
         return False
     return user.is_superuser or (user.is_staff and _in_group(user, MODEL_ADMINS))
 
@@ -150,46 +142,3 @@ def require_lead(user) -> None:
     """Raise PermissionDenied unless ``user`` is a lead clinician."""
     if not is_lead(user):
         raise PermissionDenied("Only lead clinicians read their teams' cases.")
-
-
-def can_act_on_case(user, case) -> bool:
-    """Only the case's own clinician, while still a clinician; no one else, whatever the flags."""
-    return _active(user) and case.clinician_id == user.pk and is_clinician(user)
-
-
-def _leads_team_of(user, case) -> bool:
-    """Whether ``user`` is a lead clinician leading a team the case's clinician belongs to."""
-    from .models import Team
-
-    return is_lead(user) and Team.objects.filter(leads=user.pk, members=case.clinician_id).exists()
-
-
-def can_read_case(user, case) -> bool:
-    """The case's own clinician, or a lead clinician of a team its clinician is a member of."""
-    return can_act_on_case(user, case) or (_active(user) and _leads_team_of(user, case))
-
-
-def require_case_read(user, case) -> bool:
-    """Raise :class:`CaseNotFound` unless ``user`` may read ``case``; True when they may also act.
-
-    The owner is checked first, with the same one query as before: a lead's team is only
-    looked up for someone who is not the case's clinician.
-    """
-    if can_act_on_case(user, case):
-        return True
-    if _active(user) and _leads_team_of(user, case):
-        return False
-    raise CaseNotFound(case.pk)
-
-
-def require_case_access(user, case) -> None:
-    """Raise unless ``user`` may act on ``case``: :class:`CaseNotFound` for anyone who may not
-    even read it (like a missing case), ``PermissionDenied`` for a lead who only reads it."""
-    if can_act_on_case(user, case):
-        return
-    if _active(user) and _leads_team_of(user, case):
-        raise PermissionDenied(
-            "You may read this case as its clinician's team lead, but only its own clinician "
-            "takes steps on it."
-        )
-    raise CaseNotFound(case.pk)

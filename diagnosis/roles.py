@@ -5,7 +5,7 @@ data migration cannot grant them on a fresh database.  This handler does,
 every time: the ``model-admins`` group gets every permission of the domain apps
 except those on patient cases and their steps, the case access log and the
 teams (patient data is need-to-know: case access is decided by
-:mod:`diagnosis.permissions`, never by a Django permission, and team
+:mod:`diagnosis.clinic.permissions`, never by a Django permission, and team
 membership decides it, so only superusers edit teams).  The catalog's change
 history (django-simple-history) is theirs to see.  ``clinicians`` and
 ``lead-clinicians`` get no Django permission at all: their access is to cases.
@@ -22,7 +22,7 @@ __all__ = ["PATIENT_MODELS", "grant_role_permissions"]
 PATIENT_MODELS = ("diagnosiscase", "diagnosisstep", "caseaccess", "team")
 
 #: The apps whose models the roles are about (the domain apps, and what is still in diagnosis).
-APP_LABELS = ("diagnosis", "bench", "integration")
+APP_LABELS = ("diagnosis", "training", "clinic", "bench", "integration")
 
 
 def grant_role_permissions(*, using: str = "default", **_) -> None:

@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def _fresh_model_cache():
     """Each test starts with an empty in-memory estimator cache."""
-    from diagnosis.selectors import model_cache
+    from diagnosis.training.selectors import model_cache
 
     model_cache.clear()
     yield

@@ -28,7 +28,7 @@ from diagnosis.forms import (
     param_field_name,
 )
 from diagnosis.models import Dataset, ErrorMatrix
-from diagnosis.selectors.models import default_error_matrices
+from diagnosis.selectors.datasets import default_error_matrices
 from diagnosis.shared import learner_registry
 
 __all__ = ["MAX_VARIANTS", "ExperimentForm", "initial_from_experiment", "split_values"]

@@ -10,7 +10,7 @@ from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
 from diagnosis.bench.services import runner as experiment_runner
-from diagnosis.services import broker
+from diagnosis.training.services import broker
 
 __all__ = ["dispatch_experiment", "recover_experiments", "run_experiment_task"]
 

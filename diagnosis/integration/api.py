@@ -68,13 +68,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods
 
-from diagnosis import selectors
-from diagnosis.models import CaseAccess
-from diagnosis.permissions import CaseNotFound
-from diagnosis.selectors import case_audit
-from diagnosis.selectors.matrices import case_matrix
-from diagnosis.services import step
-from diagnosis.services.access_log import log_case_access
+from diagnosis.clinic import selectors
+from diagnosis.clinic.models import CaseAccess
+from diagnosis.clinic.permissions import CaseNotFound
+from diagnosis.clinic.selectors import case_audit
+from diagnosis.clinic.selectors.matrices import case_matrix
+from diagnosis.clinic.services import step
+from diagnosis.clinic.services.access_log import log_case_access
 from diagnosis.shared.validation import BodyTooLarge, clean_step_body, parse_json_object
 
 __all__ = ["case_step", "implausible_answer", "state_to_dict"]

@@ -43,23 +43,25 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from diagnosis import selectors
 from diagnosis.client_address import client_address
+from diagnosis.clinic import selectors
+from diagnosis.clinic.models import CaseAccess
+from diagnosis.clinic.permissions import CaseNotFound
+from diagnosis.clinic.services import cases as case_services
+from diagnosis.clinic.services import step
+from diagnosis.clinic.services.access_log import log_case_access
 from diagnosis.integration.api import implausible_answer, state_to_dict
 from diagnosis.integration.services import api_tokens
 from diagnosis.integration.throttling import SlidingWindowThrottle
-from diagnosis.models import CaseAccess, TrainedModel
-from diagnosis.permissions import CaseNotFound
 from diagnosis.selectors.vocabulary import vocabulary_of
-from diagnosis.services import cases as case_services
-from diagnosis.services import step
-from diagnosis.services.access_log import log_case_access
 from diagnosis.shared.validation import (
     BodyTooLarge,
     clean_request_field,
     parse_json_object,
     too_large_message,
 )
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors.models import visible_model
 
 __all__ = ["api", "urlpatterns"]
 
@@ -560,7 +562,7 @@ def list_cases(request: HttpRequest):
     "/cases", response={201: CaseStateOut, **ERRORS}, summary="Start a case with a ready model"
 )
 def start_case(request: HttpRequest, payload: CaseIn):
-    trained = selectors.visible_model(user=request.user, pk=payload.model)
+    trained = visible_model(user=request.user, pk=payload.model)
     # a draft or retired model (which a model admin sees) gets the answer a missing one gets
     if trained is None or trained.approval != TrainedModel.APPROVED:
         raise ValidationError(f"There is no ready model {payload.model} you may use.")
@@ -633,7 +635,7 @@ class ConfirmedDiagnosisOut(Schema):
 def record_confirmed_diagnosis(request: HttpRequest, case_id: int, payload: ConfirmedDiagnosisIn):
     """Only the case's own clinician, on a closed case (409 while it is open); the steps and
     costs stay as they are, and the model's monitoring counts it."""
-    from diagnosis.services import confirmations
+    from diagnosis.clinic.services import confirmations
 
     case = selectors.case_for_user(user=request.user, pk=case_id)
     if case.is_open:

@@ -25,14 +25,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from diagnosis.training.models import TrainedModel, TrainingCheckpoint
+from diagnosis.training.selectors.models import THIN_SUPPORT
+from diagnosis.training.services import training_queue
+from diagnosis.training.services.training import create_training, run_training
 from learners import model_from_json
 from learners.serialization import ModelDocumentError, parse_document
 
-from ..models import Dataset, TrainedModel, TrainingCheckpoint
-from ..selectors.models import THIN_SUPPORT, default_error_matrix
-from ..services import training_queue
-from ..services.training import create_training, run_training
-from ..services.training_data import dataset_arrays
+from ..models import Dataset
+from ..selectors.datasets import dataset_arrays, default_error_matrix
 from ..shared import learner_registry
 from ..shared.costs import CostSnapshot
 from ..shared.money import format_money

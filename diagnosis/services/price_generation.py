@@ -24,7 +24,7 @@ from learners.price_generator import (
 from ..models import Dataset, DiagnosticTest, TestGroup
 from ..permissions import require_model_admin
 from ..selectors.costs import cost_snapshot
-from .training_data import dataset_arrays
+from ..selectors.datasets import dataset_arrays
 
 __all__ = [
     "DEFAULT_PRICE_PARAMS",

@@ -1,4 +1,4 @@
-// The case screen (templates/diagnosis/case_detail.html) opens on the advice: its headline (the
+// The case screen (diagnosis/clinic/templates/clinic/case_detail.html) opens on the advice: its headline (the
 // test to order and its price) and the field or button in focus, both below the sticky "Cost so
 // far" bar.  The browser's own scroll to an autofocused field centres it, which on a long advice
 // (the conditioned-loss model's, at 1366 x 768) left the headline above the window.  A link to

@@ -1,4 +1,4 @@
-// The tree diagram (templates/diagnosis/_tree_svg.html): fit to the screen on open, zoom and
+// The tree diagram (diagnosis/clinic/templates/clinic/_tree_svg.html): fit to the screen on open, zoom and
 // pan (buttons, Ctrl/⌘ + wheel, drag, pinch), and a node's details on tap, click or keyboard
 // focus (no hover needed: tablets).  The SVG is drawn on the server; this only moves it.
 (function () {

@@ -33,7 +33,7 @@ def approve_for_clinicians(trained):
     model card), so the demo clinician sees it: every new training is a draft."""
     from django.contrib.auth.models import User
 
-    from diagnosis.services.approval import approve_model
+    from diagnosis.training.services.approval import approve_model
 
     admin = User.objects.get(username=ADMIN[0])
     return approve_model(user=admin, trained_model=trained, reason=BROWSER_APPROVAL_REASON)

@@ -57,8 +57,9 @@ def _demo_model(dataset_name: str, learner: str, name: str):
 
     from diagnosis.management.demo_data import FIXTURE_FILES
     from diagnosis.management.demo_models import DemoFixtureError, load_model_fixture
-    from diagnosis.models import Dataset, TrainedModel
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.models import Dataset
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     call_command(
         "load_demo_data", "--no-train", "--only", dataset_name, stdout=open(os.devnull, "w")

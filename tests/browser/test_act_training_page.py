@@ -28,7 +28,7 @@ def _heart_act_training():
     from diagnosis.management.demo_data import HEART
     from diagnosis.management.demo_models import demo_error_matrix, demo_models_of
     from diagnosis.models import Dataset
-    from diagnosis.services.training import create_training
+    from diagnosis.training.services.training import create_training
 
     call_command("load_demo_data", "--no-train", "--no-experiment", "--only", HEART, stdout=None)
     dataset = Dataset.objects.get(name=HEART)
@@ -48,8 +48,8 @@ def _first_round_done(trained, *, seconds: float) -> float:
     fixture's r=1 model; returns its held-out estimated cost."""
     from diagnosis.management.demo_data import HEART
     from diagnosis.management.demo_models import fixture_path
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.anytime import _store_round
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.anytime import _store_round
 
     fixture = json.loads(fixture_path(dataset_name=HEART, learner="act").read_text())
     cost = fixture["metrics"]["mean_total_cost"] + 0.12  # a later round saves 12 cents
@@ -77,7 +77,7 @@ def test_the_act_page_tells_one_story_while_it_runs(chromium, live_server):
     no 'none yet', 'not yet known' or 'not started' left; screenshots at both widths."""
     from django.utils import timezone
 
-    from diagnosis.models import TrainedModel
+    from diagnosis.training.models import TrainedModel
 
     trained = _heart_act_training()
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)

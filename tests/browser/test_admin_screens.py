@@ -68,7 +68,7 @@ def test_status_pill_follows_the_training(chromium, live_server, heart_model):
     """The pill beside the model's name turns from Queued to Running when the training starts."""
     from django.utils import timezone
 
-    from diagnosis.models import TrainedModel
+    from diagnosis.training.models import TrainedModel
 
     queued = TrainedModel.objects.create(
         dataset=heart_model.dataset,

@@ -27,8 +27,9 @@ def heart_forest(transactional_db):
     from django.core.management import call_command
 
     from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Dataset, TrainedModel
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.models import Dataset
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
     dataset = Dataset.objects.get(name=HEART)

@@ -29,7 +29,7 @@ def test_clinician_screens_run_only_the_servers_scripts(chromium, live_server, h
     """Home, model page (charts drawn), case, tree and research: no CSP violation anywhere."""
     from django.contrib.auth.models import User
 
-    from diagnosis.services.cases import start_case
+    from diagnosis.clinic.services.cases import start_case
 
     case = start_case(user=User.objects.get(username=CLINICIAN[0]), trained_model=heart_model)
     context, page = new_page(chromium, live_server)

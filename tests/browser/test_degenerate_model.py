@@ -20,9 +20,9 @@ WARNING = "No better than ordering no test"
 
 def test_a_degenerate_model_is_warned(chromium, live_server, heart_model):
     """Form starts from the dataset's matrix; under 0/1 loss: warned on card, page and case."""
-    from diagnosis.models import TrainedModel
-    from diagnosis.selectors.models import default_error_matrix
-    from diagnosis.services.training import run_training
+    from diagnosis.selectors.datasets import default_error_matrix
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import run_training
 
     dataset = heart_model.dataset
     context, page = new_page(chromium, live_server)
@@ -64,7 +64,7 @@ def test_a_degenerate_model_is_warned(chromium, live_server, heart_model):
     finally:
         context.close()
 
-    from diagnosis.models import DiagnosisCase
+    from diagnosis.clinic.models import DiagnosisCase
 
     case = DiagnosisCase.objects.get(trained_model=trained)
     OUT.mkdir(parents=True, exist_ok=True)

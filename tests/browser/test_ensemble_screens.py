@@ -29,8 +29,9 @@ def _train(learner: str, params: dict, name: str):
     from django.core.management import call_command
 
     from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Dataset, TrainedModel
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.models import Dataset
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     if not Dataset.objects.filter(name=HEART).exists():
         call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))

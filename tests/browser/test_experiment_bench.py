@@ -310,7 +310,7 @@ def test_deploy_is_refused_for_a_learner_no_better_than_ordering_nothing(
 
     from diagnosis.bench.services import runner as experiment_runner
     from diagnosis.bench.services.experiments import create_experiment
-    from diagnosis.models import TrainedModel
+    from diagnosis.training.models import TrainedModel
 
     experiment = create_experiment(
         user=User.objects.get(username=ADMIN[0]),

@@ -40,9 +40,9 @@ def _shoot(chromium, live_server, url: str, name: str, check) -> None:
 
 def test_tree_case_split_by_an_unavailable_test(chromium, live_server, heart_model):
     """The why lists each branch's share of the patient; the error-cost grid is on the screen."""
-    from diagnosis.selectors import case_state
-    from diagnosis.services import cases
-    from diagnosis.services import step as step_service
+    from diagnosis.clinic.selectors.cases import case_state
+    from diagnosis.clinic.services import cases
+    from diagnosis.clinic.services import step as step_service
 
     clinician = _clinician()
     case = cases.start_case(user=clinician, trained_model=heart_model)
@@ -65,10 +65,9 @@ def test_tree_case_split_by_an_unavailable_test(chromium, live_server, heart_mod
 
 def test_conditioned_loss_order_and_referral(chromium, live_server, thyroid_risk_model):
     """A priced order and a referral: risks in dollars, the chart's values beside it, no '$0.00'."""
-    from diagnosis.selectors import case_state
-    from diagnosis.selectors.cases import estimator_for
-    from diagnosis.services import cases
-    from diagnosis.services import step as step_service
+    from diagnosis.clinic.selectors.cases import case_state, estimator_for
+    from diagnosis.clinic.services import cases
+    from diagnosis.clinic.services import step as step_service
 
     clinician = _clinician()
     estimator = estimator_for(thyroid_risk_model)

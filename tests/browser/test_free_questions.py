@@ -58,7 +58,7 @@ def fill(page, test, value) -> None:
 @pytest.mark.parametrize("size", list(SIZES))
 def test_answer_the_free_questions_in_one_form(chromium, live_server, thyroid_risk_model, size):
     """All free questions come in one form; a blank one is named; saved as free steps."""
-    from diagnosis.models import DiagnosisStep
+    from diagnosis.clinic.models import DiagnosisStep
 
     free = free_tests(thyroid_risk_model)
     assert len(free) >= 10
@@ -116,8 +116,8 @@ def test_fti_computed(chromium, live_server, thyroid_risk_model, size):
     """Ordering FTI asks for TT4 and T4U; FTI = TT4 / T4U is then recorded at no price."""
     from django.contrib.auth.models import User
 
-    from diagnosis.services import cases
-    from diagnosis.services import step as step_service
+    from diagnosis.clinic.services import cases
+    from diagnosis.clinic.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     dataset = thyroid_risk_model.dataset

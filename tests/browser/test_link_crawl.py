@@ -215,8 +215,8 @@ def crawl(
 def _train(*, dataset, learner: str, params: dict, name: str, approve: bool = True):
     from django.contrib.auth.models import User
 
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     trained = create_training(
         user=User.objects.get(username=ADMIN[0]),
@@ -234,10 +234,10 @@ def _train(*, dataset, learner: str, params: dict, name: str, approve: bool = Tr
 def _cases(trained, clinician, rows: list, label: str) -> None:
     """One open case (its first result entered) and one closed case (the advice followed to
     its conclusion, accepted, and a confirmed diagnosis recorded) on ``trained``."""
-    from diagnosis.selectors import case_state
-    from diagnosis.services import cases
-    from diagnosis.services import step as step_service
-    from diagnosis.services.confirmations import record_confirmed_diagnosis
+    from diagnosis.clinic.selectors.cases import case_state
+    from diagnosis.clinic.services import cases
+    from diagnosis.clinic.services import step as step_service
+    from diagnosis.clinic.services.confirmations import record_confirmed_diagnosis
 
     tests = {t.index: t for t in trained.dataset.tests.all()}
     for row, close in ((rows[0], False), (rows[1], True)):
@@ -280,10 +280,11 @@ def world(transactional_db):
     from django.core.management import call_command
 
     from diagnosis.management import demo_data
-    from diagnosis.models import Dataset, TrainedModel
+    from diagnosis.models import Dataset
     from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
-    from diagnosis.services.approval import retire_model
-    from diagnosis.services.training import create_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.approval import retire_model
+    from diagnosis.training.services.training import create_training
 
     started = time.monotonic()
     devnull = open(os.devnull, "w")
@@ -361,7 +362,7 @@ def _from_fixture(dataset, learner: str, name: str):
 
     from diagnosis.management.demo_data import FIXTURE_FILES
     from diagnosis.management.demo_models import load_model_fixture
-    from diagnosis.services.training import create_training
+    from diagnosis.training.services.training import create_training
 
     trained = create_training(
         user=User.objects.get(username=ADMIN[0]),
@@ -380,7 +381,8 @@ def _diagram_urls() -> tuple[str, ...]:
     """Every model's three diagram pages, alone and with one of its cases, whatever its kind:
     a link names only its own kind (``diagram_kind``), but an address typed or kept from before
     must not fail (issue 28: a conditioned-loss case's trees page answered 500)."""
-    from diagnosis.models import DiagnosisCase, TrainedModel
+    from diagnosis.clinic.models import DiagnosisCase
+    from diagnosis.training.models import TrainedModel
 
     urls = []
     for pk in TrainedModel.objects.order_by("pk").values_list("pk", flat=True):
@@ -399,6 +401,7 @@ def _state() -> dict:
 
     from diagnosis import models
     from diagnosis.bench.models import Experiment, ExperimentTask
+    from diagnosis.clinic import models as clinic_models
     from diagnosis.integration.models import ApiToken
 
     def rows(model, *fields):
@@ -406,16 +409,16 @@ def _state() -> dict:
 
     return {
         "models": rows(models.TrainedModel, "status", "approval", "progress"),
-        "cases": rows(models.DiagnosisCase, "status", "updated_at"),
-        "steps": rows(models.DiagnosisStep),
-        "confirmations": rows(models.ConfirmedDiagnosis),
+        "cases": rows(clinic_models.DiagnosisCase, "status", "updated_at"),
+        "steps": rows(clinic_models.DiagnosisStep),
+        "confirmations": rows(clinic_models.ConfirmedDiagnosis),
         "decisions": rows(models.ModelDecision),
         "experiments": rows(Experiment, "status"),
         "experiment tasks": rows(ExperimentTask, "status"),
         "datasets": rows(models.Dataset),
         "tests": rows(models.DiagnosticTest, "price", "discounted_price"),
         "matrices": rows(models.ErrorMatrix, "matrix"),
-        "teams": rows(models.Team),
+        "teams": rows(clinic_models.Team),
         "tokens": rows(ApiToken),
         "users": rows(User, "is_active"),
     }

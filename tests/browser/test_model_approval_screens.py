@@ -28,8 +28,8 @@ def _train(dataset, *, learner: str, error_matrix, name: str):
     """A draft trained in this process, as the worker would (every new training is a draft)."""
     from django.contrib.auth.models import User
 
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training, run_training
 
     requested = create_training(
         user=User.objects.get(username=ADMIN[0]),
@@ -127,8 +127,8 @@ def test_retrain_compares_old_and_new_and_the_old_is_kept(chromium, live_server,
     """After a matrix edit the admin retrains from the model page; the retrain's card shows
     both models' costs on the same patients at the new costs; "Keep the old model" keeps it in
     use, retires the retrain, and the card records the choice and who made it."""
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.training import run_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import run_training
 
     matrix = heart_model.error_matrix
     rows = [list(row) for row in matrix.matrix]
@@ -193,8 +193,8 @@ def test_a_model_cut_short_is_approved_on_its_card_knowing_it(chromium, live_ser
     the card flags it "Cut short", refuses approval without a reason, and approves with one."""
     from django.contrib.auth.models import User
 
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.training import create_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training
 
     cut = create_training(
         user=User.objects.get(username=ADMIN[0]),

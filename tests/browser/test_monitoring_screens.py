@@ -36,10 +36,10 @@ def test_a_confirmed_diagnosis_on_the_case_screen_and_a_drift_alarm(
     from django.contrib.auth.models import User
     from django.test import Client
 
+    from diagnosis.clinic.models import ConfirmedDiagnosis
+    from diagnosis.clinic.services.cases import start_case
+    from diagnosis.clinic.services.step import classify
     from diagnosis.integration.services.api_tokens import issue_api_token
-    from diagnosis.models import ConfirmedDiagnosis
-    from diagnosis.services.cases import start_case
-    from diagnosis.services.step import classify
 
     clinician = User.objects.get(username=CLINICIAN[0])
     labels = heart_model.cost_snapshot["vocabulary"]["class_labels"]

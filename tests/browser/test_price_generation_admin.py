@@ -84,7 +84,7 @@ def test_case_screen_marks_generated_prices(chromium, live_server, transactional
     from diagnosis.management.demo_data import HEART
     from diagnosis.models import Dataset
     from diagnosis.services.price_generation import generate_dataset_prices
-    from diagnosis.services.training import create_training, run_training
+    from diagnosis.training.services.training import create_training, run_training
 
     call_command(
         "load_demo_data",

@@ -22,9 +22,9 @@ def _team_cases(model, size: str):
     """Two cases of the demo clinician (a member of the demo lead's team): one open, one closed."""
     from django.contrib.auth.models import User
 
-    from diagnosis.selectors import compute_case_state
-    from diagnosis.services import cases as case_services
-    from diagnosis.services.step import RecordResult, Refer, apply_step
+    from diagnosis.clinic.selectors.cases import compute_case_state
+    from diagnosis.clinic.services import cases as case_services
+    from diagnosis.clinic.services.step import RecordResult, Refer, apply_step
 
     clinician = User.objects.get(username="clinician")
     open_case = case_services.start_case(

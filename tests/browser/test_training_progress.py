@@ -15,7 +15,7 @@ def test_progress_bar_follows_the_database_then_shows_failure(chromium, live_ser
     """The bar and message update by polling; when the run fails, the page shows the reason."""
     from django.utils import timezone
 
-    from diagnosis.models import TrainedModel
+    from diagnosis.training.models import TrainedModel
 
     running = TrainedModel.objects.create(
         dataset=heart_model.dataset,
@@ -97,8 +97,8 @@ def test_an_interrupted_training_says_the_worker_died_and_offers_no_case(
 ):
     """The page of a run cut short by a dead worker says so, at which round, and that no case
     can start with it; a clinician does not find it on the home page."""
-    from diagnosis.models import TrainedModel
-    from diagnosis.services import training_queue
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services import training_queue
 
     cut = TrainedModel.objects.create(
         dataset=heart_model.dataset,

@@ -33,9 +33,9 @@ def case_with_a_split(model):
     """
     from django.contrib.auth.models import User
 
-    from diagnosis.selectors import case_state
-    from diagnosis.services import cases
-    from diagnosis.services import step as step_service
+    from diagnosis.clinic.selectors.cases import case_state
+    from diagnosis.clinic.services import cases
+    from diagnosis.clinic.services import step as step_service
 
     clinician = User.objects.get(username=CLINICIAN[0])
     tests = {t.name: t for t in model.dataset.tests.all()}

@@ -15,7 +15,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from diagnosis.models import TrainedModel
+from diagnosis.training.models import TrainedModel
 
 REPO = Path(__file__).resolve().parents[2]
 HOW_TO_RUN = (

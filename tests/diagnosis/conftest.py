@@ -8,7 +8,7 @@ from toy_data import PASSWORD, TOY_TESTS, toy_rows
 
 from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
 from diagnosis.services.datasets import create_dataset
-from diagnosis.services.training import run_training
+from diagnosis.training.services.training import run_training
 
 
 def _user(username: str, *groups: str, staff: bool = False) -> User:
@@ -62,8 +62,8 @@ def trained_model(toy_dataset, model_admin):
 
     Later tests reuse the stored fit (same data, same prices), which keeps them fast.
     """
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.training import create_training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training
 
     matrix = toy_dataset.error_matrices.get(name="Uniform 100")
     trained = create_training(
@@ -110,8 +110,8 @@ def thyroid_model(db, model_admin):
     ``trained_model`` does): the fit took seconds for each of the tests using it."""
     from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
-    from diagnosis.models import TrainedModel
-    from diagnosis.services import training
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services import training
 
     rows, labels = thyroid_like_rows()
     dataset = create_dataset(

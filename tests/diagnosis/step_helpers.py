@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from diagnosis.services import step
+from diagnosis.clinic.services import step
 
 StaleCase = step.StaleCase
 

@@ -30,10 +30,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from diagnosis.bench.services.experiments import create_experiment
+from diagnosis.clinic.models import CaseAccess, DiagnosisCase, Team
+from diagnosis.clinic.services import cases as case_services
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import CaseAccess, DiagnosisCase, Team
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
-from diagnosis.services import cases as case_services
 
 ROLES = (
     "anonymous",
@@ -139,7 +139,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "admin/jsi18n/": STAFF_ONLY,
     # The case has no page outside the admin; missing and forbidden look alike.
     "admin/r/<path:content_type_id>/<path:object_id>/": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
-    "admin/^(?P<app_label>auth|axes|diagnosis|integration)/$": (LOGIN, LOGIN, LOGIN)
+    "admin/^(?P<app_label>auth|axes|training|diagnosis|clinic|integration)/$": (LOGIN, LOGIN, LOGIN)
     + (OK, MISSING, OK),  # an app index with nothing the user may see is a 404
     "admin/(?P<url>.*)$": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
     "admin/diagnosis/dataset/import/": MODEL_ADMIN_ADMIN,
@@ -191,7 +191,7 @@ POLICY: dict[str, tuple[str, ...]] = {
         history=MODEL_ADMIN_ADMIN,
     ),
     **_admin_model(
-        "diagnosis/trainedmodel",
+        "training/trainedmodel",
         changelist=MODEL_ADMIN_ADMIN,
         change=MODEL_ADMIN_ADMIN,
         add=NO_ADD,  # trainings start from the Train page
@@ -200,7 +200,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     ),
     # Teams decide who reads whose cases: superusers only.
     **_admin_model(
-        "diagnosis/team",
+        "clinic/team",
         changelist=USER_ADMIN,
         change=USER_ADMIN,
         add=USER_ADMIN,
@@ -210,7 +210,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     # Who read which patient's case: superusers (or a granted view_caseaccess), read-only;
     # model admins never.
     **_admin_model(
-        "diagnosis/caseaccess",
+        "clinic/caseaccess",
         changelist=USER_ADMIN,
         change=USER_ADMIN,  # a read-only page
         add=NO_ADD,
@@ -218,7 +218,7 @@ POLICY: dict[str, tuple[str, ...]] = {
         history=USER_ADMIN,
     ),
     **_admin_model(
-        "diagnosis/diagnosiscase",
+        "clinic/diagnosiscase",
         changelist=CASE_ADMIN,
         change=CASE_ADMIN,
         add=NO_ADD,
@@ -325,8 +325,8 @@ def world(clinician, other_clinician, trained_model):
         "admin/auth/group/": Group.objects.get(name=CLINICIANS).pk,
         "admin/auth/user/": clinician.pk,
         "admin/diagnosis/dataset/": trained_model.dataset_id,
-        "admin/diagnosis/trainedmodel/": trained_model.pk,
-        "admin/diagnosis/diagnosiscase/": case.pk,
+        "admin/training/trainedmodel/": trained_model.pk,
+        "admin/clinic/diagnosiscase/": case.pk,
         "admin/r/": f"{ContentType.objects.get_for_model(DiagnosisCase).pk}/{case.pk}",
         "models/": trained_model.pk,
         "cases/": case.pk,
@@ -334,8 +334,8 @@ def world(clinician, other_clinician, trained_model):
         "api/v1/cases/": case.pk,
         **{prefix: record.pk for prefix, record in axes_records.items()},
         "admin/integration/apitoken/": token.pk,
-        "admin/diagnosis/team/": team.pk,
-        "admin/diagnosis/caseaccess/": access.pk,
+        "admin/clinic/team/": team.pk,
+        "admin/clinic/caseaccess/": access.pk,
         "experiments/": experiment.pk,
     }
     return {"clients": clients, "ids": ids, "case": case, "model": trained_model}
@@ -443,11 +443,11 @@ def test_a_case_one_may_not_open_answers_like_a_missing_case(world):
     missing = case.pk + 1_000_000
     content_type = ContentType.objects.get_for_model(DiagnosisCase).pk
     ids = {**world["ids"], "admin/r/": f"{content_type}/{missing}"}
-    ids["admin/diagnosis/diagnosiscase/"] = ids["cases/"] = ids["api/cases/"] = missing
+    ids["admin/clinic/diagnosiscase/"] = ids["cases/"] = ids["api/cases/"] = missing
     case_routes = [
         r
         for r in POLICY
-        if r.startswith(("cases/<", "api/cases/", "admin/diagnosis/diagnosiscase/<", "admin/r/"))
+        if r.startswith(("cases/<", "api/cases/", "admin/clinic/diagnosiscase/<", "admin/r/"))
         or "case=" in r
     ]
     assert len(case_routes) == 12

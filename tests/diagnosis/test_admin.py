@@ -10,8 +10,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
-from diagnosis.services.matrices import SELECTOR_LEARNER
+from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.services.matrices import SELECTOR_LEARNER
 
 
 @pytest.fixture
@@ -247,13 +248,13 @@ def test_retrain_action_queues_a_new_training(
     admin_client, trained_model, django_capture_on_commit_callbacks, monkeypatch
 ):
     """The retrain action queues the selector under the model's matrix, to replace it."""
-    from diagnosis.services import broker
+    from diagnosis.training.services import broker
 
     sent = []
     monkeypatch.setattr(broker, "send", lambda name, args, task_id: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
-            reverse("admin:diagnosis_trainedmodel_changelist"),
+            reverse("admin:training_trainedmodel_changelist"),
             {"action": "retrain", "_selected_action": [trained_model.pk]},
         )
     assert response.status_code == 302
@@ -358,13 +359,13 @@ def test_import_page_shows_its_heading_and_each_error_once(admin_client):
 
 def test_model_page_labels_learner_and_parameters(admin_client, toy_dataset, model_admin):
     """A training's parameters are listed under the training form's labels, not raw keys."""
-    from diagnosis.services.training import create_training
     from diagnosis.shared import learner_registry
+    from diagnosis.training.services.training import create_training
 
     trained = create_training(
         user=model_admin, dataset=toy_dataset, learner="act", params={"r": 2}, error_matrix=None
     )
-    response = admin_client.get(reverse("admin:diagnosis_trainedmodel_change", args=[trained.pk]))
+    response = admin_client.get(reverse("admin:training_trainedmodel_change", args=[trained.pk]))
     page = html.unescape(response.content.decode())
     spec = learner_registry.get_spec("act")
     label = next(p.label for p in spec.params if p.name == "r")

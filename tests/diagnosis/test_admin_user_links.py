@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from diagnosis.services import cases
+from diagnosis.clinic.services import cases
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ def test_a_training_names_its_author_without_a_link_a_model_admin_cannot_follow(
     lab_admin.groups.add(Group.objects.get(name=MODEL_ADMINS))  # its permissions from migrate
     assert not lab_admin.has_perm("auth.view_user")
     author = trained_model.created_by
-    url = f"/admin/diagnosis/trainedmodel/{trained_model.pk}/change/"
+    url = f"/admin/training/trainedmodel/{trained_model.pk}/change/"
     page = _page(lab_admin, url)
     assert USER_PAGE not in page
     assert author.get_username() in page
@@ -45,6 +45,6 @@ def test_a_clinicians_own_case_in_the_admin_names_users_without_links(clinician,
     case = cases.start_case(user=clinician, trained_model=trained_model)
     clinician.is_staff = True
     clinician.save(update_fields=["is_staff"])
-    page = _page(clinician, f"/admin/diagnosis/diagnosiscase/{case.pk}/change/")
+    page = _page(clinician, f"/admin/clinic/diagnosiscase/{case.pk}/change/")
     assert USER_PAGE not in page
     assert clinician.get_username() in page

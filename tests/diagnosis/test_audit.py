@@ -13,10 +13,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from test_admin import _form_data, _grid, _matrix_field, _post
 
+from diagnosis.clinic.models import CaseAccess
+from diagnosis.clinic.services import cases as case_services
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import CaseAccess
 from diagnosis.permissions import MODEL_ADMINS
-from diagnosis.services import cases as case_services
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ def test_only_superusers_or_a_granted_auditor_read_the_access_log(clinician, cas
     model_admin.groups.add(Group.objects.get(name=MODEL_ADMINS))
     auditor = User.objects.create_user("auditor", is_staff=True)
     auditor.user_permissions.add(Permission.objects.get(codename="view_caseaccess"))
-    listing = "/admin/diagnosis/caseaccess/"
+    listing = "/admin/clinic/caseaccess/"
     page = _client(root).get(listing)
     assert page.status_code == 200 and "doc" in page.content.decode()
     assert _client(model_admin).get(listing).status_code == 403

@@ -21,8 +21,8 @@ from celery_workers import (
 )
 from django.db import transaction
 
-from diagnosis.models import TrainedModel
-from diagnosis.services.training import request_training
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.services.training import request_training
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
 
@@ -113,7 +113,7 @@ def test_worker_runs_anytime_act_round_by_round(celery_worker, toy_dataset, mode
 @pytest.mark.django_db(transaction=True)
 def test_worker_stops_anytime_act_on_request_and_keeps_the_best(celery_worker, model_admin):
     """A stop requested after the first checkpoint ends the worker's run with that best model."""
-    from diagnosis.services.training import request_stop
+    from diagnosis.training.services.training import request_stop
 
     _, log = celery_worker
     dataset = xor_dataset("XOR for stopping")

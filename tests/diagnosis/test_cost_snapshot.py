@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 
-from diagnosis.models import TrainedModel
 from diagnosis.selectors.costs import cost_snapshot
 from diagnosis.shared.costs import CostSnapshot, FormulaSpec
+from diagnosis.training.models import TrainedModel
 from learners import CostModel, ModelDocumentError
 
 ROOT = Path(__file__).resolve().parents[2]

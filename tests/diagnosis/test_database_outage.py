@@ -11,8 +11,8 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
+from diagnosis.clinic.models import DiagnosisCase, DiagnosisStep
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import DiagnosisCase, DiagnosisStep
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

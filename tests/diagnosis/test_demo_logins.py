@@ -66,8 +66,8 @@ def test_the_demo_lead_reads_the_demo_clinicians_cases_and_nothing_more(trained_
     """The demo team lets "lead" read "clinician"'s case (read-only), once made, left as edited."""
     from django.test import Client
 
-    from diagnosis.models import Team
-    from diagnosis.services import cases as case_services
+    from diagnosis.clinic.models import Team
+    from diagnosis.clinic.services import cases as case_services
 
     _load_users()
     clinician, lead = User.objects.get(username="clinician"), User.objects.get(username="lead")

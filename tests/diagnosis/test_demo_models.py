@@ -24,11 +24,12 @@ from diagnosis.management.demo_models import (
     fixture_path,
     read_fixture,
 )
-from diagnosis.models import Dataset, TrainedModel
-from diagnosis.selectors import model_cache
-from diagnosis.selectors.models import model_warnings
-from diagnosis.services.approval import DEMO_REASON
-from diagnosis.services.training import create_training
+from diagnosis.models import Dataset
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors import model_cache
+from diagnosis.training.selectors.models import model_warnings
+from diagnosis.training.services.approval import DEMO_REASON
+from diagnosis.training.services.training import create_training
 
 
 @pytest.mark.django_db

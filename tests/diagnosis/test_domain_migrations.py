@@ -1,12 +1,12 @@
 """A database filled by the release before the domain apps moves through their migrations, and
-every case, step, model, experiment and API token reads the same afterwards."""
+every case, step, confirmation, team, model, experiment and API token reads the same afterwards."""
 
 from __future__ import annotations
 
 import hashlib
 
 import pytest
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -15,20 +15,38 @@ from diagnosis.bench.models import Experiment
 from diagnosis.bench.selectors import experiments as experiment_reads
 from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment
+from diagnosis.clinic.models import CaseAccess, ConfirmedDiagnosis, DiagnosisCase, Team
+from diagnosis.clinic.permissions import can_read_case
+from diagnosis.clinic.selectors.cases import compute_case_state
+from diagnosis.clinic.services.cases import start_case
+from diagnosis.clinic.services.step import Classify, RecordResult, apply_step
 from diagnosis.integration.services.api_tokens import authenticate_token
-from diagnosis.models import DiagnosisCase
-from diagnosis.selectors.cases import compute_case_state
-from diagnosis.services.cases import start_case
-from diagnosis.services.step import Classify, RecordResult, apply_step
+from diagnosis.permissions import LEAD_CLINICIANS
+from diagnosis.training.models import TrainingCheckpoint
 
 #: Where the release before the domain apps left the migrations: every model in ``diagnosis``.
 PREVIOUS_RELEASE = [
     ("diagnosis", "0017_merge_plausible_ranges_selection_cut_short"),
+    ("training", None),
+    ("clinic", None),
     ("bench", None),
     ("integration", None),
 ]
 #: The models that left ``diagnosis`` for a domain app: (model, its app now).
-MOVED = {"experiment": "bench", "experimenttask": "bench", "apitoken": "integration"}
+MOVED = {
+    "trainedmodel": "training",
+    "trainingcheckpoint": "training",
+    "modeldecision": "training",
+    "candidatemeasurement": "training",
+    "diagnosiscase": "clinic",
+    "diagnosisstep": "clinic",
+    "confirmeddiagnosis": "clinic",
+    "caseaccess": "clinic",
+    "team": "clinic",
+    "experiment": "bench",
+    "experimenttask": "bench",
+    "apitoken": "integration",
+}
 
 
 def _migrate(targets) -> None:
@@ -92,13 +110,14 @@ def _permissions() -> list[tuple]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
-    clinician, model_admin, trained_model, toy_dataset
+    clinician, other_clinician, model_admin, trained_model, toy_dataset
 ):
     """Cases with steps, a model, a finished experiment and an API token, written at the
-    previous release's migrations (an experiment and the token through that release's own
-    models), read the same after the moves: every row of every table, each case's state, each
-    experiment's results and export, the moved models' content types and permissions (same
-    rows, new app), and the old token still signs its user in."""
+    previous release's migrations (an experiment, a team, a confirmed diagnosis and the token
+    through that release's own models), read the same after the moves: every row of every
+    table, each case's state, each experiment's results and export, the moved models' content
+    types and permissions (same rows, new app), the old team's lead still reads its member's
+    case, and the old token still signs its user in."""
     latest = _latest()
     _migrate(PREVIOUS_RELEASE)
     try:
@@ -148,6 +167,28 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
             user=clinician, case_id=closed.pk, command=RecordResult(test="insulin", value=31)
         )
         apply_step(user=clinician, case_id=closed.pk, command=Classify(label=1))
+        # a team and a confirmed diagnosis the previous release wrote (its app "diagnosis")
+        assert ContentType.objects.get(model="diagnosiscase").app_label == "diagnosis"
+        assert ContentType.objects.get(model="trainedmodel").app_label == "diagnosis"
+        # the previous release's own model of a trained model reads the one trained since
+        old_trained = old_apps.get_model("diagnosis", "TrainedModel").objects.get(
+            pk=trained_model.pk
+        )
+        old_apps.get_model("diagnosis", "TrainingCheckpoint").objects.create(
+            trained_model_id=old_trained.pk, elapsed_seconds=1.5, label="written by the old model"
+        )
+        lead = other_clinician
+        lead.groups.add(Group.objects.get_or_create(name=LEAD_CLINICIANS)[0])
+        old_team = old_apps.get_model("diagnosis", "Team").objects.create(name="ward 7")
+        old_team.members.add(clinician.pk)
+        old_team.leads.add(lead.pk)
+        old_apps.get_model("diagnosis", "ConfirmedDiagnosis").objects.create(
+            case_id=closed.pk,
+            label=1,
+            label_name="written by the old model",
+            source="case",
+            recorded_by_id=clinician.pk,
+        )
         permissions = _permissions()
         content_types = dict(ContentType.objects.filter(model__in=MOVED).values_list("model", "pk"))
         before = (_rows(), _case_reads(), _experiment_reads(model_admin))
@@ -164,4 +205,15 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
         assert ContentType.objects.get(model=model).app_label == app
     assert _permissions() == permissions
     assert Experiment.objects.filter(name="written by the old model").count() == 1
+    team = Team.objects.get(name="ward 7")
+    assert list(team.members.all()) == [clinician] and list(team.leads.all()) == [lead]
+    assert can_read_case(lead, DiagnosisCase.objects.get(pk=closed.pk))
+    assert ConfirmedDiagnosis.objects.get(case_id=closed.pk).label_name == (
+        "written by the old model"
+    )
+    assert CaseAccess.objects.filter(case_id=closed.pk).exists()
+    assert TrainingCheckpoint.objects.get(label="written by the old model").trained_model == (
+        trained_model
+    )
+    assert DiagnosisCase.objects.get(pk=closed.pk).trained_model == trained_model
     assert authenticate_token(presented=old_secret) == clinician

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from diagnosis import selectors
+from diagnosis.clinic import selectors
 
 
 @pytest.fixture

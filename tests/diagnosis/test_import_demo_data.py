@@ -11,8 +11,9 @@ from django.core.management import call_command
 from login_helpers import login_request
 
 from diagnosis.management import demo_data
-from diagnosis.models import Dataset, TrainedModel
+from diagnosis.models import Dataset
 from diagnosis.selectors import cost_model_for
+from diagnosis.training.models import TrainedModel
 
 
 @pytest.fixture

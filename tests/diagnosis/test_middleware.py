@@ -9,7 +9,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 
-from diagnosis.models import DiagnosisCase
+from diagnosis.clinic.models import DiagnosisCase
 
 
 def test_pages_and_json_are_marked_no_store_and_private(client, clinician, trained_model):

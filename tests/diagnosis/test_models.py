@@ -7,10 +7,11 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from diagnosis.models import DiagnosticTest, TrainedModel
+from diagnosis.models import DiagnosticTest
 from diagnosis.permissions import require_clinician, require_model_admin
-from diagnosis.selectors import model_cache
 from diagnosis.shared.learner_registry import ParamSpec, clean_params
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.selectors import model_cache
 
 
 def test_role_groups_exist_after_migrations(db):

@@ -9,9 +9,9 @@ from training_helpers import approve
 
 from diagnosis.models import DiagnosticTest, TestGroup
 from diagnosis.selectors.costs import cost_model_for, cost_snapshot
-from diagnosis.selectors.models import model_report
 from diagnosis.services.datasets import create_dataset
 from diagnosis.services.price_generation import generate_dataset_prices
+from diagnosis.training.selectors.models import model_report
 from learners.price_generator import PriceGeneratorParams, generate_prices, information_gains
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def _prices(dataset):
 
 def test_service_saves_exactly_the_generators_prices(toy_dataset, model_admin):
     """The saved catalog is the library's draw for the dataset's gains, marked generated."""
-    from diagnosis.services.training_data import dataset_arrays
+    from diagnosis.selectors.datasets import dataset_arrays
 
     generate_dataset_prices(user=model_admin, datasets=[toy_dataset], params=PARAMS)
     X, y, categorical = dataset_arrays(toy_dataset)
@@ -220,9 +220,9 @@ def test_editing_a_generated_price_clears_the_marker(client, toy_dataset, model_
 
 def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinician):
     """A model trained on generated prices: its page, the case screen and the API say generated."""
-    from diagnosis.models import TrainedModel
-    from diagnosis.services.cases import start_case
-    from diagnosis.services.training import create_training
+    from diagnosis.clinic.services.cases import start_case
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.services.training import create_training
 
     generate_dataset_prices(user=model_admin, datasets=[toy_dataset], params=PARAMS)
     trained = create_training(
@@ -235,7 +235,7 @@ def test_screens_and_api_say_generated(client, toy_dataset, model_admin, clinici
     assert trained.cost_snapshot["generated"] == [0, 1, 2]
     report = model_report(user=model_admin, trained_model=trained)
     assert [p.generated for p in report.prices] == [True, True, True]
-    from diagnosis.services.training import run_training
+    from diagnosis.training.services.training import run_training
 
     run_training(trained_model_id=trained.pk)
     trained = approve(TrainedModel.objects.get(pk=trained.pk), model_admin)

@@ -7,19 +7,20 @@ import step_helpers
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from diagnosis.clinic.models import DiagnosisCase
+from diagnosis.clinic.permissions import CaseNotFound
+from diagnosis.clinic.selectors.case_audit import case_steps
+from diagnosis.clinic.selectors.cases import dataset_tests_of
+from diagnosis.clinic.services import cases
+from diagnosis.clinic.services import step as step_service
 from diagnosis.integration.models import ApiToken
 from diagnosis.integration.services.api_tokens import (
     authenticate_token,
     issue_api_token,
     revoke_api_token,
 )
-from diagnosis.models import DiagnosisCase, DiagnosticTest
-from diagnosis.permissions import CaseNotFound
+from diagnosis.models import DiagnosticTest
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.case_audit import case_steps
-from diagnosis.selectors.cases import dataset_tests_of
-from diagnosis.services import cases
-from diagnosis.services import step as step_service
 
 pytestmark = pytest.mark.django_db
 
@@ -93,8 +94,8 @@ def test_a_step_by_id_on_someone_elses_case_is_not_found(clinician, other_clinic
 def test_a_visible_model_equals_the_orm_read(clinician, model_admin, trained_model):
     """visible_model's one raw query: the model (JSON deferred) and dataset as the ORM reads
     them, ready; a clinician gets no unfinished model, an admin does."""
-    from diagnosis.models import TrainedModel
-    from diagnosis.selectors import visible_model
+    from diagnosis.training.models import TrainedModel
+    from diagnosis.training.selectors.models import visible_model
 
     found = visible_model(user=clinician, pk=trained_model.pk)
     orm = TrainedModel.objects.select_related("dataset").get(pk=trained_model.pk)

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from diagnosis.clinic.models import DiagnosisCase, DiagnosisStep
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import DiagnosisCase, DiagnosisStep
 
 
 @pytest.fixture

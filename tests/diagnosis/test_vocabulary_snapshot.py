@@ -7,12 +7,13 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from diagnosis.models import DiagnosticTest, TrainedModel
-from diagnosis.selectors import case_audit
-from diagnosis.selectors.cases import case_state
+from diagnosis.clinic.selectors import case_audit
+from diagnosis.clinic.selectors.cases import case_state
+from diagnosis.clinic.services import cases as case_services
+from diagnosis.clinic.services import step as step_service
+from diagnosis.models import DiagnosticTest
 from diagnosis.selectors.vocabulary import vocabulary_of
-from diagnosis.services import cases as case_services
-from diagnosis.services import step as step_service
+from diagnosis.training.models import TrainedModel
 
 
 def _swap_sex_choices(dataset) -> None:

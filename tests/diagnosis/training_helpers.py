@@ -5,8 +5,8 @@ Imported by the tests of tests/diagnosis as a plain module (tests/ has no packag
 
 from __future__ import annotations
 
-from diagnosis.models import TrainedModel
-from diagnosis.services import approval, training
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.services import approval, training
 
 #: The reason the tests give when they approve a model for clinicians (flagged ones need one).
 TEST_APPROVAL_REASON = "Approved by the test set-up, to be used by the test's clinicians."

@@ -21,13 +21,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from diagnosis.bench.models import Experiment, ExperimentTask
-from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix, TrainedModel
+from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix
 from diagnosis.permissions import require_model_admin
 from diagnosis.selectors.costs import cost_snapshot
 from diagnosis.shared import learner_names, learner_registry
 from diagnosis.shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
 from diagnosis.shared.money import format_money
 from diagnosis.shared.validation import clean_matrix, clean_reject_cost
+from diagnosis.training.models import TrainedModel
 
 __all__ = [
     "MAX_SWEEP",
@@ -649,7 +650,7 @@ def deploy_recommended(
     when there is one, else a new one named after the experiment.  Refused when the dataset's
     prices changed since the experiment (the recommendation was made at the old prices).
     """
-    from diagnosis.services import training
+    from diagnosis.training.services import training
 
     require_model_admin(user)
     source = Experiment.objects.select_related("dataset").get(pk=experiment.pk)

@@ -36,11 +36,11 @@ from django.utils import timezone
 from diagnosis.bench.models import Experiment, ExperimentTask
 from diagnosis.bench.selectors.results import assemble_results
 from diagnosis.models import DatasetCase
-from diagnosis.services import broker
-from diagnosis.services.training_progress import Heartbeat
 from diagnosis.shared import learner_registry
 from diagnosis.shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
 from diagnosis.shared.learner_names import display_label
+from diagnosis.training.services import broker
+from diagnosis.training.services.training_progress import Heartbeat
 
 __all__ = [
     "Recovered",
@@ -292,7 +292,7 @@ def _compute(experiment: Experiment, task: ExperimentTask, targets) -> dict[int,
 
     anytime: list[dict] = []
     if spec.anytime and spec.anytime_param:
-        from diagnosis.services.anytime import round_schedule
+        from diagnosis.training.services.anytime import round_schedule
 
         target_r = int(entry["params"].get(spec.anytime_param) or 0)
         model = None

@@ -10,8 +10,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from diagnosis.services.warmup import warm_kernels
 from diagnosis.shared import learner_registry
+from diagnosis.training.services.warmup import warm_kernels
 
 
 def _keys(text: str, known: set[str]) -> set[str]:

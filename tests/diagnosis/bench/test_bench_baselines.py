@@ -11,8 +11,8 @@ from diagnosis.bench.models import Experiment
 from diagnosis.bench.selectors import experiments as reads
 from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment, deploy_recommended
-from diagnosis.models import TrainedModel
 from diagnosis.shared.learner_names import display_label, human_label
+from diagnosis.training.models import TrainedModel
 
 
 def _run_all(experiment: Experiment) -> Experiment:

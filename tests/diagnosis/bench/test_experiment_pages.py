@@ -15,7 +15,7 @@ from diagnosis.bench.forms import split_values
 from diagnosis.bench.models import Experiment, ExperimentTask
 from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment
-from diagnosis.models import TrainedModel
+from diagnosis.training.models import TrainedModel
 
 pytestmark = pytest.mark.django_db
 

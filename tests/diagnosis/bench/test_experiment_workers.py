@@ -26,8 +26,8 @@ from diagnosis.bench.services.experiments import (
     create_experiment,
     resume_experiment,
 )
-from diagnosis.models import TrainedModel
-from diagnosis.services.training import request_training
+from diagnosis.training.models import TrainedModel
+from diagnosis.training.services.training import request_training
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
 

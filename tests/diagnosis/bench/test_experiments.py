@@ -22,7 +22,7 @@ from diagnosis.bench.services.experiments import (
     rerun_experiment,
     resume_experiment,
 )
-from diagnosis.services.training_data import dataset_arrays
+from diagnosis.selectors.datasets import dataset_arrays
 from learners.significance import paired_t_test
 
 pytestmark = pytest.mark.django_db

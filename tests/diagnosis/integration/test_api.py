@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 from login_helpers import login_request
 
-from diagnosis.models import DiagnosisCase
+from diagnosis.clinic.models import DiagnosisCase
 
 pytestmark = pytest.mark.django_db
 

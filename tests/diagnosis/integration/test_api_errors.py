@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from diagnosis import selectors
+from diagnosis.clinic import selectors
+from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import DiagnosisCase
 from diagnosis.shared.validation import MAX_BODY_BYTES
 
 

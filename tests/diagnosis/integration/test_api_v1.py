@@ -14,9 +14,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.integration.models import ApiToken
 from diagnosis.integration.services.api_tokens import issue_api_token, revoke_api_token
-from diagnosis.models import DiagnosisCase
 
 
 def bearer(user) -> Client:

@@ -12,9 +12,9 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi import checks as openapi_checks
 
+from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.integration.api_v1 import api
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import DiagnosisCase
 
 pytestmark = pytest.mark.slow
 
