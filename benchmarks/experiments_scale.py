@@ -181,7 +181,7 @@ def _in_process_seconds(experiment) -> float:
     """The same fits and evaluate calls as the experiment's tasks, here, without Celery or DB."""
     import numpy as np
 
-    from diagnosis.selectors.datasets import dataset_arrays
+    from diagnosis.catalog.selectors.datasets import dataset_arrays
     from diagnosis.shared import learner_registry
     from learners import evaluate
     from learners.evaluation import make_folds
@@ -272,9 +272,9 @@ def main(argv: list[str] | None = None) -> None:
     from django.contrib.auth.models import User
 
     from config.celery import app
-    from diagnosis.models import Dataset
-    from diagnosis.selectors.datasets import dataset_arrays
-    from diagnosis.services.datasets import import_uci_folder
+    from diagnosis.catalog.models import Dataset
+    from diagnosis.catalog.selectors.datasets import dataset_arrays
+    from diagnosis.catalog.services.datasets import import_uci_folder
 
     user, _ = User.objects.get_or_create(
         username="bench-admin", defaults={"is_staff": True, "is_superuser": True}

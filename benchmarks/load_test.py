@@ -225,10 +225,10 @@ def setup(users: int, models: list[str]) -> dict:
     """Clinicians with passwords and tokens, and the models (the forest trained here)."""
     from django.contrib.auth.models import Group, User
 
+    from diagnosis.catalog.models import Dataset
+    from diagnosis.catalog.selectors.datasets import default_error_matrix
     from diagnosis.integration.services.api_tokens import issue_api_token
-    from diagnosis.models import Dataset
     from diagnosis.permissions import CLINICIANS
-    from diagnosis.selectors.datasets import default_error_matrix
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.training import create_training, run_training
 

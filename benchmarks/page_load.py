@@ -35,7 +35,7 @@ CLINICIAN = ("clinician", os.environ.get("DEMO_CLINICIAN_PASSWORD", "clinician-d
 _SETUP = r"""
 import json
 from django.contrib.auth.models import User
-from diagnosis.models import TrainedModel
+from diagnosis.catalog.models import TrainedModel
 from diagnosis.clinic.selectors import case_state
 from diagnosis.clinic.services import cases
 

@@ -8,8 +8,8 @@ the peak resident size (``ru_maxrss``) is read before and after one fit with the
 defaults on synthetic numeric data (``--tests`` priced tests, 5% missing, the XOR of two tests
 as the class), so the growth is what the fit itself held. scikit-learn's DecisionTreeClassifier
 is measured the same way in the same run as the peer. The last column is the growth per cell,
-which ``diagnosis/services/training_memory.BYTES_PER_CELL`` takes (doubled for a margin) for
-the worker's up-front estimate.
+which ``diagnosis/training/services/training_memory.BYTES_PER_CELL`` takes (doubled for a
+margin) for the worker's up-front estimate.
 """
 
 from __future__ import annotations

@@ -76,8 +76,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "ninja",  # /api/v1's schema reader, served from the package's own static files
-    "simple_history",  # the catalog's change history (diagnosis/models/audit.py)
+    "simple_history",  # the catalog's change history (diagnosis/catalog/models/audit.py)
     "diagnosis.apps.DiagnosisConfig",
+    "diagnosis.catalog.apps.CatalogConfig",
     "diagnosis.training.apps.TrainingConfig",
     "diagnosis.clinic.apps.ClinicConfig",
     "diagnosis.bench.apps.BenchConfig",

@@ -21,8 +21,9 @@ __all__ = ["PATIENT_MODELS", "grant_role_permissions"]
 #: them (a superuser may grant ``view_caseaccess`` to an auditor by hand).
 PATIENT_MODELS = ("diagnosiscase", "diagnosisstep", "caseaccess", "team")
 
-#: The apps whose models the roles are about (the domain apps, and what is still in diagnosis).
-APP_LABELS = ("diagnosis", "training", "clinic", "bench", "integration")
+#: The apps whose models the roles are about: every domain app (the diagnosis app itself has no
+#: model since its migration 0022).
+APP_LABELS = ("catalog", "training", "clinic", "bench", "integration")
 
 
 def grant_role_permissions(*, using: str = "default", **_) -> None:

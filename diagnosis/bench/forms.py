@@ -20,15 +20,15 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from diagnosis.bench.models import Experiment
-from diagnosis.forms import (
+from diagnosis.catalog.forms import (
     ErrorMatrixChoiceField,
     MatrixSelect,
     field_of,
     param_field,
     param_field_name,
 )
-from diagnosis.models import Dataset, ErrorMatrix
-from diagnosis.selectors.datasets import default_error_matrices
+from diagnosis.catalog.models import Dataset, ErrorMatrix
+from diagnosis.catalog.selectors.datasets import default_error_matrices
 from diagnosis.shared import learner_registry
 
 __all__ = ["MAX_VARIANTS", "ExperimentForm", "initial_from_experiment", "split_values"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from diagnosis.models import Dataset
+from diagnosis.catalog.models import Dataset
 from diagnosis.shared.costs import CostSnapshot
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from django import forms
 
-from diagnosis.forms import number_text
-from diagnosis.models import DiagnosticTest
+from diagnosis.catalog.forms import number_text
+from diagnosis.catalog.models import DiagnosticTest
 
 from .services.step import clean_value
 

@@ -43,6 +43,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.client_address import client_address
 from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess
@@ -53,7 +54,6 @@ from diagnosis.clinic.services.access_log import log_case_access
 from diagnosis.integration.api import implausible_answer, state_to_dict
 from diagnosis.integration.services import api_tokens
 from diagnosis.integration.throttling import SlidingWindowThrottle
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.validation import (
     BodyTooLarge,
     clean_request_field,

@@ -25,6 +25,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from diagnosis.catalog.models import Dataset
+from diagnosis.catalog.selectors.datasets import dataset_arrays, default_error_matrix
 from diagnosis.training.models import TrainedModel, TrainingCheckpoint
 from diagnosis.training.selectors.models import THIN_SUPPORT
 from diagnosis.training.services import training_queue
@@ -32,8 +34,6 @@ from diagnosis.training.services.training import create_training, run_training
 from learners import model_from_json
 from learners.serialization import ModelDocumentError, parse_document
 
-from ..models import Dataset
-from ..selectors.datasets import dataset_arrays, default_error_matrix
 from ..shared import learner_registry
 from ..shared.costs import CostSnapshot
 from ..shared.money import format_money

@@ -1,9 +1,4 @@
-"""Reads for the screens and the API (keyword-only, permission-checked).
-
-The trained models' reads are the training's (``diagnosis.training.selectors``), the cases'
-the clinic's (``diagnosis.clinic.selectors``).
+"""The core's reads: ``raw_rows``, the SQL of the hot reads generated from the models' own
+fields.  The domain's reads are the apps' (``diagnosis.catalog.selectors``,
+``diagnosis.training.selectors``, ``diagnosis.clinic.selectors``, ...).
 """
-
-from .costs import cost_model_for
-
-__all__ = ["cost_model_for"]

@@ -7,9 +7,9 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 
-from diagnosis.admin import DatasetAdmin, ModelAdminsOnly
 from diagnosis.admin_users import UserLinksMixin
-from diagnosis.models import Dataset
+from diagnosis.catalog.admin import DatasetAdmin, ModelAdminsOnly
+from diagnosis.catalog.models import Dataset
 from diagnosis.shared import learner_registry
 
 from .models import TrainedModel, TrainingCheckpoint

@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from diagnosis.forms import (
+from diagnosis.catalog.forms import (
     ErrorMatrixChoiceField,
     MatrixSelect,
     field_of,
@@ -19,8 +19,8 @@ from diagnosis.forms import (
     param_field,
     param_field_name,
 )
-from diagnosis.models import Dataset, ErrorMatrix
-from diagnosis.selectors.datasets import default_error_matrices
+from diagnosis.catalog.models import Dataset, ErrorMatrix
+from diagnosis.catalog.selectors.datasets import default_error_matrices
 from diagnosis.shared import learner_registry
 
 

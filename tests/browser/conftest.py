@@ -55,9 +55,9 @@ def _demo_model(dataset_name: str, learner: str, name: str):
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import FIXTURE_FILES
     from diagnosis.management.demo_models import DemoFixtureError, load_model_fixture
-    from diagnosis.models import Dataset
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.training import create_training, run_training
 

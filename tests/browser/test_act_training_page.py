@@ -25,9 +25,9 @@ def _heart_act_training():
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import HEART
     from diagnosis.management.demo_models import demo_error_matrix, demo_models_of
-    from diagnosis.models import Dataset
     from diagnosis.training.services.training import create_training
 
     call_command("load_demo_data", "--no-train", "--no-experiment", "--only", HEART, stdout=None)
@@ -129,9 +129,9 @@ def test_the_anytime_chart_of_a_finished_act_model_reads_at_both_widths(chromium
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import HEART
     from diagnosis.management.demo_models import create_demo_model, demo_models_of
-    from diagnosis.models import Dataset
 
     call_command("load_demo_data", "--no-train", "--no-experiment", "--only", HEART, stdout=None)
     dataset = Dataset.objects.get(name=HEART)

@@ -30,7 +30,7 @@ def test_admin_dataset_matrix_and_import_screens(chromium, live_server, heart_mo
     context, page = new_page(chromium, live_server, width=width, height=height)
     try:
         log_in(page, *ADMIN)
-        page.goto(f"/admin/diagnosis/dataset/{dataset.pk}/change/")
+        page.goto(f"/admin/catalog/dataset/{dataset.pk}/change/")
         if size == "laptop":
             assert page.evaluate("document.documentElement.scrollWidth") <= width
             for box in page.locator("#tests-group tr.has_original td.field-price input").all():
@@ -52,7 +52,7 @@ def test_admin_dataset_matrix_and_import_screens(chromium, live_server, heart_mo
         assert [t.strip() for t in first.locator("tbody th").all_text_contents()] == labels
         grid.screenshot(path=str(OUT / f"admin-matrix-{size}.png"))
 
-        page.goto("/admin/diagnosis/dataset/import/")
+        page.goto("/admin/catalog/dataset/import/")
         page.locator("select[name=source]").select_option("uci")
         page.locator("input[name=name]").fill("New data")
         with page.expect_navigation():

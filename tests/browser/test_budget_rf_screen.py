@@ -26,8 +26,8 @@ def heart_forest(transactional_db):
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Dataset
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.training import create_training, run_training
 

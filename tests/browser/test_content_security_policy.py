@@ -58,7 +58,7 @@ def test_admin_screens_run_only_the_servers_scripts(chromium, live_server, heart
     violations = _watch_violations(page)
     log_in(page, *ADMIN)
     for url in (
-        f"/admin/diagnosis/dataset/{heart_model.dataset_id}/change/",
+        f"/admin/catalog/dataset/{heart_model.dataset_id}/change/",
         "/train/",
         f"/models/{heart_model.pk}/",
         "/api/v1/docs",

@@ -20,7 +20,7 @@ WARNING = "No better than ordering no test"
 
 def test_a_degenerate_model_is_warned(chromium, live_server, heart_model):
     """Form starts from the dataset's matrix; under 0/1 loss: warned on card, page and case."""
-    from diagnosis.selectors.datasets import default_error_matrix
+    from diagnosis.catalog.selectors.datasets import default_error_matrix
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.training import run_training
 

@@ -28,8 +28,8 @@ def _train(learner: str, params: dict, name: str):
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Dataset
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.training import create_training, run_training
 

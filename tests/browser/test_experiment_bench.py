@@ -57,8 +57,8 @@ def heart(transactional_db):
     """Demo users and the heart data (no models, no demo experiment)."""
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Dataset
 
     call_command(
         "load_demo_data",
@@ -249,9 +249,9 @@ def test_results_and_research_screens(chromium, live_server, heart):
     from diagnosis.bench.models import Experiment
     from diagnosis.bench.services import runner as experiment_runner
     from diagnosis.bench.services.experiments import create_experiment
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.commands.load_demo_data import DEMO_EXPERIMENT
     from diagnosis.management.demo_data import HEART, PIMA
-    from diagnosis.models import Dataset
 
     call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
     experiment = Experiment.objects.get(status=Experiment.DONE)

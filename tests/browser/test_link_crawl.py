@@ -279,8 +279,8 @@ def world(transactional_db):
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management import demo_data
-    from diagnosis.models import Dataset
     from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.approval import retire_model
@@ -399,8 +399,8 @@ def _state() -> dict:
     case is logged by design), as (id, status-like fields) or counts."""
     from django.contrib.auth.models import User
 
-    from diagnosis import models
     from diagnosis.bench.models import Experiment, ExperimentTask
+    from diagnosis.catalog import models
     from diagnosis.clinic import models as clinic_models
     from diagnosis.integration.models import ApiToken
 

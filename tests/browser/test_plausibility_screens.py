@@ -83,7 +83,7 @@ def test_admin_plausible_range_outside_the_hard_range(chromium, live_server, hea
     context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
     try:
         log_in(page, *ADMIN)
-        page.goto(f"/admin/diagnosis/dataset/{dataset.pk}/change/")
+        page.goto(f"/admin/catalog/dataset/{dataset.pk}/change/")
         chol = dataset.tests.get(name="chol").index
         row = page.locator(f"#tests-{chol}")
         row.locator("details.more-fields summary").click()

@@ -26,8 +26,8 @@ def test_generate_prices_from_the_datasets_list(chromium, live_server, transacti
     """Choose the action, refuse a bad range with a message, then price: every test marked."""
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
     from diagnosis.management.demo_data import PIMA
-    from diagnosis.models import Dataset
 
     call_command(
         "load_demo_data",
@@ -44,7 +44,7 @@ def test_generate_prices_from_the_datasets_list(chromium, live_server, transacti
     context, page = new_page(chromium, live_server, width=width, height=height)
     try:
         log_in(page, *ADMIN)
-        page.goto("/admin/diagnosis/dataset/")
+        page.goto("/admin/catalog/dataset/")
         expect(page.locator("td.field-prices")).to_have_text("entered")
         page.locator(f"input[name=_selected_action][value='{dataset.pk}']").check()
         page.locator("select[name=action]").select_option("generate_prices")
@@ -69,7 +69,7 @@ def test_generate_prices_from_the_datasets_list(chromium, live_server, transacti
         page.screenshot(path=str(OUT / f"admin-generated-list-{size}.png"), full_page=True)
         prices = list(dataset.tests.order_by("index").values_list("price", flat=True))
         assert prices != before and all(5 <= p <= 50 for p in prices)
-        page.goto(f"/admin/diagnosis/dataset/{dataset.pk}/change/")
+        page.goto(f"/admin/catalog/dataset/{dataset.pk}/change/")
         expect(page.locator("#tests-group .generated-price")).to_have_count(8)
         page.locator("#tests-group").screenshot(path=str(OUT / f"admin-generated-tests-{size}.png"))
     finally:
@@ -81,9 +81,9 @@ def test_case_screen_marks_generated_prices(chromium, live_server, transactional
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from diagnosis.catalog.models import Dataset
+    from diagnosis.catalog.services.price_generation import generate_dataset_prices
     from diagnosis.management.demo_data import HEART
-    from diagnosis.models import Dataset
-    from diagnosis.services.price_generation import generate_dataset_prices
     from diagnosis.training.services.training import create_training, run_training
 
     call_command(

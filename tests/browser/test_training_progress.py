@@ -56,7 +56,7 @@ def test_progress_bar_follows_the_database_then_shows_failure(chromium, live_ser
 
 def test_train_form_offers_only_the_chosen_datasets_matrices(chromium, live_server, heart_model):
     """The error-matrix list follows the chosen dataset; the learner's own parameters are shown."""
-    from diagnosis.services.datasets import create_dataset
+    from diagnosis.catalog.services.datasets import create_dataset
     from diagnosis.shared import learner_registry
 
     other = create_dataset(

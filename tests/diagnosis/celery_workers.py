@@ -161,7 +161,7 @@ def xor_dataset(name: str, n: int = 600, d: int = 8):
     """Noisy XOR over two of ``d`` priced features: ACT's rounds take seconds, not milliseconds."""
     import numpy as np
 
-    from diagnosis.services.datasets import create_dataset
+    from diagnosis.catalog.services.datasets import create_dataset
 
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (n, d)).round(3)

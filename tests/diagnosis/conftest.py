@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from toy_data import PASSWORD, TOY_TESTS, toy_rows
 
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.permissions import CLINICIANS, MODEL_ADMINS
-from diagnosis.services.datasets import create_dataset
 from diagnosis.training.services.training import run_training
 
 

@@ -139,10 +139,10 @@ POLICY: dict[str, tuple[str, ...]] = {
     "admin/jsi18n/": STAFF_ONLY,
     # The case has no page outside the admin; missing and forbidden look alike.
     "admin/r/<path:content_type_id>/<path:object_id>/": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
-    "admin/^(?P<app_label>auth|axes|training|diagnosis|clinic|integration)/$": (LOGIN, LOGIN, LOGIN)
+    "admin/^(?P<app_label>auth|axes|training|catalog|clinic|integration)/$": (LOGIN, LOGIN, LOGIN)
     + (OK, MISSING, OK),  # an app index with nothing the user may see is a 404
     "admin/(?P<url>.*)$": (LOGIN, LOGIN, LOGIN) + (MISSING,) * 3,
-    "admin/diagnosis/dataset/import/": MODEL_ADMIN_ADMIN,
+    "admin/catalog/dataset/import/": MODEL_ADMIN_ADMIN,
     **_admin_model(
         "auth/group",
         changelist=USER_ADMIN,
@@ -183,7 +183,7 @@ POLICY: dict[str, tuple[str, ...]] = {
         ).items()
     },
     **_admin_model(
-        "diagnosis/dataset",
+        "catalog/dataset",
         changelist=MODEL_ADMIN_ADMIN,
         change=MODEL_ADMIN_ADMIN,
         add=MODEL_ADMIN_ADMIN,
@@ -324,7 +324,7 @@ def world(clinician, other_clinician, trained_model):
     ids = {
         "admin/auth/group/": Group.objects.get(name=CLINICIANS).pk,
         "admin/auth/user/": clinician.pk,
-        "admin/diagnosis/dataset/": trained_model.dataset_id,
+        "admin/catalog/dataset/": trained_model.dataset_id,
         "admin/training/trainedmodel/": trained_model.pk,
         "admin/clinic/diagnosiscase/": case.pk,
         "admin/r/": f"{ContentType.objects.get_for_model(DiagnosisCase).pk}/{case.pk}",
@@ -344,7 +344,7 @@ def world(clinician, other_clinician, trained_model):
 def _fill(route: str, world, *, ids: dict | None = None) -> str:
     """The route with each parameter replaced by a real object's id (or a harmless value)."""
     if "(?P<app_label>" in route:
-        return "/admin/diagnosis/"
+        return "/admin/catalog/"
     if "(?P<url>" in route:
         return "/admin/no-such-page/"
     ids = ids or world["ids"]

@@ -156,7 +156,7 @@ def test_catalog_edits_are_kept_with_old_and_new_values_who_and_when(model_admin
     data.update(_grid(_matrix_field(toy_dataset), [[0, 50], [200, 0]]))
     response, _ = _post(web, toy_dataset, data)
     assert response.status_code == 302
-    page = web.get(f"/admin/diagnosis/dataset/{toy_dataset.pk}/history/").content.decode()
+    page = web.get(f"/admin/catalog/dataset/{toy_dataset.pk}/history/").content.decode()
     history = html.unescape(page).split('id="catalog-history"')[1]
     for field, old, new in (
         ("price", "10.0", "11.5"),
@@ -183,7 +183,7 @@ def test_the_catalog_history_is_for_model_admins_not_clinicians(
     test = toy_dataset.tests.get(name="insulin")
     test.price = 13.0
     test.save()
-    url = f"/admin/diagnosis/dataset/{toy_dataset.pk}/history/"
+    url = f"/admin/catalog/dataset/{toy_dataset.pk}/history/"
     page = _client(editor).get(url)
     assert page.status_code == 200
     assert "<strong>price</strong>: <del>12.0</del> → <ins>13.0</ins>" in page.content.decode()

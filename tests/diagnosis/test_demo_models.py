@@ -14,6 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from diagnosis.catalog.models import Dataset
 from diagnosis.management import demo_data
 from diagnosis.management.commands.load_demo_data import DEMO_LEARNERS, DEMO_MATRICES, DEMO_MATRIX
 from diagnosis.management.demo_models import (
@@ -24,7 +25,6 @@ from diagnosis.management.demo_models import (
     fixture_path,
     read_fixture,
 )
-from diagnosis.models import Dataset
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors import model_cache
 from diagnosis.training.selectors.models import model_warnings

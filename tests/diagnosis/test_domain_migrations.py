@@ -1,5 +1,6 @@
 """A database filled by the release before the domain apps moves through their migrations, and
-every case, step, confirmation, team, model, experiment and API token reads the same afterwards."""
+every dataset and its history, case, step, confirmation, team, model, experiment and API token
+reads the same afterwards."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from diagnosis.bench.models import Experiment
 from diagnosis.bench.selectors import experiments as experiment_reads
 from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment
+from diagnosis.catalog.models import Dataset
+from diagnosis.catalog.selectors.catalog_history import catalog_history
 from diagnosis.clinic.models import CaseAccess, ConfirmedDiagnosis, DiagnosisCase, Team
 from diagnosis.clinic.permissions import can_read_case
 from diagnosis.clinic.selectors.cases import compute_case_state
@@ -27,6 +30,7 @@ from diagnosis.training.models import TrainingCheckpoint
 #: Where the release before the domain apps left the migrations: every model in ``diagnosis``.
 PREVIOUS_RELEASE = [
     ("diagnosis", "0017_merge_plausible_ranges_selection_cut_short"),
+    ("catalog", None),
     ("training", None),
     ("clinic", None),
     ("bench", None),
@@ -34,6 +38,15 @@ PREVIOUS_RELEASE = [
 ]
 #: The models that left ``diagnosis`` for a domain app: (model, its app now).
 MOVED = {
+    "dataset": "catalog",
+    "datasetcase": "catalog",
+    "testgroup": "catalog",
+    "diagnostictest": "catalog",
+    "errormatrix": "catalog",
+    "historicaldataset": "catalog",
+    "historicaltestgroup": "catalog",
+    "historicaldiagnostictest": "catalog",
+    "historicalerrormatrix": "catalog",
     "trainedmodel": "training",
     "trainingcheckpoint": "training",
     "modeldecision": "training",
@@ -170,6 +183,10 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
         # a team and a confirmed diagnosis the previous release wrote (its app "diagnosis")
         assert ContentType.objects.get(model="diagnosiscase").app_label == "diagnosis"
         assert ContentType.objects.get(model="trainedmodel").app_label == "diagnosis"
+        assert ContentType.objects.get(model="historicaldataset").app_label == "diagnosis"
+        # a catalog edit: its history row is written to the historical table of the time
+        toy_dataset.description = "edited before the move"
+        toy_dataset.save()
         # the previous release's own model of a trained model reads the one trained since
         old_trained = old_apps.get_model("diagnosis", "TrainedModel").objects.get(
             pk=trained_model.pk
@@ -191,13 +208,25 @@ def test_a_populated_database_reads_the_same_after_the_domain_apps_migrations(
         )
         permissions = _permissions()
         content_types = dict(ContentType.objects.filter(model__in=MOVED).values_list("model", "pk"))
-        before = (_rows(), _case_reads(), _experiment_reads(model_admin))
+        before = (
+            _rows(),
+            _case_reads(),
+            _experiment_reads(model_admin),
+            catalog_history(user=model_admin, dataset=toy_dataset),
+        )
     finally:
         _migrate(latest)
-    after = (_rows(), _case_reads(), _experiment_reads(model_admin))
+    after = (
+        _rows(),
+        _case_reads(),
+        _experiment_reads(model_admin),
+        catalog_history(user=model_admin, dataset=toy_dataset),
+    )
     assert after[0] == before[0]  # not a row changed, added or lost
     assert after[1] == before[1] and len(after[1]) == 2
     assert after[2] == before[2] and len(after[2]) == 2
+    assert after[3] == before[3] and after[3]  # the catalog's history, edit included
+    assert Dataset.history.filter(description="edited before the move").count() == 1
     assert dict(ContentType.objects.filter(model__in=MOVED).values_list("model", "pk")) == (
         content_types
     )

@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from diagnosis.models import DiagnosticTest
+from diagnosis.catalog.models import DiagnosticTest
 from diagnosis.permissions import require_clinician, require_model_admin
 from diagnosis.shared.learner_registry import ParamSpec, clean_params
 from diagnosis.training.models import TrainedModel

@@ -86,7 +86,7 @@ def test_the_price_table_and_the_advice_write_a_price_alike(client, clinician, m
     from toy_data import PASSWORD, toy_rows
     from training_helpers import train
 
-    from diagnosis.services.datasets import create_dataset
+    from diagnosis.catalog.services.datasets import create_dataset
 
     rows, labels = toy_rows()
     dataset = create_dataset(

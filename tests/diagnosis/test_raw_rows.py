@@ -7,6 +7,7 @@ import step_helpers
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from diagnosis.catalog.models import DiagnosticTest
 from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.clinic.permissions import CaseNotFound
 from diagnosis.clinic.selectors.case_audit import case_steps
@@ -19,7 +20,6 @@ from diagnosis.integration.services.api_tokens import (
     issue_api_token,
     revoke_api_token,
 )
-from diagnosis.models import DiagnosticTest
 from diagnosis.selectors import raw_rows
 
 pytestmark = pytest.mark.django_db

@@ -6,12 +6,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 
+from diagnosis.catalog.selectors.costs import cost_model_for
 from diagnosis.clinic.selectors.cases import advice_for, case_state, open_cases_for_user
 from diagnosis.clinic.selectors.models import models_for_user
 from diagnosis.clinic.selectors.tree import tree_layout
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.selectors import cost_model_for
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors.models import model_report
 from learners.policy import Extract, decide, evidence_for

@@ -7,12 +7,12 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
+from diagnosis.catalog.models import DiagnosticTest
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.clinic.selectors import case_audit
 from diagnosis.clinic.selectors.cases import case_state
 from diagnosis.clinic.services import cases as case_services
 from diagnosis.clinic.services import step as step_service
-from diagnosis.models import DiagnosticTest
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.training.models import TrainedModel
 
 

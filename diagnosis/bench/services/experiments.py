@@ -21,9 +21,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from diagnosis.bench.models import Experiment, ExperimentTask
-from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix
+from diagnosis.catalog.models import Dataset, DiagnosticTest, ErrorMatrix
+from diagnosis.catalog.selectors.costs import cost_snapshot
 from diagnosis.permissions import require_model_admin
-from diagnosis.selectors.costs import cost_snapshot
 from diagnosis.shared import learner_names, learner_registry
 from diagnosis.shared.baselines import BASELINES, ORDER_NOTHING, is_baseline
 from diagnosis.shared.money import format_money

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from diagnosis.bench.models import Experiment, ExperimentTask
 from diagnosis.bench.selectors.results import assemble_results
-from diagnosis.models import DatasetCase
+from diagnosis.catalog.models import DatasetCase
 from diagnosis.shared import learner_registry
 from diagnosis.shared.baselines import ORDER_EVERYTHING, ORDER_NOTHING
 from diagnosis.shared.learner_names import display_label

@@ -3,7 +3,7 @@
 :class:`CaseAccess` is one row per request that read or changed a patient's case, written by
 the case selectors and services (one INSERT, nothing read first).  It keeps the case id and the
 username even if the case or the user is later deleted.  (The catalog's change history is
-django-simple-history's, registered in ``diagnosis/models/audit.py``.)
+django-simple-history's, registered in ``diagnosis/catalog/models/audit.py``.)
 """
 
 from __future__ import annotations

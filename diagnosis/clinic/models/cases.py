@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from diagnosis.models.datasets import DiagnosticTest
+from diagnosis.catalog.models.datasets import DiagnosticTest
 from diagnosis.shared.advice import Advice
 from diagnosis.training.models.training import TrainedModel
 

@@ -17,10 +17,10 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from diagnosis.models.datasets import range_text
+from diagnosis.catalog.models.datasets import range_text
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.permissions import is_clinician
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.vocabulary import Vocabulary
 
 from ..models import DiagnosisCase, DiagnosisStep

@@ -17,10 +17,10 @@ from typing import Any, overload
 from django.db import connection
 from django.db.models import QuerySet
 
-from diagnosis.models import DiagnosticTest
+from diagnosis.catalog.models import DiagnosticTest
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.permissions import is_clinician, require_clinician, require_lead
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.advice import Advice, Conclusion, evidence_from_json
 from diagnosis.shared.vocabulary import Vocabulary
 from diagnosis.training.models import TrainedModel

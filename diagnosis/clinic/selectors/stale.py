@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diagnosis.selectors.vocabulary import current_vocabulary, vocabulary_of
+from diagnosis.catalog.selectors.vocabulary import current_vocabulary, vocabulary_of
 from diagnosis.training.selectors.matrices import follows_matrix_edits
 from diagnosis.training.selectors.matrices import resolve as matrix_status_of
 from diagnosis.training.selectors.stale import model_changes

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from diagnosis.models import DiagnosticTest
+from diagnosis.catalog.models import DiagnosticTest
 
 from ..models import DiagnosisCase, DiagnosisStep
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnosis.selectors.vocabulary import vocabulary_of
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.money import format_money
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors.model_cache import deciding_model

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.permissions import require_clinician
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.csv_table import read_csv_records
 
 from ..models import CaseAccess, ConfirmedDiagnosis, DiagnosisCase

@@ -50,9 +50,9 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from diagnosis.models import Dataset, DiagnosticTest
+from diagnosis.catalog.models import Dataset, DiagnosticTest
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared.advice import Advice
 from diagnosis.training.models import TrainedModel
 

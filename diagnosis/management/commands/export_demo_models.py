@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from diagnosis.catalog.models import Dataset
 from diagnosis.management import demo_data
 from diagnosis.management.demo_models import (
     build_demo_fixture,
@@ -17,7 +18,6 @@ from diagnosis.management.demo_models import (
     fixture_path,
     write_fixture,
 )
-from diagnosis.models import Dataset
 
 
 class Command(BaseCommand):

@@ -18,6 +18,8 @@ from django.db import transaction
 from diagnosis.bench.models import Experiment
 from diagnosis.bench.services import runner as experiment_runner
 from diagnosis.bench.services.experiments import create_experiment
+from diagnosis.catalog.models import Dataset
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.models import Team
 from diagnosis.management import demo_data
 from diagnosis.management.demo_models import (
@@ -29,10 +31,8 @@ from diagnosis.management.demo_models import (
     create_demo_model,
     demo_models_of,
 )
-from diagnosis.models import Dataset
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 from diagnosis.roles import grant_role_permissions
-from diagnosis.services.datasets import create_dataset
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.services.approval import approve_for_demo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from diagnosis.models.datasets import Dataset, ErrorMatrix
+from diagnosis.catalog.models.datasets import Dataset, ErrorMatrix
 from diagnosis.shared.costs import CostSnapshot
 
 

@@ -26,7 +26,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from diagnosis.models import ErrorMatrix
+from diagnosis.catalog.models import ErrorMatrix
 from diagnosis.shared import learner_registry
 from learners._validation import check_cost_matrix
 

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from diagnosis.models import Dataset
+from diagnosis.catalog.models import Dataset
 from diagnosis.permissions import is_model_admin
 from diagnosis.shared import learner_registry
 from diagnosis.shared.money import format_money

@@ -11,10 +11,10 @@ from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
-from diagnosis.models import Dataset
+from diagnosis.catalog.models import Dataset
+from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.permissions import ModelNotFound, is_model_admin, require_clinician
 from diagnosis.selectors import raw_rows
-from diagnosis.selectors.vocabulary import vocabulary_of
 from diagnosis.shared import learner_registry
 from diagnosis.shared.money import format_money
 

@@ -14,9 +14,9 @@ import numpy as np
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from diagnosis.models import Dataset
+from diagnosis.catalog.models import Dataset
+from diagnosis.catalog.selectors.costs import cost_model_for
 from diagnosis.permissions import require_model_admin
-from diagnosis.selectors.costs import cost_model_for
 from learners._validation import check_cost_matrix
 
 from ..models import TrainedModel

@@ -250,7 +250,7 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
     t-test), "order_nothing": the new model's baseline}``; ``{"comparable": False, "why"}``
     when the two do not read the same tests.
     """
-    from diagnosis.selectors.datasets import dataset_arrays
+    from diagnosis.catalog.selectors.datasets import dataset_arrays
     from learners import evaluate
     from learners.significance import mean_interval, paired_t_test
 

@@ -14,10 +14,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from diagnosis.models import Dataset, ErrorMatrix
+from diagnosis.catalog.models import Dataset, ErrorMatrix
+from diagnosis.catalog.selectors.costs import cost_snapshot
+from diagnosis.catalog.selectors.datasets import dataset_arrays
 from diagnosis.permissions import require_model_admin
-from diagnosis.selectors.costs import cost_snapshot
-from diagnosis.selectors.datasets import dataset_arrays
 from diagnosis.shared import learner_registry
 from diagnosis.shared.validation import clean_matrix, clean_reject_cost
 from learners.selection import CostSelectedClassifier

@@ -1,5 +1,5 @@
 """The held-out split and the held-out report of a fitted model (a dataset's arrays are
-:func:`diagnosis.selectors.datasets.dataset_arrays`)."""
+:func:`diagnosis.catalog.selectors.datasets.dataset_arrays`)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from diagnosis.bench.services.experiments import (
     rerun_experiment,
     resume_experiment,
 )
-from diagnosis.selectors.datasets import dataset_arrays
+from diagnosis.catalog.selectors.datasets import dataset_arrays
 from learners.significance import paired_t_test
 
 pytestmark = pytest.mark.django_db
@@ -385,7 +385,7 @@ def test_ratio_sweep_matrices_and_its_refusal_without_two_classes(model_admin, t
         [[0.0, 400.0], [100.0, 0.0]],
     ]
     assert [m["x"] for m in experiment.matrices] == [0.5, 4.0]
-    from diagnosis.services.datasets import create_dataset
+    from diagnosis.catalog.services.datasets import create_dataset
 
     rows = [[float(i), float(i % 7), float(i % 2)] for i in range(30)]
     three = create_dataset(

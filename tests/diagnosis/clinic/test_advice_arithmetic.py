@@ -17,13 +17,13 @@ import time
 import pytest
 from django.core.management import call_command
 
+from diagnosis.catalog.models import Dataset
 from diagnosis.clinic.selectors.cases import case_state
 from diagnosis.clinic.selectors.explanations import patients
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
 from diagnosis.management import demo_data
 from diagnosis.management.commands.load_demo_data import DEMO_LEARNERS
-from diagnosis.models import Dataset
 from diagnosis.training.models import TrainedModel
 
 MONEY = r"(−?\$[\d,]+\.\d\d)"

@@ -1,7 +1,7 @@
 """The words of a split patient's branches, a one-vs-rest split's "other" edge included."""
 
+from diagnosis.catalog.models import DiagnosticTest
 from diagnosis.clinic.selectors.advice_context import branch_rows, edge_label
-from diagnosis.models import DiagnosticTest
 from learners.tree import TreeStructure
 
 KINDS = ["typical", "atypical", "non-anginal", "asymptomatic"]

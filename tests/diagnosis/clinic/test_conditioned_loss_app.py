@@ -8,13 +8,13 @@ import re
 import pytest
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.models import DiagnosisCase, DiagnosisStep
 from diagnosis.clinic.selectors.cases import case_state
 from diagnosis.clinic.selectors.models import case_outcomes, models_for_user
 from diagnosis.clinic.selectors.tree import tree_layout
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.services.datasets import create_dataset
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors.models import model_report
 from diagnosis.training.services import training

@@ -7,9 +7,9 @@ from django.test import Client
 from thyroid_like import THYROID_TESTS, thyroid_like_rows
 from training_helpers import train
 
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.services.datasets import create_dataset
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ from django.test import Client
 from django.urls import reverse
 from login_helpers import login_request
 
+from diagnosis.catalog.models import DiagnosticTest
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.models import DiagnosisCase, DiagnosisStep
 from diagnosis.clinic.selectors.case_audit import case_events, confirmed_range_text, describe_event
 from diagnosis.clinic.services import step as step_service
 from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.management import demo_data
-from diagnosis.models import DiagnosticTest
-from diagnosis.services.datasets import create_dataset
 from diagnosis.shared.validation import clean_plausible_range, clean_request_field
 
 pytestmark = pytest.mark.django_db

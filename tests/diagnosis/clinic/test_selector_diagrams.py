@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from training_helpers import approve
 
+from diagnosis.catalog.selectors.datasets import dataset_arrays
 from diagnosis.clinic.selectors.decision import diagram_kind
 from diagnosis.clinic.selectors.tree import model_has_tree, tree_layout
-from diagnosis.selectors.datasets import dataset_arrays
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors.model_cache import deciding_model, get_estimator
 from diagnosis.training.services.training import RANDOM_STATE, create_training

@@ -9,13 +9,13 @@ from django.core.exceptions import ValidationError
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 from training_helpers import approve
 
-from diagnosis.admin_forms import DiagnosticTestForm
+from diagnosis.catalog.admin_forms import DiagnosticTestForm
+from diagnosis.catalog.models import DiagnosticTest
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.models import DiagnosisStep
 from diagnosis.clinic.selectors.cases import case_state
 from diagnosis.clinic.services import cases
 from diagnosis.clinic.services import step as step_service
-from diagnosis.models import DiagnosticTest
-from diagnosis.services.datasets import create_dataset
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.services import training
 from learners.derived import DerivedFormula

@@ -10,9 +10,9 @@ import pytest
 from thyroid_like import CLASSES, THYROID_TESTS, thyroid_like_rows
 from training_helpers import train
 
+from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.selectors.cases import estimator_for
 from diagnosis.clinic.selectors.tree import tree_layout
-from diagnosis.services.datasets import create_dataset
 from diagnosis.shared import learner_registry
 from learners.policy import decide
 from learners.tree import TreePolicyMixin, other_edge

@@ -601,7 +601,7 @@ def test_model_page_draws_anytime_checkpoints(client, clinician, trained_model):
 
 def test_discount_note_follows_the_models_prices_not_todays(client, clinician, trained_model):
     """After the dataset's prices and groups change, the case still quotes the trained prices."""
-    from diagnosis.models import DiagnosticTest
+    from diagnosis.catalog.models import DiagnosticTest
 
     snapshot = trained_model.cost_snapshot
     insulin = snapshot["names"].index("insulin")

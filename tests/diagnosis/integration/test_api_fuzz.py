@@ -10,9 +10,9 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from diagnosis.catalog.models import DiagnosticTest
 from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.integration.services.api_tokens import issue_api_token
-from diagnosis.models import DiagnosticTest
 from diagnosis.shared.validation import MAX_BODY_BYTES
 
 FUZZ = settings(

@@ -37,11 +37,11 @@ def test_a_price_edit_lists_the_model_after_saving(admin_client, model_admin, tr
     data = _form_data(dataset)
     data["tests-0-price"] = str(dataset.tests.get(index=0).price + 1)
     response = admin_client.post(
-        reverse("admin:diagnosis_dataset_change", args=[dataset.pk]), data, follow=True
+        reverse("admin:catalog_dataset_change", args=[dataset.pk]), data, follow=True
     )
     text = html.unescape(response.content.decode())
     assert f"{trained_model} (test prices changed)" in text
-    page = _page(admin_client, reverse("admin:diagnosis_dataset_change", args=[dataset.pk]))
+    page = _page(admin_client, reverse("admin:catalog_dataset_change", args=[dataset.pk]))
     listed = page.split('id="old-models"', 1)[1]
     assert str(trained_model) in listed and "test prices changed" in listed
     [stale] = models_on_old_values(user=model_admin, dataset=dataset)
@@ -88,7 +88,7 @@ def test_the_dataset_action_retrains_only_models_on_old_values(
     from diagnosis.training.services import broker
 
     dataset = trained_model.dataset
-    changelist = reverse("admin:diagnosis_dataset_changelist")
+    changelist = reverse("admin:catalog_dataset_changelist")
     sent = []
     monkeypatch.setattr(broker, "send", lambda name, args, task_id: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):

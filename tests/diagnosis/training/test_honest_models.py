@@ -10,9 +10,9 @@ from django.urls import reverse
 from login_helpers import login_request
 from training_helpers import approve
 
+from diagnosis.catalog.selectors.costs import cost_model_for
+from diagnosis.catalog.selectors.datasets import default_error_matrix
 from diagnosis.clinic.services.cases import start_case
-from diagnosis.selectors import cost_model_for
-from diagnosis.selectors.datasets import default_error_matrix
 from diagnosis.training.forms import TrainForm
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors.models import (

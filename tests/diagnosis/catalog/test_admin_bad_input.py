@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from test_admin import _form_data, _post
 
-from diagnosis.models import DiagnosticTest
+from diagnosis.catalog.models import DiagnosticTest
 
 
 @pytest.mark.parametrize("selected", ["abc", "1 OR 1=1", "1.5"])
@@ -19,7 +19,7 @@ def test_a_non_numeric_selection_in_the_price_generator_is_a_message(
     """`_selected_action` that is not an id, on the price generator's page (its 'apply' post
     too): the list again with a message saying to tick the rows again; no 500, no prices."""
     before = list(DiagnosticTest.objects.values_list("price", "discounted_price"))
-    changelist = reverse("admin:diagnosis_dataset_changelist")
+    changelist = reverse("admin:catalog_dataset_changelist")
     for extra in ({}, {"apply": "1", "seed": "0"}):
         response = admin_client.post(
             changelist,

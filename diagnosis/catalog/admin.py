@@ -15,6 +15,8 @@ from django.template import engines
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from diagnosis.permissions import is_model_admin
+
 from .admin_audit import CatalogHistoryMixin
 from .admin_forms import (
     DatasetForm,
@@ -26,14 +28,13 @@ from .admin_forms import (
 )
 from .admin_price_form import PriceGenerationForm
 from .models import Dataset, DiagnosticTest, ErrorMatrix, TestGroup
-from .permissions import is_model_admin
 from .services import datasets as dataset_services
 from .services import price_generation
 
 _CHANGE_LIST = engines["django"].from_string(
     """{% extends "admin/change_list.html" %}
 {% block object-tools-items %}
-<li><a href="{% url 'admin:diagnosis_dataset_import' %}"
+<li><a href="{% url 'admin:catalog_dataset_import' %}"
        class="addlink">Import CSV or UCI folder</a></li>
 {{ block.super }}
 {% endblock %}"""
@@ -79,7 +80,7 @@ changed if one dataset cannot be priced.</p>
 )
 
 # The tests inline: prices and groups in columns, the rarely edited fields folded under "More".
-_TESTS_INLINE = "admin/diagnosis/dataset/tests_inline.html"
+_TESTS_INLINE = "admin/catalog/dataset/tests_inline.html"
 _MAIN_TEST_FIELDS = (
     "index",
     "name",
@@ -189,7 +190,7 @@ class DatasetAdmin(CatalogHistoryMixin, ModelAdminsOnly):
     list_display = ["name", "n_cases", "n_tests", "classes", "prices", "created_at"]
     search_fields = ["name", "description"]
     change_list_template = _CHANGE_LIST
-    change_form_template = "admin/diagnosis/dataset/change_form.html"
+    change_form_template = "admin/catalog/dataset/change_form.html"
     actions = ["generate_prices"]
     Media = DatasetMedia
 
@@ -253,7 +254,7 @@ class DatasetAdmin(CatalogHistoryMixin, ModelAdminsOnly):
             path(
                 "import/",
                 self.admin_site.admin_view(self.import_view),
-                name="diagnosis_dataset_import",
+                name="catalog_dataset_import",
             ),
         ]
         return extra + super().get_urls()
@@ -289,7 +290,7 @@ class DatasetAdmin(CatalogHistoryMixin, ModelAdminsOnly):
                     f"{dataset.tests.count()} tests. Check the prices below.",
                     messages.SUCCESS,
                 )
-                return redirect(reverse("admin:diagnosis_dataset_change", args=[dataset.pk]))
+                return redirect(reverse("admin:catalog_dataset_change", args=[dataset.pk]))
         context = {
             **self.admin_site.each_context(request),
             "form": form,

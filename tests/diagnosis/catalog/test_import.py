@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from diagnosis.models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
-from diagnosis.services.datasets import create_dataset, import_csv, import_uci_folder
+from diagnosis.catalog.models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
+from diagnosis.catalog.services.datasets import create_dataset, import_csv, import_uci_folder
 
 GOOD_CSV = """age,sex,chol,outcome
 63,M,233,sick
@@ -158,7 +158,7 @@ def test_uci_thyroid_data_file_has_derived_fti(model_admin):
     fti = dataset.tests.get(name="FTI")
     assert fti.derived_from == ["TT4", "T4U"]
     assert fti.formula == "TT4 / (10 * T4U)"  # ann-thyroid's scaling of FTI = TT4 / T4U
-    from diagnosis.selectors import cost_model_for
+    from diagnosis.catalog.selectors.costs import cost_model_for
 
     model = cost_model_for(dataset)
     tt4, t4u = dataset.tests.get(name="TT4").index, dataset.tests.get(name="T4U").index

@@ -1,8 +1,8 @@
 """The catalog's change history: every edit of a dataset, test, group or error matrix.
 
-Records are django-simple-history's (``diagnosis/models/audit.py``); this selector pairs each
-record with the one before it for the same row and lists what changed, old and new value,
-who and when, newest first.  Model administrators and superusers read it.
+Records are django-simple-history's (``diagnosis/catalog/models/audit.py``); this selector
+pairs each record with the one before it for the same row and lists what changed, old and new
+value, who and when, newest first.  Model administrators and superusers read it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from datetime import datetime
 
 from django.db.models import Field
 
+from diagnosis.permissions import require_model_admin
+
 from ..models import Dataset, DiagnosticTest, ErrorMatrix, TestGroup
-from ..permissions import require_model_admin
 
 __all__ = ["CatalogChange", "FieldChange", "catalog_history"]
 

@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from diagnosis.permissions import require_model_admin
 from learners.price_generator import (
     PriceGeneratorParams,
     generate_prices,
@@ -22,7 +23,6 @@ from learners.price_generator import (
 )
 
 from ..models import Dataset, DiagnosticTest, TestGroup
-from ..permissions import require_model_admin
 from ..selectors.costs import cost_snapshot
 from ..selectors.datasets import dataset_arrays
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 
-from diagnosis.selectors.costs import cost_snapshot
+from diagnosis.catalog.selectors.costs import cost_snapshot
 from diagnosis.shared.costs import CostSnapshot, FormulaSpec
 from diagnosis.training.models import TrainedModel
 from learners import CostModel, ModelDocumentError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 #: Every snapshot kept in the repository: the demo models' and the browser tests' models'.
 FIXTURES = sorted((ROOT / "fixtures" / "demo_models").glob("*.json")) + sorted(
     (ROOT / "tests" / "browser" / "models").glob("*.json")

@@ -10,12 +10,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from learners.derived import DEFAULT_TOLERANCE
-
-from ..models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
-from ..permissions import require_model_admin
-from ..shared.csv_table import read_csv_table
-from ..shared.validation import (
+from diagnosis.permissions import require_model_admin
+from diagnosis.shared.csv_table import read_csv_table
+from diagnosis.shared.validation import (
     clean_choices,
     clean_formula,
     clean_matrix,
@@ -24,6 +21,9 @@ from ..shared.validation import (
     clean_range,
     clean_reject_cost,
 )
+from learners.derived import DEFAULT_TOLERANCE
+
+from ..models import Dataset, DatasetCase, DiagnosticTest, ErrorMatrix, TestGroup
 
 __all__ = ["create_dataset", "import_csv", "import_uci_folder", "save_error_matrix"]
 

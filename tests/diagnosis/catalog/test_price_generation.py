@@ -7,10 +7,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from training_helpers import approve
 
-from diagnosis.models import DiagnosticTest, TestGroup
-from diagnosis.selectors.costs import cost_model_for, cost_snapshot
-from diagnosis.services.datasets import create_dataset
-from diagnosis.services.price_generation import generate_dataset_prices
+from diagnosis.catalog.models import DiagnosticTest, TestGroup
+from diagnosis.catalog.selectors.costs import cost_model_for, cost_snapshot
+from diagnosis.catalog.services.datasets import create_dataset
+from diagnosis.catalog.services.price_generation import generate_dataset_prices
 from diagnosis.training.selectors.models import model_report
 from learners.price_generator import PriceGeneratorParams, generate_prices, information_gains
 
@@ -35,7 +35,7 @@ def _prices(dataset):
 
 def test_service_saves_exactly_the_generators_prices(toy_dataset, model_admin):
     """The saved catalog is the library's draw for the dataset's gains, marked generated."""
-    from diagnosis.selectors.datasets import dataset_arrays
+    from diagnosis.catalog.selectors.datasets import dataset_arrays
 
     generate_dataset_prices(user=model_admin, datasets=[toy_dataset], params=PARAMS)
     X, y, categorical = dataset_arrays(toy_dataset)
@@ -158,7 +158,7 @@ FORM = {
 def test_admin_action_asks_then_prices(client, toy_dataset, model_admin):
     """The action shows its settings page first, then prices and lists the dataset as generated."""
     client.force_login(model_admin)
-    url = reverse("admin:diagnosis_dataset_changelist")
+    url = reverse("admin:catalog_dataset_changelist")
     page = client.post(url, _action_post(toy_dataset))
     assert page.status_code == 200
     assert (
@@ -170,7 +170,7 @@ def test_admin_action_asks_then_prices(client, toy_dataset, model_admin):
     assert b"generated (3 tests, uniform, seed 11)" in done.content
     prices = [t.price for t in toy_dataset.tests.order_by("index")]
     assert all(2 <= p <= 80 for p in prices)
-    change = client.get(reverse("admin:diagnosis_dataset_change", args=[toy_dataset.pk]))
+    change = client.get(reverse("admin:catalog_dataset_change", args=[toy_dataset.pk]))
     assert change.content.count(b'class="generated-price"') == 3
 
 
@@ -179,7 +179,7 @@ def test_admin_action_refuses_bad_settings_with_a_message(client, toy_dataset, m
     client.force_login(model_admin)
     before = _prices(toy_dataset)
     page = client.post(
-        reverse("admin:diagnosis_dataset_changelist"),
+        reverse("admin:catalog_dataset_changelist"),
         _action_post(toy_dataset, apply="1", **{**FORM, "low": "90", "high": "10"}),
     )
     assert page.status_code == 200
@@ -191,7 +191,7 @@ def test_admin_action_refuses_bad_settings_with_a_message(client, toy_dataset, m
 def test_editing_a_generated_price_clears_the_marker(client, toy_dataset, model_admin):
     """A price typed in the admin is no longer marked generated; the others stay marked."""
     generate_dataset_prices(user=model_admin, datasets=[toy_dataset], params=PARAMS)
-    from diagnosis.admin_forms import DiagnosticTestForm
+    from diagnosis.catalog.admin_forms import DiagnosticTestForm
 
     test = toy_dataset.tests.get(name="sex")
     data = {

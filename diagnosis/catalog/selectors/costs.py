@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from diagnosis.shared.costs import CostSnapshot, cost_snapshot_of
 from learners import CostModel
-
-from ..shared.costs import CostSnapshot, cost_snapshot_of
 
 __all__ = ["cost_model_for", "cost_snapshot"]
 

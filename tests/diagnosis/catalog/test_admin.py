@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from diagnosis.models import Dataset, DiagnosticTest, ErrorMatrix
+from diagnosis.catalog.models import Dataset, DiagnosticTest, ErrorMatrix
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.services.matrices import SELECTOR_LEARNER
 
@@ -86,7 +86,7 @@ def _grid(field: str, matrix) -> dict:
 
 
 def _post(client, dataset, data):
-    response = client.post(reverse("admin:diagnosis_dataset_change", args=[dataset.pk]), data)
+    response = client.post(reverse("admin:catalog_dataset_change", args=[dataset.pk]), data)
     return response, html.unescape(response.content.decode())
 
 
@@ -208,7 +208,7 @@ def test_import_page_reports_csv_errors_and_saves_nothing(admin_client):
     upload = io.BytesIO(b"a,b,y\n1,2,x\n3,oops,z\n5,6,x\n")
     upload.name = "bad.csv"
     response = admin_client.post(
-        reverse("admin:diagnosis_dataset_import"),
+        reverse("admin:catalog_dataset_import"),
         {"source": "csv", "name": "Bad", "file": upload, "class_column": "y"},
     )
     text = html.unescape(response.content.decode())
@@ -222,25 +222,25 @@ def test_import_page_creates_the_dataset(admin_client):
     upload = io.BytesIO(b"a,sex,y\n1,f,x\n3,m,z\n5,f,x\n")
     upload.name = "good.csv"
     response = admin_client.post(
-        reverse("admin:diagnosis_dataset_import"),
+        reverse("admin:catalog_dataset_import"),
         {"source": "csv", "name": "Good", "file": upload, "class_column": "y"},
     )
     dataset = Dataset.objects.get(name="Good")
     assert response.status_code == 302
-    assert response["Location"] == reverse("admin:diagnosis_dataset_change", args=[dataset.pk])
+    assert response["Location"] == reverse("admin:catalog_dataset_change", args=[dataset.pk])
     assert dataset.cases.count() == 3
 
 
 def test_import_link_is_on_the_dataset_list(admin_client, toy_dataset):
     """The dataset list offers the import page."""
-    response = admin_client.get(reverse("admin:diagnosis_dataset_changelist"))
-    assert reverse("admin:diagnosis_dataset_import") in response.content.decode()
+    response = admin_client.get(reverse("admin:catalog_dataset_changelist"))
+    assert reverse("admin:catalog_dataset_import") in response.content.decode()
 
 
 def test_clinician_cannot_open_the_import_page(client, clinician):
     """Non-staff users are sent to the admin login."""
     client.force_login(clinician)
-    response = client.get(reverse("admin:diagnosis_dataset_import"))
+    response = client.get(reverse("admin:catalog_dataset_import"))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
@@ -270,7 +270,7 @@ def test_retrain_action_queues_a_new_training(
 
 
 def _change_page(client, dataset) -> str:
-    response = client.get(reverse("admin:diagnosis_dataset_change", args=[dataset.pk]))
+    response = client.get(reverse("admin:catalog_dataset_change", args=[dataset.pk]))
     assert response.status_code == 200
     return html.unescape(response.content.decode())
 
@@ -346,13 +346,13 @@ def test_import_page_shows_its_heading_and_each_error_once(admin_client):
     upload = io.BytesIO(b"a,b,y\n1,2,x\n3,oops,z\n5,6,x\n")
     upload.name = "bad.csv"
     response = admin_client.post(
-        reverse("admin:diagnosis_dataset_import"),
+        reverse("admin:catalog_dataset_import"),
         {"source": "csv", "name": "Bad", "file": upload, "class_column": "y"},
     )
     text = html.unescape(response.content.decode())
     assert len(re.findall(r"<h1[^>]*>\s*Import a dataset\s*</h1>", text)) == 1
     assert text.count("'oops' is not a number") == 1
-    response = admin_client.post(reverse("admin:diagnosis_dataset_import"), {"source": "uci"})
+    response = admin_client.post(reverse("admin:catalog_dataset_import"), {"source": "uci"})
     text = html.unescape(response.content.decode())
     assert text.count("Give the folder path.") == 1 and text.count("This field is required") == 1
 
@@ -381,7 +381,7 @@ def test_the_admin_passes_djangos_system_checks():
 
 def test_the_datasets_list_counts_models_on_old_values(admin_client, trained_model):
     """The datasets list has a column counting the models trained on older values."""
-    url = reverse("admin:diagnosis_dataset_changelist")
+    url = reverse("admin:catalog_dataset_changelist")
     page = html.unescape(admin_client.get(url).content.decode())
     assert "models on old values" in page.lower()
     cell = re.search(r'<td class="field-n_old_models">(\d+)</td>', page)

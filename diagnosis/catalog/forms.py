@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from django import forms
 
-from .shared import learner_registry
+from diagnosis.shared import learner_registry
 
 _FieldT = TypeVar("_FieldT", bound=forms.Field)
 

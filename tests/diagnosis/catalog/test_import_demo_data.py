@@ -10,9 +10,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from login_helpers import login_request
 
+from diagnosis.catalog.models import Dataset
+from diagnosis.catalog.selectors.costs import cost_model_for
 from diagnosis.management import demo_data
-from diagnosis.models import Dataset
-from diagnosis.selectors import cost_model_for
 from diagnosis.training.models import TrainedModel
 
 

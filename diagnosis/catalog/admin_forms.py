@@ -15,8 +15,7 @@ from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .models import Dataset, DiagnosticTest, ErrorMatrix
-from .shared.validation import (
+from diagnosis.shared.validation import (
     clean_choices,
     clean_formula,
     clean_matrix,
@@ -25,6 +24,8 @@ from .shared.validation import (
     clean_range,
     clean_reject_cost,
 )
+
+from .models import Dataset, DiagnosticTest, ErrorMatrix
 
 
 class LinesField(forms.CharField):

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from django import forms
 
-from diagnosis.forms import ErrorMatrixChoiceField, field_of
+from diagnosis.catalog.forms import ErrorMatrixChoiceField, field_of
 
 
 class _Form(forms.Form):

@@ -25,6 +25,7 @@ class Dataset(models.Model):
     )
 
     class Meta:
+        db_table = "diagnosis_dataset"
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -39,6 +40,7 @@ class DatasetCase(models.Model):
     label = models.PositiveIntegerField(help_text="Index into the dataset's class labels.")
 
     class Meta:
+        db_table = "diagnosis_datasetcase"
         ordering = ["id"]
 
     def __str__(self) -> str:
@@ -54,6 +56,7 @@ class TestGroup(models.Model):
     name = models.CharField(max_length=100)
 
     class Meta:
+        db_table = "diagnosis_testgroup"
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(
@@ -172,6 +175,7 @@ class DiagnosticTest(models.Model):
     )
 
     class Meta:
+        db_table = "diagnosis_diagnostictest"
         ordering = ["dataset_id", "index"]
         constraints = [
             models.UniqueConstraint(fields=["dataset", "index"], name="unique_test_index"),
@@ -219,6 +223,7 @@ class ErrorMatrix(models.Model):
     )
 
     class Meta:
+        db_table = "diagnosis_errormatrix"
         ordering = ["dataset_id", "name"]
         constraints = [
             models.UniqueConstraint(fields=["dataset", "name"], name="unique_matrix_name")

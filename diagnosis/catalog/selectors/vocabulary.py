@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..shared.vocabulary import Vocabulary, vocabulary_snapshot
+from diagnosis.shared.vocabulary import Vocabulary, vocabulary_snapshot
 
 __all__ = ["current_vocabulary", "vocabulary_of"]
 

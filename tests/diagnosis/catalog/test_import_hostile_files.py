@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diagnosis.models import Dataset, DatasetCase, DiagnosticTest
-from diagnosis.services.datasets import import_csv
+from diagnosis.catalog.models import Dataset, DatasetCase, DiagnosticTest
+from diagnosis.catalog.services.datasets import import_csv
 from diagnosis.shared import csv_table
 
 

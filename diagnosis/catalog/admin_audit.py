@@ -1,4 +1,4 @@
-"""The catalog's audit in the admin (imported by ``diagnosis/admin.py``).
+"""The catalog's audit in the admin (imported by ``diagnosis/catalog/admin.py``).
 
 The dataset's **History** page lists every change of its catalog (prices, groups, error
 matrices, class labels, choices) with old and new values, by django-simple-history, for
@@ -27,7 +27,7 @@ else:
 class CatalogHistoryMixin(_ModelAdminBase):
     """Adds the catalog's recorded changes (old → new, who, when) to the admin's History page."""
 
-    object_history_template = "admin/diagnosis/dataset/object_history.html"
+    object_history_template = "admin/catalog/dataset/object_history.html"
 
     def history_view(self, request, object_id, extra_context=None):
         dataset = self.get_object(request, object_id)
