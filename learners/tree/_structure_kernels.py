@@ -11,13 +11,10 @@ the bit (``tests/learners/test_node_mass.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numba import njit
-
-if TYPE_CHECKING:
-    from ._structure import TreeStructure
 
 
 class TreeArrays(NamedTuple):
@@ -32,8 +29,20 @@ class TreeArrays(NamedTuple):
     branch_weight: np.ndarray
 
 
-def tree_arrays(tree: TreeStructure) -> TreeArrays:
-    """``tree``'s :class:`TreeArrays` (its own arrays, not copies)."""
+class _Tree(Protocol):
+    """What :func:`tree_arrays` reads of a ``TreeStructure`` (named here, so this module,
+    which ``_structure`` imports, needs nothing from it)."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    edge_start: np.ndarray
+    n_edges: np.ndarray
+    child: np.ndarray
+    branch_weight: np.ndarray
+
+
+def tree_arrays(tree: _Tree) -> TreeArrays:
+    """A ``TreeStructure``'s :class:`TreeArrays` (its own arrays, not copies)."""
     return TreeArrays(
         tree.feature, tree.threshold, tree.edge_start, tree.n_edges, tree.child, tree.branch_weight
     )

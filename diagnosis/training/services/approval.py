@@ -255,8 +255,7 @@ def replacement_comparison(*, new: TrainedModel, old: TrainedModel) -> dict[str,
     from learners.significance import mean_interval, paired_t_test
 
     from ..selectors.model_cache import get_estimator
-    from .training import RANDOM_STATE
-    from .training_data import split_indices
+    from .training_data import RANDOM_STATE, split_indices
 
     def names(trained: TrainedModel) -> tuple[str, ...] | None:
         return trained.snapshot.names if trained.cost_snapshot else None  # none kept: unknown

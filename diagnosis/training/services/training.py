@@ -25,7 +25,7 @@ from learners.selection import CostSelectedClassifier
 from ..models import TrainedModel
 from . import approval, selection_fanout, training_memory, training_queue, warmup
 from .anytime import AnytimeStopped, fit_anytime, held_out_report
-from .training_data import baseline_metrics, split_indices
+from .training_data import RANDOM_STATE, baseline_metrics, split_indices
 from .training_progress import Heartbeat, ProgressWriter
 
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MIN_CASES = 10
-RANDOM_STATE = 0
 
 
 @transaction.atomic

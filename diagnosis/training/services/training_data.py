@@ -12,10 +12,16 @@ from sklearn.model_selection import train_test_split
 from ..selectors.models import THIN_SUPPORT
 
 __all__ = [
+    "RANDOM_STATE",
     "baseline_metrics",
     "held_out_metrics",
     "split_indices",
 ]
+
+
+#: The seed of every split and fit of a training (and of the comparison after a retrain), so
+#: the held-out patients a model is judged on are the same each time.
+RANDOM_STATE = 0
 
 
 def split_indices(y: np.ndarray, *, test_size: float, random_state: int):

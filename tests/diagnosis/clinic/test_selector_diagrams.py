@@ -10,8 +10,8 @@ from diagnosis.clinic.selectors.decision import diagram_kind
 from diagnosis.clinic.selectors.tree import model_has_tree, tree_layout
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors.model_cache import deciding_model, get_estimator
-from diagnosis.training.services.training import RANDOM_STATE, create_training
-from diagnosis.training.services.training_data import split_indices
+from diagnosis.training.services.training import create_training
+from diagnosis.training.services.training_data import RANDOM_STATE, split_indices
 from learners.selection import CostSelectedClassifier
 
 pytestmark = pytest.mark.django_db
