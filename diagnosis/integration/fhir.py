@@ -142,6 +142,8 @@ def observations_to_results(
         named = f"Observation/{resource.id}" if resource.id else at
         if resource.status not in USABLE_STATUSES:
             continue
+        if resource.code is None:
+            raise FhirInvalid(f"{named}.code", "is missing")
         coded_test = None
         for coding in resource.code.coding or ():
             coded_test = book.by_code.get((coding.system or "", coding.code or ""))
