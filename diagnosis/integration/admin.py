@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from diagnosis.integration.forms import CdsClientForm, IssueTokenForm
-from diagnosis.integration.models import ApiToken, CdsClient, CdsFeedback, ClassCode, TestCode
+from diagnosis.integration.forms import CdsClientForm, IssueTokenForm, SmartClientForm
+from diagnosis.integration.models import (
+    ApiToken,
+    CdsClient,
+    CdsFeedback,
+    ClassCode,
+    SmartClient,
+    TestCode,
+)
 from diagnosis.integration.services import api_tokens
 from diagnosis.permissions import is_model_admin
 
@@ -143,6 +150,24 @@ class CdsClientAdmin(_SuperusersOnly):
     form = CdsClientForm
     list_display = ["name", "issuer", "clinician", "active", "created_at"]
     list_filter = ["active"]
+
+    def has_add_permission(self, request) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+
+@admin.register(SmartClient)
+class SmartClientAdmin(_SuperusersOnly):
+    """An EHR that launches the case screen (SMART): its FHIR base URL, our client id there,
+    and the model its patients' cases start with."""
+
+    form = SmartClientForm
+    list_display = ["name", "iss", "client_id", "trained_model", "created_at"]
 
     def has_add_permission(self, request) -> bool:
         return self.has_module_permission(request)

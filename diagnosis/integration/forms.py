@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from diagnosis.integration.models import ApiToken, CdsClient
+from diagnosis.integration.models import ApiToken, CdsClient, SmartClient
 from diagnosis.integration.services.cds_clients import clean_client
 
 
@@ -41,3 +41,15 @@ class CdsClientForm(forms.ModelForm):
             clean_client(self.instance)
         except ValidationError as exc:
             self.add_error(None, exc)
+
+
+class SmartClientForm(forms.ModelForm):
+    """An EHR that launches the case screen (SMART): its FHIR base URL is the launch's iss."""
+
+    iss = forms.URLField(
+        max_length=500, assume_scheme="https", help_text=SmartClient.iss.field.help_text
+    )
+
+    class Meta:
+        model = SmartClient
+        fields = ["name", "iss", "client_id", "trained_model"]

@@ -210,3 +210,26 @@ class CdsFeedback(models.Model):
 
     def __str__(self) -> str:
         return f"card {self.card.uuid} {self.outcome} (case {self.case_id})"
+
+
+# ------------------------------------------------------------------ SMART App Launch
+class SmartClient(models.Model):
+    """An EHR that opens the case screen inside itself (SMART App Launch 2, EHR launch): its
+    FHIR base URL (the launch's ``iss``), the client id it registered us under, and the model
+    its patients' cases start with."""
+
+    name = models.CharField(max_length=100)
+    iss = models.URLField(max_length=500, unique=True, help_text="The EHR's FHIR base URL.")
+    client_id = models.CharField(max_length=200)
+    trained_model = models.ForeignKey(
+        "diagnosis.TrainedModel",
+        on_delete=models.PROTECT,
+        help_text="The model a launched patient's case starts with.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "SMART launch client"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.iss})"

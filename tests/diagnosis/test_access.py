@@ -32,7 +32,14 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from diagnosis.bench.services.experiments import create_experiment
-from diagnosis.integration.models import ICD_10, CdsCard, CdsFeedback, ClassCode, TestCode
+from diagnosis.integration.models import (
+    ICD_10,
+    CdsCard,
+    CdsFeedback,
+    ClassCode,
+    SmartClient,
+    TestCode,
+)
 from diagnosis.integration.services.api_tokens import issue_api_token
 from diagnosis.integration.services.cds_clients import register_client
 from diagnosis.models import CaseAccess, DiagnosisCase, Team
@@ -138,6 +145,9 @@ POLICY: dict[str, tuple[str, ...]] = {
     "cds-services": (UNAUTHENTICATED,) * 6,
     "cds-services/<str:service_id>": (NOT_ALLOWED,) * 6,
     "cds-services/<str:service_id>/feedback": (NOT_ALLOWED,) * 6,
+    # SMART EHR launch: clinicians (without iss and launch, or a pending launch: 400).
+    "smart/launch": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),
+    "smart/callback": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "admin/": STAFF_ONLY,
     "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
     # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
@@ -194,6 +204,15 @@ POLICY: dict[str, tuple[str, ...]] = {
     # A CDS Hooks client acts as its clinician: only superusers register one.
     **_admin_model(
         "integration/cdsclient",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,
+        add=USER_ADMIN,
+        delete=USER_ADMIN,
+        history=USER_ADMIN,
+    ),
+    # An EHR launching the case screen (SMART): superusers register it.
+    **_admin_model(
+        "integration/smartclient",
         changelist=USER_ADMIN,
         change=USER_ADMIN,
         add=USER_ADMIN,
@@ -367,6 +386,9 @@ def world(clinician, other_clinician, trained_model):
     feedback = CdsFeedback.objects.create(
         card=card, case=case, outcome="overridden", outcome_timestamp=timezone.now()
     )
+    smart = SmartClient.objects.create(
+        name="EHR", iss="https://ehr.example/fhir", client_id="app", trained_model=trained_model
+    )
     test = trained_model.dataset.tests.get(name="glucose")
     test_code = TestCode.objects.create(test=test, code="2345-7", unit="mg/dL")
     class_code = ClassCode.objects.create(
@@ -400,6 +422,7 @@ def world(clinician, other_clinician, trained_model):
         "admin/integration/apitoken/": token.pk,
         "admin/integration/cdsclient/": cds_client.pk,
         "admin/integration/cdsfeedback/": feedback.pk,
+        "admin/integration/smartclient/": smart.pk,
         "admin/integration/testcode/": test_code.pk,
         "admin/integration/classcode/": class_code.pk,
         "cds-services/": f"cost-aware-model-{trained_model.pk}",
