@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -94,6 +94,8 @@ def _endpoint(methods: str):
                 answer = view(request, client, **kwargs)
             except cds_hooks.HookRefused as exc:
                 answer = _error(str(exc), exc.status)
+            except PermissionDenied as exc:  # the client's user is no longer a clinician
+                answer = _error(str(exc) or "The client's user may not do this.", 403)
             except BodyTooLarge as exc:
                 answer = _error(" ".join(exc.messages), 413)
             except ValidationError as exc:

@@ -116,6 +116,16 @@ def test_a_switched_off_client_is_403(ehr):
     refused(call(ehr.base, "/cds-services", ehr.key), 403, "switched off")
 
 
+def test_a_client_whose_user_is_no_longer_a_clinician_is_403(ehr, clinician):
+    """The account a client acts as left the clinicians group: its calls are refused (403
+    JSON), never answered with that account's former rights."""
+    clinician.groups.clear()
+    refused(call(ehr.base, "/cds-services", ehr.key), 403, "")
+    answer = call(ehr.base, ehr.service, ehr.key, hook_body())
+    refused(answer, 403, "")
+    assert DiagnosisCase.objects.count() == 0
+
+
 def test_keys_served_at_a_jwks_url_verify_and_a_rotated_key_is_fetched(
     transactional_db, clinician, trained_model, live_server
 ):
