@@ -436,3 +436,17 @@ def test_bad_observations_are_refused_naming_the_resource_and_nothing_is_saved(
     assert answer.status_code == 400, answer.text
     assert named in answer.json()["error"]
     assert (DiagnosisCase.objects.count(), CdsCard.objects.count()) == (0, 0)
+
+
+def test_an_implausible_value_answers_a_warning_card_and_records_nothing(ehr):
+    """A glucose inside the test's range but outside its plausible range is not recorded
+    unconfirmed: the card warns (to confirm on the screen) and no case or step is saved."""
+    ehr.model.dataset.tests.filter(name="glucose").update(plausible_min=40, plausible_max=400)
+    body = hook_body(observations=[observation("g1", GLUCOSE, 450, unit="mg/dL")])
+    answer = call(ehr.base, ehr.service, ehr.key, body)
+    assert answer.status_code == 200, answer.text
+    [card] = answer.json()["cards"]
+    check_card(card)
+    assert card["indicator"] == "warning" and "plausible range" in card["summary"]
+    assert "450" in card["detail"] and "Nothing was recorded" in card["detail"]
+    assert (DiagnosisCase.objects.count(), CdsCard.objects.count()) == (0, 0)
