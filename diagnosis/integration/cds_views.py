@@ -28,8 +28,6 @@ from diagnosis.shared.validation import BodyTooLarge, parse_json_object
 
 __all__ = ["discovery", "feedback", "service"]
 
-ALLOWED_METHODS = {"discovery": "GET, OPTIONS", "service": "POST, OPTIONS"}
-
 
 def _registered_origins() -> set[str]:
     origins: set[str] = set()
