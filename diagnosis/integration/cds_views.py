@@ -5,8 +5,9 @@ work).
 ``POST /cds-services/{id}/feedback``.  Every call carries the EHR's JWT
 (``services/cds_auth.verify_call``: 401, or 403 for a switched-off client); the body is read
 by the strict JSON reader and the hook's schema (400 naming the field, 413 over 64 KB);
-412 when neither prefetch nor the FHIR server gives the patient's observations; 404 for a
-service or card that is not there.  CORS answers the registered clients' origins only
+403 for a ``fhirServer`` the client's registration does not name (before anything is
+fetched); 412 when neither prefetch nor the FHIR server gives the patient's observations; 404
+for a service or card that is not there.  CORS answers the registered clients' origins only
 (a preflight ``OPTIONS`` included); no session, no CSRF token, no login redirect."""
 
 from __future__ import annotations

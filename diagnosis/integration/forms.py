@@ -33,7 +33,16 @@ class CdsClientForm(forms.ModelForm):
 
     class Meta:
         model = CdsClient
-        fields = ["name", "issuer", "jwks", "jwks_url", "allowed_origins", "clinician", "active"]
+        fields = [
+            "name",
+            "issuer",
+            "jwks",
+            "jwks_url",
+            "allowed_origins",
+            "fhir_servers",
+            "clinician",
+            "active",
+        ]
 
     def _post_clean(self) -> None:
         super()._post_clean()  # type: ignore[misc]  # ModelForm's own, untyped in the stubs

@@ -106,7 +106,8 @@ class ClassCode(models.Model):
 class CdsClient(models.Model):
     """An electronic health record allowed to call /cds-services: the issuer of its JWTs, the
     keys they are signed with (a JWKS inline and/or at a URL), the browser origins its cards
-    may be fetched from, and the clinician whose cases its calls open and step."""
+    may be fetched from, the FHIR servers its calls may send us to, and the clinician whose
+    cases its calls open and step."""
 
     name = models.CharField(max_length=100)
     issuer = models.CharField(max_length=500, unique=True, help_text="The JWTs' iss claim.")
@@ -116,6 +117,12 @@ class CdsClient(models.Model):
     jwks_url = models.URLField(max_length=500, blank=True, help_text="Where its JWKS is served.")
     allowed_origins = models.JSONField(
         default=list, blank=True, help_text='Browser origins for CORS: ["https://ehr.example"].'
+    )
+    fhir_servers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The FHIR base URLs a hook call may name as fhirServer (the service reads "
+        'observations there): ["https://ehr.example/fhir"]. Any other is refused.',
     )
     clinician = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="cds_clients"

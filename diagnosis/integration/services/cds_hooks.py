@@ -37,6 +37,7 @@ from diagnosis.integration.models import (
     CdsPatientCase,
 )
 from diagnosis.integration.selectors.codes import CodeBook, code_book
+from diagnosis.integration.services.cds_clients import fhir_server_allowed
 from diagnosis.models import CaseAccess, DiagnosisCase, TrainedModel
 from diagnosis.selectors.case_audit import case_version
 from diagnosis.selectors.cases import CaseState
@@ -83,7 +84,7 @@ FETCH_MAX_BYTES = 1024 * 1024
 
 
 class HookRefused(Exception):
-    """A hook call that cannot be answered: ``status`` (400, 404, 412) and why."""
+    """A hook call that cannot be answered: ``status`` (400, 403, 404, 412) and why."""
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
@@ -678,6 +679,12 @@ def answer_hook(
     trained, service_hook = service_of(client, service)
     if hook.hook != service_hook:
         raise HookRefused(f"Service {service!r} answers {service_hook}, not {hook.hook}.")
+    if hook.fhirServer is not None and not fhir_server_allowed(client, hook.fhirServer):
+        raise HookRefused(
+            f"fhirServer {hook.fhirServer[:200]!r} is not a FHIR server registered for this "
+            "client; this service reads only the FHIR servers its registration names.",
+            status=403,
+        )
     book = code_book(trained.dataset_id, vocabulary_of(trained).class_labels)
     bundle, where = _observations(hook, book)
     try:

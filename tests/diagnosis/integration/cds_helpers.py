@@ -61,7 +61,15 @@ def sign(key, *, aud: str, iss: str = ISSUER, **overrides: Any) -> str:
     return jwt.encode({"alg": alg, "kid": key.kid, "typ": "JWT"}, claims, key, algorithms=[alg])
 
 
-def register(clinician, key=None, *, jwks_url: str = "", origins=(ORIGIN,), issuer=ISSUER):
+def register(
+    clinician,
+    key=None,
+    *,
+    jwks_url: str = "",
+    origins=(ORIGIN,),
+    issuer=ISSUER,
+    fhir_servers=(),
+):
     """The EHR registered as a client acting as ``clinician``, with ``key``'s public half."""
     return register_client(
         name="Test EHR",
@@ -70,6 +78,7 @@ def register(clinician, key=None, *, jwks_url: str = "", origins=(ORIGIN,), issu
         jwks=public_jwks(key) if key is not None else None,
         jwks_url=jwks_url,
         allowed_origins=list(origins),
+        fhir_servers=list(fhir_servers),
     )
 
 

@@ -375,6 +375,8 @@ def test_without_prefetch_the_observations_come_from_the_fhir_server(ehr):
     """No prefetch: the service searches the EHR's FHIR server with the access token of
     fhirAuthorization, and records what it answers."""
     with LocalServer() as fhir_server:
+        ehr.client.fhir_servers = [fhir_server.url]
+        ehr.client.save()
         fhir_server.routes["/Observation"] = (
             200,
             bundle(observation("g9", GLUCOSE, 95, unit="mg/dL")),
@@ -410,6 +412,8 @@ def test_a_fhir_server_that_fails_and_no_prefetch_are_412(ehr):
     answer = call(ehr.base, ehr.service, ehr.key, hook_body(prefetch=False))
     assert answer.status_code == 412 and "fhirServer" in answer.json()["error"]
     with LocalServer() as fhir_server:
+        ehr.client.fhir_servers = [fhir_server.url]
+        ehr.client.save()
         fhir_server.routes["/Observation"] = (401, {"resourceType": "OperationOutcome"})
         failing = call(
             ehr.base, ehr.service, ehr.key, hook_body(prefetch=False, fhirServer=fhir_server.url)

@@ -185,6 +185,45 @@ def test_cors_answers_registered_origins_only(ehr):
     assert "Access-Control-Allow-Origin" not in elsewhere.headers
 
 
+def test_a_fhir_server_the_client_did_not_register_is_403_and_never_fetched(ehr):
+    """fhirServer must be one of the client's registered FHIR bases: another host, port, path,
+    a look-alike with a user part, or any URL when none is registered is refused with 403 JSON
+    before the service sends a single request there, and nothing is saved."""
+    with LocalServer() as fhir_server:
+        fhir_server.routes["/Observation"] = (200, {"resourceType": "Bundle", "type": "searchset"})
+        fhir_server.routes["/fhir/Observation"] = fhir_server.routes["/Observation"]
+        host_port = fhir_server.url.removeprefix("http://")
+        unregistered = call(
+            ehr.base, ehr.service, ehr.key, hook_body(prefetch=False, fhirServer=fhir_server.url)
+        )
+        refused(unregistered, 403, "not a FHIR server registered for this client")
+        ehr.client.fhir_servers = [fhir_server.url + "/fhir"]
+        ehr.client.save()
+        for other in [
+            fhir_server.url,  # the same host, another path
+            fhir_server.url + "/fhir/admin",  # below the registered base
+            fhir_server.url + "/fhirx",
+            f"http://localhost:{fhir_server.httpd.server_address[1]}/fhir",  # another host name
+            f"http://{host_port}@127.0.0.2:1/fhir",  # a user part hiding the real host
+            f"https://{host_port}/fhir",  # another scheme
+            fhir_server.url + "/fhir?x=1",
+        ]:
+            with_prefetch = hook_body(fhirServer=other)  # refused even when it is not needed
+            for body in (hook_body(prefetch=False, fhirServer=other), with_prefetch):
+                answer = call(ehr.base, ehr.service, ehr.key, body)
+                refused(answer, 403, "not a FHIR server registered")
+        assert fhir_server.seen == []
+        assert DiagnosisCase.objects.count() == 0
+        allowed = call(
+            ehr.base,
+            ehr.service,
+            ehr.key,
+            hook_body(prefetch=False, fhirServer=fhir_server.url + "/fhir/"),
+        )
+        assert allowed.status_code == 200, allowed.text
+        assert [path.split("?")[0] for path, _ in fhir_server.seen] == ["/fhir/Observation"]
+
+
 def test_registration_refuses_private_keys_and_non_clinicians(db, clinician, model_admin):
     """The JWKS must hold public keys only, and the client must act as a clinician."""
     from django.core.exceptions import ValidationError
@@ -200,6 +239,9 @@ def test_registration_refuses_private_keys_and_non_clinicians(db, clinician, mod
         register_client(name="x", issuer=ISSUER, clinician=model_admin, jwks=public_jwks(key))
     with pytest.raises(ValidationError, match="not an origin"):
         register(clinician, key, origins=["https://ehr.example/path"])
+    for bad in ["ftp://ehr.example/fhir", "https://u:p@ehr.example/fhir", "https://e/f?q=1"]:
+        with pytest.raises(ValidationError, match="not a FHIR base URL"):
+            register(clinician, key, fhir_servers=[bad])
 
 
 def test_the_cds_client_command_registers_an_ehr(db, clinician, tmp_path):
@@ -219,6 +261,7 @@ def test_the_cds_client_command_registers_an_ehr(db, clinician, tmp_path):
         "--clinician", clinician.username,
         "--jwks-file", str(keys),
         "--origin", "https://EHR.example:8443",
+        "--fhir-server", "https://EHR.example:8443/fhir/r4/",
     )  # fmt: skip
     client = CdsClient.objects.get(issuer=ISSUER)
     assert (client.name, client.clinician, client.allowed_origins) == (
@@ -227,3 +270,4 @@ def test_the_cds_client_command_registers_an_ehr(db, clinician, tmp_path):
         ["https://ehr.example:8443"],
     )
     assert client.jwks["keys"][0]["kid"] == "a"
+    assert client.fhir_servers == ["https://ehr.example:8443/fhir/r4"]

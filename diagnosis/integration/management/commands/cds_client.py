@@ -1,5 +1,6 @@
 """Registers (or updates) an EHR allowed to call /cds-services: its JWT issuer, public keys,
-browser origins and the clinician whose cases its hook calls open."""
+browser origins, the FHIR servers its calls may name and the clinician whose cases its hook
+calls open."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
     help = (
         "Register a CDS Hooks client: manage.py cds_client --name 'ward EHR' --issuer "
         "https://ehr.example --clinician USERNAME (--jwks-url URL | --jwks-file keys.json) "
-        "[--origin https://ehr.example ...]"
+        "[--origin https://ehr.example ...] [--fhir-server https://ehr.example/fhir ...]"
     )
 
     def add_arguments(self, parser):
@@ -28,6 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--jwks-file", default="", help="A file holding its public JWKS.")
         parser.add_argument(
             "--origin", action="append", default=[], help="A browser origin for CORS (repeat)."
+        )
+        parser.add_argument(
+            "--fhir-server",
+            action="append",
+            default=[],
+            help="A FHIR base URL its calls may name as fhirServer (repeat); any other is refused.",
         )
 
     def handle(self, *args, **options):
@@ -48,10 +55,12 @@ class Command(BaseCommand):
                 jwks=jwks,
                 jwks_url=options["jwks_url"],
                 allowed_origins=options["origin"],
+                fhir_servers=options["fhir_server"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         self.stdout.write(
             f"CDS Hooks client {client.pk}: {client.name}, issuer {client.issuer}, acting as "
-            f"{user}; origins: {', '.join(client.allowed_origins) or 'none'}."
+            f"{user}; origins: {', '.join(client.allowed_origins) or 'none'}; FHIR servers: "
+            f"{', '.join(client.fhir_servers) or 'none'}."
         )
