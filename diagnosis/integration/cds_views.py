@@ -17,6 +17,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -24,7 +25,7 @@ from pydantic import ValidationError as SchemaError
 
 from diagnosis.integration.models import CdsClient
 from diagnosis.integration.services import cds_hooks
-from diagnosis.integration.services.cds_auth import CdsRefused, verify_call
+from diagnosis.integration.services.cds_auth import CdsRefused, remember_jti, verify_token
 from diagnosis.shared.validation import BodyTooLarge, parse_json_object
 
 __all__ = ["discovery", "feedback", "service"]
@@ -80,32 +81,47 @@ def _endpoint(methods: str):
                 request.build_absolute_uri(reverse("cds-discovery")),
             ]
             try:
-                client = verify_call(
+                token = verify_token(
                     authorization=request.headers.get("Authorization", ""), audiences=audiences
                 )
+                # the jti is spent in the transaction of the call's own work: a call whose
+                # connection is lost before the commit leaves none (DatabaseRetryMiddleware
+                # may run it again); an answered call, a refusal too, has spent it
+                with transaction.atomic():
+                    remember_jti(token)
+                    answer = _answer(view, request, token.client, kwargs)
             except CdsRefused as exc:
                 response = _error(str(exc), exc.status)
                 if exc.status == 401:
                     response["WWW-Authenticate"] = 'Bearer error="invalid_token"'
                 return _with_cors(request, response, _registered_origins())
-            answer: HttpResponse
-            try:
-                answer = view(request, client, **kwargs)
-            except cds_hooks.HookRefused as exc:
-                answer = _error(str(exc), exc.status)
-            except PermissionDenied as exc:  # the client's user is no longer a clinician
-                answer = _error(str(exc) or "The client's user may not do this.", 403)
-            except BodyTooLarge as exc:
-                answer = _error(" ".join(exc.messages), 413)
-            except ValidationError as exc:
-                answer = _error(" ".join(exc.messages), 400)
-            except SchemaError as exc:
-                answer = _error(_schema_words(exc), 400)
-            return _with_cors(request, answer, set(client.allowed_origins or []))
+            return _with_cors(request, answer, set(token.client.allowed_origins or []))
 
         return endpoint
 
     return wrap
+
+
+def _answer(
+    view: Callable[..., HttpResponse],
+    request: HttpRequest,
+    client: CdsClient,
+    kwargs: dict[str, Any],
+) -> HttpResponse:
+    """The view's answer, its refusals as JSON (whatever they wrote undone by their own
+    transactions; the caller's, holding the jti, goes on)."""
+    try:
+        return view(request, client, **kwargs)
+    except cds_hooks.HookRefused as exc:
+        return _error(str(exc), exc.status)
+    except PermissionDenied as exc:  # the client's user is no longer a clinician
+        return _error(str(exc) or "The client's user may not do this.", 403)
+    except BodyTooLarge as exc:
+        return _error(" ".join(exc.messages), 413)
+    except ValidationError as exc:
+        return _error(" ".join(exc.messages), 400)
+    except SchemaError as exc:
+        return _error(_schema_words(exc), 400)
 
 
 def _schema_words(exc: SchemaError) -> str:

@@ -5,12 +5,19 @@ As CDS Hooks 2.0 asks: the token names its issuer (``iss``), this service's endp
 audience (``aud``), an expiry (``exp``), when it was made (``iat``) and a unique id (``jti``).
 A missing or malformed token, an unknown issuer, a bad signature, an expired token, a wrong
 audience or a ``jti`` presented before is refused with :class:`CdsRefused` (401); a client an
-admin switched off with 403.  A ``jti`` is kept (``SeenJti``) until its token expires."""
+admin switched off with 403.  A ``jti`` is kept (``SeenJti``) until its token expires.
+
+:func:`verify_token` checks a token and :func:`remember_jti` spends its ``jti``: the CDS
+endpoints call the second inside the transaction that holds the call's own work (its case,
+steps, cards), so a call whose database connection is lost before it commits leaves no
+``jti`` behind: ``DatabaseRetryMiddleware`` may run it once more (and the EHR may send it
+again), while a call that was answered, a refusal included, has spent its token."""
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,7 +31,14 @@ from joserfc.jwk import KeySet
 
 from diagnosis.integration.models import CdsClient, SeenJti
 
-__all__ = ["ALGORITHMS", "CdsRefused", "verify_call"]
+__all__ = [
+    "ALGORITHMS",
+    "CdsRefused",
+    "VerifiedToken",
+    "remember_jti",
+    "verify_call",
+    "verify_token",
+]
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +126,25 @@ def _key_set(client: CdsClient, kid: Any) -> KeySet:
         raise CdsRefused(f"The client's keys cannot be read ({exc}).") from None
 
 
+@dataclass(frozen=True)
+class VerifiedToken:
+    """A valid, fresh JWT of an active client, its ``jti`` not yet spent."""
+
+    client: CdsClient
+    jti: str
+    expires_at: datetime
+
+
 def verify_call(*, authorization: str, audiences: list[str]) -> CdsClient:
-    """The active client whose valid, fresh JWT ``authorization`` carries; :class:`CdsRefused`
+    """:func:`verify_token`, its ``jti`` spent at once (in a transaction of its own)."""
+    token = verify_token(authorization=authorization, audiences=audiences)
+    remember_jti(token)
+    return token.client
+
+
+def verify_token(*, authorization: str, audiences: list[str]) -> VerifiedToken:
+    """The active client whose valid, fresh JWT ``authorization`` carries, with the token's
+    ``jti`` (not yet checked against those seen: :func:`remember_jti`); :class:`CdsRefused`
     otherwise.  ``audiences``: the URLs this call may name as ``aud``."""
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
@@ -165,16 +196,22 @@ def verify_call(*, authorization: str, audiences: list[str]) -> CdsClient:
     expires_at = datetime.fromtimestamp(float(expires), tz=UTC)
     if expires_at > timezone.now() + MAX_LIFETIME:
         raise CdsRefused("The JWT lives too long: CDS Hooks tokens expire within 5 minutes.")
-    _remember_jti(client, jti, expires_at)
-    return client
+    return VerifiedToken(client=client, jti=jti, expires_at=expires_at)
 
 
-def _remember_jti(client: CdsClient, jti: str, expires_at: datetime) -> None:
-    """Keep ``jti`` until ``expires_at`` (plus the leeway); a second presentation is refused."""
-    keep_until = expires_at + timedelta(seconds=LEEWAY)
+def remember_jti(token: VerifiedToken) -> None:
+    """Keep the token's ``jti`` until it expires (plus the leeway), in the caller's transaction
+    when there is one; :class:`CdsRefused` when it was kept before (a replay).  The client's
+    expired ``jti`` rows are deleted after the commit."""
+    client = token.client
+    keep_until = token.expires_at + timedelta(seconds=LEEWAY)
     try:
         with transaction.atomic():
-            SeenJti.objects.create(client=client, jti=jti, expires_at=keep_until)
+            SeenJti.objects.create(client=client, jti=token.jti, expires_at=keep_until)
     except IntegrityError:
         raise CdsRefused("This JWT was presented before (its jti is replayed).") from None
-    SeenJti.objects.filter(client=client, expires_at__lt=timezone.now()).delete()
+
+    def forget_expired() -> None:
+        SeenJti.objects.filter(client=client, expires_at__lt=timezone.now()).delete()
+
+    transaction.on_commit(forget_expired, robust=True)
