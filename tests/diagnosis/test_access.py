@@ -140,6 +140,8 @@ POLICY: dict[str, tuple[str, ...]] = {
     "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * 6,
     "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * 6,  # POST only
     "api/v1/cases/<case_id>/confirmed-diagnosis": (NOT_ALLOWED,) * 6,  # POST only
+    # the case as FHIR (GET) and a Bundle of Observations recorded (POST): tokens only
+    "api/v1/cases/<case_id>/fhir": (UNAUTHENTICATED,) * 6,
     # CDS Hooks: the EHR's signed JWT on every call, never a session (tests/diagnosis/
     # integration/test_cds_security.py checks the tokens); a hook and its feedback are POSTs.
     "cds-services": (UNAUTHENTICATED,) * 6,

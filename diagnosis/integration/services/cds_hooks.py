@@ -38,6 +38,7 @@ from diagnosis.integration.models import (
 )
 from diagnosis.integration.selectors.codes import CodeBook, code_book
 from diagnosis.integration.services.cds_clients import fhir_server_allowed
+from diagnosis.integration.services.fhir_cases import class_outcomes
 from diagnosis.models import CaseAccess, DiagnosisCase, TrainedModel
 from diagnosis.selectors.case_audit import case_version
 from diagnosis.selectors.cases import CaseState
@@ -478,13 +479,7 @@ def _order_suggestion(
 
 
 def _conclusion_suggestion(answer: _Answer, advice: Advice, patient_id: str) -> dict[str, Any]:
-    vocabulary = answer.state.vocabulary.class_labels
-    outcomes = []
-    proba = advice.proba or (advice.evidence.proba if advice.evidence else ())
-    for position, p in enumerate(proba):
-        label = advice.class_name(position)
-        index = vocabulary.index(label) if label in vocabulary else position
-        outcomes.append((answer.book.class_code(index, label), label, float(p)))
+    outcomes = class_outcomes(advice, answer.state.vocabulary.class_labels, answer.book)
     what = "Refer" if advice.kind == "reject" else f"Conclude {advice.label}"
     assessment = fhir.risk_assessment(
         outcomes=outcomes,
