@@ -19,7 +19,16 @@ __all__ = ["PATIENT_MODELS", "grant_role_permissions"]
 
 #: Models holding patient data or deciding who reads it: no group gets Django permissions on
 #: them (a superuser may grant ``view_caseaccess`` to an auditor by hand).
-PATIENT_MODELS = ("diagnosiscase", "diagnosisstep", "caseaccess", "team")
+PATIENT_MODELS = (
+    "diagnosiscase",
+    "diagnosisstep",
+    "caseaccess",
+    "team",
+    # an EHR patient's case, the cards shown for it and the clinician's answers to them
+    "cdspatientcase",
+    "cdscard",
+    "cdsfeedback",
+)
 
 #: The apps whose models the roles are about: every domain app (the diagnosis app itself has no
 #: model since its migration 0022).

@@ -1,12 +1,21 @@
-"""Admin: the bearer tokens of /api/v1, issued and revoked by superusers."""
+"""Admin: the bearer tokens of /api/v1 and the CDS Hooks clients (superusers), the catalog's
+FHIR codes (model admins) and the CDS cards' feedback (superusers, read-only)."""
 
 from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from diagnosis.integration.forms import IssueTokenForm
-from diagnosis.integration.models import ApiToken
+from diagnosis.integration.forms import CdsClientForm, IssueTokenForm, SmartClientForm
+from diagnosis.integration.models import (
+    ApiToken,
+    CdsClient,
+    CdsFeedback,
+    ClassCode,
+    SmartClient,
+    TestCode,
+)
 from diagnosis.integration.services import api_tokens
+from diagnosis.permissions import is_model_admin
 
 
 def _revoke_tokens(modeladmin, request, tokens) -> None:
@@ -85,3 +94,114 @@ class ApiTokenAdmin(admin.ModelAdmin):
             "once. Send it as 'Authorization: Bearer <token>'.",
             messages.WARNING,
         )
+
+
+class _ModelAdminsOnly(admin.ModelAdmin):
+    """Model admins (who keep the catalog) edit it; nobody else sees it."""
+
+    def has_module_permission(self, request) -> bool:
+        return is_model_admin(request.user)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return is_model_admin(request.user)
+
+    def has_add_permission(self, request) -> bool:
+        return is_model_admin(request.user)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return is_model_admin(request.user)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return is_model_admin(request.user)
+
+
+@admin.register(TestCode)
+class TestCodeAdmin(_ModelAdminsOnly):
+    """A test's LOINC code (or the local system's, saying why in the note) and UCUM unit."""
+
+    list_display = ["test", "system", "code", "display", "unit"]
+    list_filter = ["system", "test__dataset"]
+    search_fields = ["code", "display", "test__name", "test__label"]
+    list_select_related = ["test", "test__dataset"]
+
+
+@admin.register(ClassCode)
+class ClassCodeAdmin(_ModelAdminsOnly):
+    """A class's SNOMED CT or ICD-10 code (or the local system's)."""
+
+    list_display = ["dataset", "label_index", "system", "code", "display"]
+    list_filter = ["system", "dataset"]
+    search_fields = ["code", "display"]
+
+
+class _SuperusersOnly(admin.ModelAdmin):
+    def has_module_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+
+@admin.register(CdsClient)
+class CdsClientAdmin(_SuperusersOnly):
+    """An EHR calling /cds-services: its issuer, keys, origins and the clinician it acts as.
+    A client's calls act with that clinician's rights, so only superusers register them."""
+
+    form = CdsClientForm
+    list_display = ["name", "issuer", "clinician", "active", "created_at"]
+    list_filter = ["active"]
+
+    def has_add_permission(self, request) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+
+@admin.register(SmartClient)
+class SmartClientAdmin(_SuperusersOnly):
+    """An EHR that launches the case screen (SMART): its FHIR base URL, our client id there,
+    and the model its patients' cases start with."""
+
+    form = SmartClientForm
+    list_display = ["name", "iss", "client_id", "trained_model", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+
+@admin.register(CdsFeedback)
+class CdsFeedbackAdmin(_SuperusersOnly):
+    """What clinicians did with the cards (accepted, overridden and why): the case's audit,
+    read-only, like the case access log."""
+
+    list_display = ["case", "outcome", "user_comment", "outcome_timestamp", "received_at"]
+    list_filter = ["outcome"]
+    readonly_fields = [
+        "card",
+        "case",
+        "outcome",
+        "accepted_suggestions",
+        "override_reason",
+        "user_comment",
+        "outcome_timestamp",
+        "received_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

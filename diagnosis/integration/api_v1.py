@@ -28,7 +28,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver
-from ninja import Field, NinjaAPI, Schema, Status
+from ninja import Field, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as SchemaError
 from ninja.parser import Parser
@@ -52,7 +52,7 @@ from diagnosis.clinic.services import cases as case_services
 from diagnosis.clinic.services import step
 from diagnosis.clinic.services.access_log import log_case_access
 from diagnosis.integration.api import implausible_answer, state_to_dict
-from diagnosis.integration.services import api_tokens
+from diagnosis.integration.services import api_tokens, fhir_cases
 from diagnosis.integration.throttling import SlidingWindowThrottle
 from diagnosis.shared.validation import (
     BodyTooLarge,
@@ -656,6 +656,102 @@ def record_confirmed_diagnosis(request: HttpRequest, case_id: int, payload: Conf
             "source": recorded.source,
         },
     )
+
+
+# ------------------------------------------------------------------------ FHIR
+class FhirBundleOut(Schema):
+    """A FHIR R4 Bundle (``collection``), valid for the fhir.resources R4B models."""
+
+    model_config = ConfigDict(extra="allow")
+
+    resourceType: Literal["Bundle"]  # noqa: N815 (FHIR's name)
+    type: str
+    entry: list[dict[str, Any]] = Field(
+        description="ServiceRequest (intent=proposal) of the advised test, RiskAssessment of "
+        "the class probabilities, DiagnosticReport of a conclusion (final once closed)."
+    )
+
+
+class OperationOutcomeOut(Schema):
+    """A FHIR R4 OperationOutcome: each issue's expression names the resource and field."""
+
+    model_config = ConfigDict(extra="allow")
+
+    resourceType: Literal["OperationOutcome"]  # noqa: N815 (FHIR's name)
+    issue: list[dict[str, Any]]
+
+
+_BUNDLE_IN = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "title": "FhirBundleIn",
+                    "description": "A FHIR R4 Bundle whose entries are Observations, each "
+                    "coded (LOINC, or the local code) as a test of the case's model is mapped, "
+                    "numeric values in its UCUM unit.",
+                    "type": "object",
+                    "required": ["resourceType", "type", "entry"],
+                    "properties": {
+                        "resourceType": {"type": "string", "enum": ["Bundle"]},
+                        "type": {"type": "string"},
+                        "entry": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {"resource": {"type": "object"}},
+                            },
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@api.get(
+    "/cases/{case_id}/fhir",
+    response={200: FhirBundleOut, **CASE_ERRORS},
+    summary="A case as FHIR: next test, class probabilities, conclusion",
+)
+def get_case_fhir(request: HttpRequest, case_id: int):
+    return fhir_cases.case_bundle(user=request.user, case_id=case_id)
+
+
+@api.post(
+    "/cases/{case_id}/fhir",
+    response={200: FhirBundleOut, **CASE_ERRORS, 422: OperationOutcomeOut},
+    summary="Record a FHIR Bundle of Observations as results",
+    openapi_extra=_BUNDLE_IN,
+)
+def post_case_fhir(
+    request: HttpRequest,
+    case_id: int,
+    seen: int | None = Query(None, ge=0, description="The case version you last read."),
+    confirm_implausible: bool = Query(
+        False, description="true: values outside their plausible range are right."
+    ),
+):
+    """Each Observation becomes one result step (priced, logged), all or nothing; an unknown
+    code or unit, another patient's Observation, a value the test refuses or an implausible
+    one is a 422 OperationOutcome naming the resource and field, and nothing is saved.
+    Answers the case as FHIR."""
+    try:
+        body = parse_json_object(request.body)
+    except (BodyTooLarge, RequestDataTooBig):
+        return Status(413, {"error": too_large_message()})
+    try:
+        return fhir_cases.record_bundle(
+            user=request.user,
+            case_id=case_id,
+            bundle=body,
+            seen=seen,
+            confirm_implausible=confirm_implausible,
+        )
+    except fhir_cases.FhirRefused as exc:
+        return Status(422, exc.outcome)
 
 
 def _state(request: HttpRequest, case_id: int, *, access: str) -> dict[str, Any]:

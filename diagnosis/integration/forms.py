@@ -1,10 +1,12 @@
-"""Admin form of a new API token."""
+"""Admin forms: a new API token, a CDS Hooks client."""
 
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 
-from diagnosis.integration.models import ApiToken
+from diagnosis.integration.models import ApiToken, CdsClient, SmartClient
+from diagnosis.integration.services.cds_clients import clean_client
 
 
 class IssueTokenForm(forms.ModelForm):
@@ -17,3 +19,46 @@ class IssueTokenForm(forms.ModelForm):
     class Meta:
         model = ApiToken
         fields = ["user", "name"]
+
+
+class CdsClientForm(forms.ModelForm):
+    """A CDS Hooks client: every field checked by ``services.cds_clients.clean_client``."""
+
+    jwks_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where the EHR serves its JWKS.",
+    )
+
+    class Meta:
+        model = CdsClient
+        fields = [
+            "name",
+            "issuer",
+            "jwks",
+            "jwks_url",
+            "allowed_origins",
+            "fhir_servers",
+            "clinician",
+            "active",
+        ]
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # type: ignore[misc]  # ModelForm's own, untyped in the stubs
+        try:
+            clean_client(self.instance)
+        except ValidationError as exc:
+            self.add_error(None, exc)
+
+
+class SmartClientForm(forms.ModelForm):
+    """An EHR that launches the case screen (SMART): its FHIR base URL is the launch's iss."""
+
+    iss = forms.URLField(
+        max_length=500, assume_scheme="https", help_text=SmartClient.iss.field.help_text
+    )
+
+    class Meta:
+        model = SmartClient
+        fields = ["name", "iss", "client_id", "trained_model"]

@@ -19,6 +19,7 @@ too) except where ``LEAD`` says otherwise: the lead reads the team's cases.
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -28,11 +29,21 @@ from django.contrib.auth.models import Group, User
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 
 from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.clinic.models import CaseAccess, DiagnosisCase, Team
 from diagnosis.clinic.services import cases as case_services
+from diagnosis.integration.models import (
+    ICD_10,
+    CdsCard,
+    CdsFeedback,
+    ClassCode,
+    SmartClient,
+    TestCode,
+)
 from diagnosis.integration.services.api_tokens import issue_api_token
+from diagnosis.integration.services.cds_clients import register_client
 from diagnosis.permissions import CLINICIANS, LEAD_CLINICIANS, MODEL_ADMINS
 
 ROLES = (
@@ -129,6 +140,16 @@ POLICY: dict[str, tuple[str, ...]] = {
     "api/v1/cases/<case_id>": (UNAUTHENTICATED,) * 6,
     "api/v1/cases/<case_id>/steps": (NOT_ALLOWED,) * 6,  # POST only
     "api/v1/cases/<case_id>/confirmed-diagnosis": (NOT_ALLOWED,) * 6,  # POST only
+    # the case as FHIR (GET) and a Bundle of Observations recorded (POST): tokens only
+    "api/v1/cases/<case_id>/fhir": (UNAUTHENTICATED,) * 6,
+    # CDS Hooks: the EHR's signed JWT on every call, never a session (tests/diagnosis/
+    # integration/test_cds_security.py checks the tokens); a hook and its feedback are POSTs.
+    "cds-services": (UNAUTHENTICATED,) * 6,
+    "cds-services/<str:service_id>": (NOT_ALLOWED,) * 6,
+    "cds-services/<str:service_id>/feedback": (NOT_ALLOWED,) * 6,
+    # SMART EHR launch: clinicians (without iss and launch, or a pending launch: 400).
+    "smart/launch": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),
+    "smart/callback": (LOGIN, "400", "400", FORBIDDEN, FORBIDDEN, FORBIDDEN),
     "admin/": STAFF_ONLY,
     "admin/login/": (OK, OK, OK, REDIRECT, REDIRECT, REDIRECT),
     # Logging out takes a POST; a non-staff user is sent to the admin index (and so to log in).
@@ -167,6 +188,46 @@ POLICY: dict[str, tuple[str, ...]] = {
         change=USER_ADMIN,  # a read-only page: tokens are issued or revoked, never edited
         add=USER_ADMIN,
         delete=NO_ADD,  # revoked, never deleted
+        history=USER_ADMIN,
+    ),
+    # The catalog's FHIR codes: model admins keep them, like the catalog itself.
+    **{
+        route: answers
+        for model in ("testcode", "classcode")
+        for route, answers in _admin_model(
+            f"integration/{model}",
+            changelist=MODEL_ADMIN_ADMIN,
+            change=MODEL_ADMIN_ADMIN,
+            add=MODEL_ADMIN_ADMIN,
+            delete=MODEL_ADMIN_ADMIN,
+            history=MODEL_ADMIN_ADMIN,
+        ).items()
+    },
+    # A CDS Hooks client acts as its clinician: only superusers register one.
+    **_admin_model(
+        "integration/cdsclient",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,
+        add=USER_ADMIN,
+        delete=USER_ADMIN,
+        history=USER_ADMIN,
+    ),
+    # An EHR launching the case screen (SMART): superusers register it.
+    **_admin_model(
+        "integration/smartclient",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,
+        add=USER_ADMIN,
+        delete=USER_ADMIN,
+        history=USER_ADMIN,
+    ),
+    # What clinicians did with the cards: an audit record, read-only, superusers only.
+    **_admin_model(
+        "integration/cdsfeedback",
+        changelist=USER_ADMIN,
+        change=USER_ADMIN,  # a read-only page
+        add=NO_ADD,
+        delete=NO_ADD,
         history=USER_ADMIN,
     ),
     # django-axes' sign-in records (who was locked out, to unlock them): superusers only.
@@ -308,6 +369,33 @@ def world(clinician, other_clinician, trained_model):
         "admin/axes/accessfailurelog/": AccessFailureLog.objects.create(**seen),
     }
     token, _ = issue_api_token(issuer=None, owner=clinician, name="EHR")
+    cds_client = register_client(
+        name="EHR",
+        issuer="https://ehr.example",
+        clinician=clinician,
+        jwks_url="https://ehr.example/jwks",
+    )
+    card = CdsCard.objects.create(
+        uuid=uuid.uuid4(),
+        client=cds_client,
+        case=case,
+        service_id="s",
+        hook="patient-view",
+        hook_instance="h",
+        summary="s",
+        version=0,
+    )
+    feedback = CdsFeedback.objects.create(
+        card=card, case=case, outcome="overridden", outcome_timestamp=timezone.now()
+    )
+    smart = SmartClient.objects.create(
+        name="EHR", iss="https://ehr.example/fhir", client_id="app", trained_model=trained_model
+    )
+    test = trained_model.dataset.tests.get(name="glucose")
+    test_code = TestCode.objects.create(test=test, code="2345-7", unit="mg/dL")
+    class_code = ClassCode.objects.create(
+        dataset=trained_model.dataset, label_index=1, system=ICD_10, code="E14"
+    )
     experiment = create_experiment(
         user=users["superuser"],
         dataset=trained_model.dataset,
@@ -334,6 +422,12 @@ def world(clinician, other_clinician, trained_model):
         "api/v1/cases/": case.pk,
         **{prefix: record.pk for prefix, record in axes_records.items()},
         "admin/integration/apitoken/": token.pk,
+        "admin/integration/cdsclient/": cds_client.pk,
+        "admin/integration/cdsfeedback/": feedback.pk,
+        "admin/integration/smartclient/": smart.pk,
+        "admin/integration/testcode/": test_code.pk,
+        "admin/integration/classcode/": class_code.pk,
+        "cds-services/": f"cost-aware-model-{trained_model.pk}",
         "admin/clinic/team/": team.pk,
         "admin/clinic/caseaccess/": access.pk,
         "experiments/": experiment.pk,

@@ -25,6 +25,7 @@ class CaseAccess(models.Model):
     CORRECT = "correct"
     UNDO = "undo"
     CONFIRM = "confirm"
+    CDS_FEEDBACK = "cds-feedback"
     ACTION_CHOICES = [
         (VIEW, "read the case page"),
         (SUMMARY, "read the summary"),
@@ -35,6 +36,7 @@ class CaseAccess(models.Model):
         (CORRECT, "corrected a value"),
         (UNDO, "undid a step"),
         (CONFIRM, "recorded a confirmed diagnosis"),
+        (CDS_FEEDBACK, "answered a CDS Hooks card (accepted or overridden)"),
     ]
     #: Actions that change the case (the rest only read it).
     CHANGES = (STEP, RESULTS, CORRECT, UNDO, CONFIRM)

@@ -21,6 +21,7 @@ from diagnosis.bench.services.experiments import create_experiment
 from diagnosis.catalog.models import Dataset
 from diagnosis.catalog.services.datasets import create_dataset
 from diagnosis.clinic.models import Team
+from diagnosis.integration.services.codes import load_demo_codes
 from diagnosis.management import demo_data
 from diagnosis.management.demo_models import (
     DEMO_LEAF,
@@ -132,6 +133,8 @@ class Command(BaseCommand):
                     # Demo models arrive approved; one an admin has since retired stays so.
                     if trained is not None and trained.approval == TrainedModel.DRAFT:
                         approve_for_demo(user=admin, trained_model=trained)
+        for line in load_demo_codes():  # the tests' LOINC codes, the classes' (issue 31)
+            self.stdout.write(line)
         if demo_data.HEART in names and not options["no_experiment"]:
             self._experiment(
                 admin, Dataset.objects.get(name=demo_data.HEART), queue=options["queue_experiment"]

@@ -190,7 +190,7 @@ def test_too_many_calls_get_429_with_retry_after(clinician, settings):
 
 
 def test_the_openapi_document_describes_every_endpoint(clinician):
-    """The schema lists the five operations and declares the bearer scheme."""
+    """The schema lists every operation and declares the bearer scheme."""
     schema = bearer(clinician).get("/api/v1/openapi.json").json()
     operations = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
     assert operations == {
@@ -200,6 +200,8 @@ def test_the_openapi_document_describes_every_endpoint(clinician):
         ("GET", "/api/v1/cases/{case_id}"),
         ("POST", "/api/v1/cases/{case_id}/steps"),
         ("POST", "/api/v1/cases/{case_id}/confirmed-diagnosis"),
+        ("GET", "/api/v1/cases/{case_id}/fhir"),
+        ("POST", "/api/v1/cases/{case_id}/fhir"),
     }
     assert schema["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
 

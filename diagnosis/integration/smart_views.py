@@ -1,0 +1,64 @@
+"""SMART App Launch 2 (EHR launch): ``/smart/launch`` and its OAuth 2 callback
+(``services/smart_launch.py`` does the work).  The clinician signs in first, as everywhere;
+a refused launch says why on a plain page (400, or 502 when the EHR's side failed)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from diagnosis.integration.services import smart_launch
+from diagnosis.permissions import is_clinician
+
+__all__ = ["callback", "launch"]
+
+_PENDING = "smart-launch"
+
+
+def _refused(exc: smart_launch.LaunchRefused) -> HttpResponse:
+    return HttpResponse(str(exc), status=exc.status, content_type="text/plain; charset=utf-8")
+
+
+def _clinicians_only(request: HttpRequest) -> None:
+    if not is_clinician(request.user):
+        raise PermissionDenied("Only clinicians open cases from an EHR.")
+
+
+@require_GET
+def launch(request: HttpRequest) -> HttpResponse:
+    _clinicians_only(request)
+    try:
+        url, pending = smart_launch.begin_launch(
+            user=request.user,
+            iss=request.GET.get("iss", ""),
+            launch=request.GET.get("launch", ""),
+            redirect_uri=request.build_absolute_uri(reverse("smart-callback")),
+        )
+    except smart_launch.LaunchRefused as exc:
+        return _refused(exc)
+    request.session[_PENDING] = pending
+    return HttpResponseRedirect(url)
+
+
+@require_GET
+def callback(request: HttpRequest) -> HttpResponse:
+    _clinicians_only(request)
+    if "error" in request.GET:
+        return HttpResponse(
+            f"The EHR did not authorize the launch: {request.GET['error'][:200]}",
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    try:
+        case = smart_launch.finish_launch(
+            user=request.user,
+            pending=request.session.pop(_PENDING, None),
+            code=request.GET.get("code", ""),
+            state=request.GET.get("state", ""),
+            redirect_uri=request.build_absolute_uri(reverse("smart-callback")),
+        )
+    except smart_launch.LaunchRefused as exc:
+        return _refused(exc)
+    return HttpResponseRedirect(reverse("case-detail", args=[case.pk]))

@@ -1,0 +1,67 @@
+"""SMART App Launch in headless Chromium: the test EHR (a real HTTP server: its SMART
+configuration, authorization and token endpoints, PKCE S256 checked) opens the case screen
+for its patient, for the signed-in clinician."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from browser_helpers import CLINICIAN, log_in, new_page
+
+# the test EHR of tests/diagnosis/integration/test_smart_launch.py, reused as it is
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diagnosis" / "integration"))
+from test_smart_launch import CLIENT_ID, TestEhr  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def ehr(heart_model):
+    from diagnosis.integration.models import SmartClient
+
+    server = TestEhr(patient="heart-42")
+    SmartClient.objects.create(
+        name="Test EHR", iss=server.iss, client_id=CLIENT_ID, trained_model=heart_model
+    )
+    yield server
+    server.close()
+
+
+def test_an_ehr_launch_opens_the_patients_case_screen_for_the_signed_in_clinician(
+    chromium, live_server, heart_model, ehr
+):
+    """A signed-in clinician's browser is sent to /smart/launch by the EHR: through the EHR's
+    authorization endpoint (PKCE S256, the launch) back to the case screen of a new case for
+    the token's patient on the registered model, the clinician's; a second launch opens the
+    same case."""
+    from django.contrib.auth.models import User
+
+    from diagnosis.clinic.models import DiagnosisCase
+
+    context, page = new_page(chromium, live_server)
+    try:
+        log_in(page, *CLINICIAN)
+        launch = "/smart/launch?" + urlencode({"iss": ehr.iss, "launch": "abc-1"})
+        page.goto(launch)
+        page.wait_for_url(re.compile(r".*/cases/\d+/$"))
+        case = DiagnosisCase.objects.get()
+        assert page.url == f"{live_server.url}/cases/{case.pk}/"
+        assert (case.patient_reference, case.trained_model_id) == (
+            "FHIR Patient/heart-42",
+            heart_model.pk,
+        )
+        assert case.clinician == User.objects.get(username=CLINICIAN[0])
+        heading = page.get_by_role("heading", level=1)
+        assert heading.inner_text() == f"Case #{case.pk} · FHIR Patient/heart-42"
+        [asked] = ehr.authorize_queries
+        assert (asked["launch"], asked["code_challenge_method"]) == ("abc-1", "S256")
+        page.goto(launch)  # again: through the EHR to the same case
+        page.wait_for_url(re.compile(r".*/cases/\d+/$"))
+        assert page.url == f"{live_server.url}/cases/{case.pk}/"
+        assert DiagnosisCase.objects.count() == 1
+    finally:
+        context.close()

@@ -1,0 +1,178 @@
+"""SMART App Launch 2, EHR launch: a small EHR of the test's own (a real HTTP server: its
+SMART configuration, an authorization endpoint and a token endpoint checking PKCE S256 with
+authlib's code challenge) opens the case screen for the right patient."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+import requests
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
+from django.test import Client
+
+from diagnosis.clinic.models import DiagnosisCase
+from diagnosis.integration.models import SmartClient
+
+CLIENT_ID = "cost-aware-app"
+
+
+class TestEhr:
+    """The EHR's side: ``/fhir/.well-known/smart-configuration``, ``/authorize`` (answers with
+    a code for the launch's patient, remembering the PKCE challenge) and ``/token`` (gives the
+    token with ``patient`` only for the right code verifier)."""
+
+    __test__ = False
+
+    def __init__(self, patient: str = "p7") -> None:
+        self.patient = patient
+        self.codes: dict[str, dict[str, str]] = {}
+        self.authorize_queries: list[dict[str, str]] = []
+        ehr = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _json(self, status: int, document: Any) -> None:
+                payload = json.dumps(document).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:  # noqa: N802
+                parts = urlsplit(self.path)
+                if parts.path == "/fhir/.well-known/smart-configuration":
+                    return self._json(200, {
+                        "authorization_endpoint": ehr.url + "/authorize",
+                        "token_endpoint": ehr.url + "/token",
+                        "code_challenge_methods_supported": ["S256"],
+                        "capabilities": ["launch-ehr", "client-public", "context-ehr-patient"],
+                    })  # fmt: skip
+                if parts.path == "/authorize":
+                    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                    ehr.authorize_queries.append(query)
+                    code = secrets.token_urlsafe(16)
+                    ehr.codes[code] = query
+                    self.send_response(302)
+                    location = (
+                        query["redirect_uri"]
+                        + "?"
+                        + urlencode({"code": code, "state": query["state"]})
+                    )
+                    self.send_header("Location", location)
+                    self.end_headers()
+                    return None
+                return self._json(404, {})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+                asked = ehr.codes.pop(form.get("code", ""), None)
+                if (
+                    urlsplit(self.path).path != "/token"
+                    or asked is None
+                    or form.get("grant_type") != "authorization_code"
+                    or form.get("redirect_uri") != asked["redirect_uri"]
+                    or create_s256_code_challenge(form.get("code_verifier", ""))
+                    != asked["code_challenge"]
+                ):
+                    return self._json(400, {"error": "invalid_grant"})
+                return self._json(200, {
+                    "access_token": secrets.token_urlsafe(16), "token_type": "Bearer",
+                    "expires_in": 300, "scope": asked["scope"], "patient": ehr.patient,
+                })  # fmt: skip
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.iss = self.url + "/fhir"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def ehr(db, trained_model):
+    server = TestEhr()
+    SmartClient.objects.create(
+        name="Test EHR", iss=server.iss, client_id=CLIENT_ID, trained_model=trained_model
+    )
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def browser(clinician) -> Client:
+    client = Client()
+    client.force_login(clinician)
+    return client
+
+
+def launch(browser: Client, ehr: TestEhr, *, tamper=None):
+    """The EHR opens /smart/launch; the clinician goes through its authorization endpoint and
+    back to the callback; the callback's answer."""
+    started = browser.get("/smart/launch", {"iss": ehr.iss, "launch": "xyz123"})
+    assert started.status_code == 302, started.content
+    at_ehr = requests.get(started["Location"], allow_redirects=False, timeout=10)
+    assert at_ehr.status_code == 302
+    back = urlsplit(at_ehr.headers["Location"])
+    assert back.path == "/smart/callback"
+    query = {k: v[0] for k, v in parse_qs(back.query).items()}
+    if tamper is not None:
+        tamper(query)
+    return browser.get(back.path, query)
+
+
+def test_an_ehr_launch_opens_the_case_of_the_tokens_patient(ehr, browser, clinician, trained_model):
+    """launch + iss → the EHR's authorization endpoint (PKCE S256, the launch, aud = iss) →
+    the token's patient: the case screen of a new case for that patient, and the same case on
+    a second launch."""
+    answer = launch(browser, ehr)
+    assert answer.status_code == 302
+    case = DiagnosisCase.objects.get()
+    assert answer["Location"] == f"/cases/{case.pk}/"
+    assert (case.clinician, case.trained_model, case.patient_reference) == (
+        clinician, trained_model, "FHIR Patient/p7",
+    )  # fmt: skip
+    [asked] = ehr.authorize_queries
+    assert asked["client_id"] == CLIENT_ID and asked["launch"] == "xyz123"
+    assert asked["aud"] == ehr.iss and asked["code_challenge_method"] == "S256"
+    assert asked["response_type"] == "code" and "launch" in asked["scope"].split()
+    assert browser.get(answer["Location"]).status_code == 200  # the case screen opens
+    again = launch(browser, ehr)
+    assert again["Location"] == f"/cases/{case.pk}/" and DiagnosisCase.objects.count() == 1
+
+
+def test_a_tampered_state_or_code_is_refused_and_opens_nothing(ehr, browser):
+    """A state other than the one sent, or a code the EHR did not issue (so the token call
+    fails its PKCE and code checks), opens no case."""
+
+    def other_state(query):
+        query["state"] = "forged"
+
+    def other_code(query):
+        query["code"] = "forged"
+
+    refused = launch(browser, ehr, tamper=other_state)
+    assert refused.status_code == 400 and b"state" in refused.content
+    failed = launch(browser, ehr, tamper=other_code)
+    assert failed.status_code == 502 and b"refused the authorization code" in failed.content
+    assert DiagnosisCase.objects.count() == 0
+
+
+def test_an_unregistered_ehr_or_a_non_clinician_cannot_launch(ehr, browser, model_admin):
+    """An iss nobody registered is a 400; a model admin (no clinician) is refused (403)."""
+    unknown = browser.get("/smart/launch", {"iss": "https://other.example/fhir", "launch": "x"})
+    assert unknown.status_code == 400 and b"not a registered SMART EHR" in unknown.content
+    admin = Client()
+    admin.force_login(model_admin)
+    assert admin.get("/smart/launch", {"iss": ehr.iss, "launch": "x"}).status_code == 403
