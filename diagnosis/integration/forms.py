@@ -25,6 +25,7 @@ class CdsClientForm(forms.ModelForm):
     """A CDS Hooks client: every field checked by ``services.cds_clients.clean_client``."""
 
     jwks_url = forms.URLField(
+        label="JWKS URL",
         required=False,
         max_length=500,
         assume_scheme="https",
@@ -43,6 +44,18 @@ class CdsClientForm(forms.ModelForm):
             "clinician",
             "active",
         ]
+        labels = {
+            "jwks": "JWKS",
+            "jwks_url": "JWKS URL",
+            "fhir_servers": "FHIR servers",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # a new client's keys start empty, not as the JSON "null" an admin would have to erase
+        self.fields["jwks"].widget.attrs["placeholder"] = '{"keys": [...]}'
+        if not self.is_bound and self.instance.jwks is None:
+            self.initial["jwks"] = forms.fields.InvalidJSONInput("")
 
     def _post_clean(self) -> None:
         super()._post_clean()  # type: ignore[misc]  # ModelForm's own, untyped in the stubs

@@ -67,7 +67,8 @@ class TestCode(models.Model):
     note = models.TextField(blank=True, help_text="Why this code (or why a local one).")
 
     class Meta:
-        verbose_name = "test code (LOINC)"
+        verbose_name = "test code (LOINC or local)"
+        verbose_name_plural = "test codes (LOINC or local)"
 
     def __str__(self) -> str:
         return f"{self.test} = {self.code} ({self.get_system_display()})"

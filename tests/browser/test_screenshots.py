@@ -180,3 +180,38 @@ def test_screenshot_risk_chart(chromium, live_server, thyroid_risk_model):
             assert path.stat().st_size > 10_000
         finally:
             context.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_screenshot_ehr_admin(chromium, live_server, heart_model, size):
+    """The EHR pages of the admin (CDS clients, SMART clients, a test's code) render at both
+    sizes with no JavaScript error, and are saved for review."""
+    from django.contrib.auth.models import User
+
+    from diagnosis.integration.services.codes import load_demo_codes
+
+    load_demo_codes()
+    User.objects.create_superuser("root-shots", password="root-shots-password")
+    OUT.mkdir(parents=True, exist_ok=True)
+    width, height = SIZES[size]
+    context, page = new_page(chromium, live_server, width=width, height=height)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    saved = []
+    try:
+        log_in(page, "root-shots", "root-shots-password")
+        for name, url in (
+            ("20-cds-client-add", "/admin/integration/cdsclient/add/"),
+            ("21-smart-client-add", "/admin/integration/smartclient/add/"),
+            ("22-test-codes", "/admin/integration/testcode/"),
+            ("23-class-codes", "/admin/integration/classcode/"),
+        ):
+            response = page.goto(url)
+            assert response is not None and response.status == 200, url
+            saved.append(shot(page, name, size))
+    finally:
+        context.close()
+    assert all(p.stat().st_size > 10_000 for p in saved)
+    assert errors == [], errors
