@@ -400,24 +400,25 @@ def _state() -> dict:
     from django.contrib.auth.models import User
 
     from diagnosis.bench.models import Experiment, ExperimentTask
-    from diagnosis.catalog import models
+    from diagnosis.catalog import models as catalog_models
     from diagnosis.clinic import models as clinic_models
     from diagnosis.integration.models import ApiToken
+    from diagnosis.training import models as training_models
 
     def rows(model, *fields):
         return sorted(model.objects.values_list("pk", *fields))
 
     return {
-        "models": rows(models.TrainedModel, "status", "approval", "progress"),
+        "models": rows(training_models.TrainedModel, "status", "approval", "progress"),
         "cases": rows(clinic_models.DiagnosisCase, "status", "updated_at"),
         "steps": rows(clinic_models.DiagnosisStep),
         "confirmations": rows(clinic_models.ConfirmedDiagnosis),
-        "decisions": rows(models.ModelDecision),
+        "decisions": rows(training_models.ModelDecision),
         "experiments": rows(Experiment, "status"),
         "experiment tasks": rows(ExperimentTask, "status"),
-        "datasets": rows(models.Dataset),
-        "tests": rows(models.DiagnosticTest, "price", "discounted_price"),
-        "matrices": rows(models.ErrorMatrix, "matrix"),
+        "datasets": rows(catalog_models.Dataset),
+        "tests": rows(catalog_models.DiagnosticTest, "price", "discounted_price"),
+        "matrices": rows(catalog_models.ErrorMatrix, "matrix"),
         "teams": rows(clinic_models.Team),
         "tokens": rows(ApiToken),
         "users": rows(User, "is_active"),

@@ -1,5 +1,5 @@
 """The error matrix a case is decided with (its own copy, ``DiagnosisCase.matrix_snapshot``)
-and the model deciding with it; what a model decides with now is the core's
+and the model deciding with it; what a model decides with now is the training's
 :mod:`diagnosis.training.selectors.matrices`."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What in the catalog moved on since a case's model was trained (the case screen's note);
-which models an edit leaves behind is the core's :mod:`diagnosis.training.selectors.stale`."""
+which models an edit leaves behind is the training's :mod:`diagnosis.training.selectors.stale`."""
 
 from __future__ import annotations
 

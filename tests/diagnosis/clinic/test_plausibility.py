@@ -325,9 +325,12 @@ def test_migration_gives_loaded_demo_datasets_their_ranges(db):
     """A demo dataset loaded before plausible ranges existed gets them; an admin's are kept."""
     import importlib
 
-    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
 
     migration = importlib.import_module("diagnosis.migrations.0015_plausible_ranges")
+    # the models as that migration saw them (the tests were still the diagnosis app's)
+    apps = MigrationLoader(connection).project_state(("diagnosis", "0015_plausible_ranges")).apps
     create_dataset(
         name=demo_data.PIMA,
         class_labels=["negative", "positive"],
