@@ -24,6 +24,7 @@ PATIENT_MODELS = (
     "diagnosisstep",
     "caseaccess",
     "team",
+    "confirmeddiagnosis",  # a patient's confirmed diagnosis, entered on the case
     # an EHR patient's case, the cards shown for it and the clinician's answers to them
     "cdspatientcase",
     "cdscard",

@@ -120,6 +120,33 @@ def _test_words(advice: Advice) -> str:
     return advice.test_label or advice.test_name_of(advice.test_index)
 
 
+def expected_saving(advice: Advice) -> float | None:
+    """What ordering the advised test is expected to save, in dollars, as the explanation
+    says it (the difference of the two rounded figures it shows); None for any other advice, or
+    when the model's evidence states no such figures.
+
+    A model that weighs risks (price included) saves its least risk of stopping (concluding or
+    referring) less the test's; a model of expected costs saves its expected cost of concluding
+    now less what it expects once the result is known. The screen's words, the CDS Hooks cards
+    and anything else that quotes a saving read it here.
+    """
+    evidence = advice.evidence
+    if advice.kind != "extract" or evidence is None:
+        return None
+    if evidence.risks:
+        chosen = next(
+            (r.risk for r in evidence.risks if r.kind == "extract" and r.test == advice.test_index),
+            None,
+        )
+        stop = [r.risk for r in evidence.risks if r.kind != "extract"]
+        if chosen is None or not stop:
+            return None
+        return cents(cents(min(stop)) - cents(chosen))
+    if evidence.conclude_cost is None or evidence.cost_after is None:
+        return None
+    return cents(cents(evidence.conclude_cost) - cents(evidence.cost_after))
+
+
 def _risk_rows(risks: Sequence[Risk], best_class: int | None, names: Advice) -> list[dict]:
     """The model's risk of each action it weighed, worded; ``lowest`` marks the first least one."""
     rows: list[dict[str, Any]] = []
@@ -310,8 +337,8 @@ def _explain_expected_cost(advice: Advice, evidence: Evidence | None) -> tuple[s
             )
         else:
             stop = f"Concluding now would cost {format_money(now)} in expected errors"
-        if now is not None and after is not None:
-            saving = cents(cents(now) - cents(after))
+        saving = expected_saving(advice)
+        if now is not None and after is not None and saving is not None:
             price = cents(cost or 0.0)
             if saving > 0:
                 tail = (
@@ -417,8 +444,8 @@ def _explain_risk(advice: Advice, evidence: Evidence, rows: list[dict]) -> tuple
         test = _test_words(advice)
         chosen = by_key.get(f"extract:{advice.test_index}")
         why.append(f"Order {test}: {_price_words(advice.cost)}.")
-        if chosen is not None:
-            saving = cents(cents(conclude["risk"]) - cents(chosen["risk"]))
+        saving = expected_saving(advice)
+        if chosen is not None and saving is not None:
             why.append(
                 f"Its risk, {chosen['money']} with the price included, is the lowest: "
                 f"{conclude_words} risks {conclude['money']}, so ordering {test} is expected "

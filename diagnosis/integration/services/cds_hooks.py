@@ -32,7 +32,7 @@ from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess, DiagnosisCase
 from diagnosis.clinic.selectors.case_audit import case_version
 from diagnosis.clinic.selectors.cases import CaseState
-from diagnosis.clinic.selectors.explanations import cents
+from diagnosis.clinic.selectors.explanations import cents, expected_saving
 from diagnosis.clinic.services import cases as case_services
 from diagnosis.clinic.services import step
 from diagnosis.clinic.services.access_log import log_case_access
@@ -362,22 +362,6 @@ def _short(text: str) -> str:
     return text if len(text) < 140 else text[:136].rstrip() + "…"
 
 
-def _expected_saving(advice: Advice) -> float | None:
-    """What ordering the advised test is expected to save, from the advice's own evidence
-    (as the screen's explanation subtracts it: between the rounded figures)."""
-    evidence = advice.evidence
-    if evidence is None or advice.kind != "extract":
-        return None
-    if evidence.cost_after is not None:
-        return cents(cents(evidence.conclude_cost) - cents(evidence.cost_after))
-    risks = {(r.kind, r.test): r.risk for r in evidence.risks}
-    chosen = risks.get(("extract", advice.test_index))
-    stop = [risk for (kind, _), risk in risks.items() if kind != "extract"]
-    if chosen is None or not stop:
-        return None
-    return cents(cents(min(stop)) - cents(chosen))
-
-
 def _saving_words(saving: float | None) -> str:
     """What a test is expected to save, in words a card can carry."""
     if saving is None:
@@ -514,7 +498,7 @@ def _patient_view_card(
     if advice.kind == "extract" and advice.test_name is not None:
         name = advice.test_name
         label = advice.test_label or name
-        saving = _expected_saving(advice)
+        saving = expected_saving(advice)
         summary = f"Order {label} next: {format_money(advice.cost)} for this patient now"
         if saving is not None and saving > 0:
             summary += f", expected to save {format_money(saving)}"
@@ -579,7 +563,7 @@ def _order_select_card(
         detail = f"{label}'s result is already in the case; ordering it again costs money."
         indicator = "warning"
     elif advice.kind == "extract" and advice.test_name == name:
-        saving = _expected_saving(advice)
+        saving = expected_saving(advice)
         summary = f"{label} is the model's next test: {format_money(option.price_now)} now"
         detail = "\n".join(
             [
@@ -594,7 +578,7 @@ def _order_select_card(
         chosen_label = advice.test_label or chosen
         mine = _option(state, chosen)
         assert mine is not None
-        saving = _expected_saving(advice)
+        saving = expected_saving(advice)
         cheaper = mine.price_now < option.price_now
         summary = (
             f"The model would order {chosen_label} ({format_money(mine.price_now)}) "
