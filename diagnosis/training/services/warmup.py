@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection
 
 import numpy as np
 
@@ -89,31 +88,26 @@ def wait_for_warm_up(timeout: float) -> bool:
     return _warm.wait(timeout)
 
 
-def warm_kernels(
-    *, only: Collection[str] | None = None, skip: Collection[str] = ()
-) -> dict[str, float]:
+def warm_kernels() -> dict[str, float]:
     """Fit and evaluate every registered learner once; seconds per learner (compile included).
 
-    ``only`` / ``skip``: registry keys to warm, or to leave to another process (two processes
-    warming disjoint learners fill the disk cache in about half the time on two cores).
     A learner that fails to warm is logged and skipped: warming is an optimisation and must
     never stop the app or the worker from starting. Logs when it is done.
     """
-    keys = [k for k in learner_registry.LEARNERS if (only is None or k in only) and k not in skip]
     _warming.set()
     try:
-        seconds = _warm_kernels(keys)
+        seconds = _warm_kernels()
     finally:
         _warm.set()
     logger.info("learners' kernels ready in %.1f s", sum(seconds.values()))
     return seconds
 
 
-def _warm_kernels(keys: list[str]) -> dict[str, float]:
+def _warm_kernels() -> dict[str, float]:
     X, y, costs = _table()
     matrix = [[0.0, 40.0, 60.0], [50.0, 0.0, 30.0], [80.0, 40.0, 0.0]]
     seconds: dict[str, float] = {}
-    for key in keys:
+    for key in learner_registry.LEARNERS:
         started = time.perf_counter()
         for extra in ({}, *_VARIANTS.get(key, ())):
             for reject_cost in (None, 25.0):

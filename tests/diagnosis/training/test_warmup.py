@@ -6,7 +6,7 @@ import sys
 
 import pytest
 from celery.signals import worker_process_init
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 from numba.core.registry import CPUDispatcher
 
 from diagnosis.shared import learner_registry
@@ -68,22 +68,6 @@ def test_the_command_reports_each_learner(capsys):
     out = capsys.readouterr().out
     assert out.startswith("Warmed the learners' kernels in")
     assert all(f"{key} " in out for key in learner_registry.LEARNERS)
-
-
-def test_the_command_warms_only_the_learners_asked_for(capsys):
-    """--only warms just those learners and --skip all but those (bin/test's two halves)."""
-    call_command("warm_kernels", only="c45,eg2")
-    out = capsys.readouterr().out
-    assert "c45 " in out and "eg2 " in out and "act " not in out
-    call_command("warm_kernels", skip=",".join(k for k in learner_registry.LEARNERS if k != "dtmc"))
-    out = capsys.readouterr().out
-    assert "dtmc " in out and "c45 " not in out
-
-
-def test_the_command_refuses_an_unknown_learner():
-    """A misspelt learner key is an error naming the known ones, not a silent no-op."""
-    with pytest.raises(CommandError, match="unknown learners \\['c46'\\]"):
-        call_command("warm_kernels", only="c46")
 
 
 def test_each_worker_process_warms_on_a_background_thread(monkeypatch):
