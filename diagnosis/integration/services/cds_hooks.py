@@ -383,7 +383,7 @@ def _price_words(state: CaseState, name: str) -> str:
     if option is None:
         return "–"
     words = f"{format_money(option.price_now)} for this patient now"
-    if option.discount_from and option.price_now < option.full_price:
+    if option.discount_from:  # set by CostModel.discount_source only when it is cheaper now
         words += (
             f" (group discount with {option.discount_from} done; "
             f"{format_money(option.full_price)} alone)"
