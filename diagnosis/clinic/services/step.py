@@ -672,6 +672,7 @@ def record_results(
     case: DiagnosisCase,
     results: Any,
     confirm_implausible: bool | Collection[str] = False,
+    context: StepContext | None = None,
 ) -> list[DiagnosisStep]:
     """Record several tests from one form, each as its own step, all or nothing.
 
@@ -688,20 +689,24 @@ def record_results(
     valid but some lie outside their plausible range and are not confirmed
     (``confirm_implausible``: True, or the names of the confirmed tests), nothing is saved and
     :class:`ImplausibleValue` lists them by test name.
+
+    ``context``: the row the caller locked in this transaction, with its steps and tests
+    (``apply_step``): each step is then taken on it, without locking or reading the case again.
     """
-    locked = _lock_open_case(user, case)
+    locked = _lock_open_case(user, case, context)
     if not isinstance(results, dict) or not results:
         raise ValidationError(
             'Give the results as an object of test names and values, e.g. {"age": 54}.'
         )
-    state = compute_case_state(locked, for_screen=False)
+    state = compute_case_state(locked, context=context, for_screen=False)
+    tests = _tests(locked, context)
     cost_model = locked.trained_model.snapshot.prices
     errors: dict[str, list[str]] = {}
     chosen: list[tuple[DiagnosticTest, float | None]] = []
     for key, value in results.items():
         field = key.name if isinstance(key, DiagnosticTest) else str(key)
         try:
-            test = _model_test(locked, key)
+            test = _model_test(locked, key, context)
             if any(test.index == t.index for t, _ in chosen):
                 raise ValidationError(f"{test.display_label} is given twice.")
             if test.index in state.known:
@@ -727,9 +732,7 @@ def record_results(
         sources = cost_model.derived.get(test.index, ())
         if number is None or any(names[s] in errors for s in sources):
             continue  # an input's own error is said first
-        problem = _derived_problem(
-            locked, cost_model, test, number, known, unknown, tests=dataset_tests_of(locked)
-        )
+        problem = _derived_problem(locked, cost_model, test, number, known, unknown, tests=tests)
         if problem:
             errors.setdefault(test.name, []).append(problem)
     if errors:
@@ -743,27 +746,46 @@ def record_results(
     ]
     if unconfirmed:
         raise ImplausibleValue(unconfirmed, by_test=True)
-    before = locked.steps.aggregate(last=Max("position"))["last"]
     ordered = sorted(chosen, key=lambda item: _derived_depth(cost_model, item[0].index))
+    if context is not None:
+        held = len(context.steps)
+        for test, number in ordered:
+            _record_one_of_several(user, locked, test, number, confirm_implausible, context)
+        return context.steps[held:]
+    before = locked.steps.aggregate(last=Max("position"))["last"]
     for test, number in ordered:
-        if number is None:
-            mark_unavailable(user=user, case=locked, test=test)
-        elif (
-            test.index in cost_model.derived
-            and test.index in compute_case_state(locked, for_screen=False).known
-        ):
-            continue  # computed from its inputs a moment ago; the typed value agreed
-        else:
-            record_result(
-                user=user,
-                case=locked,
-                test=test,
-                value=number,
-                confirm_implausible=confirm_implausible,
-            )
+        _record_one_of_several(user, locked, test, number, confirm_implausible, None)
     refresh_case(case)
     new_steps = locked.steps.select_related("test").order_by("position")
     return list(new_steps if before is None else new_steps.filter(position__gt=before))
+
+
+def _record_one_of_several(
+    user,
+    locked: DiagnosisCase,
+    test: DiagnosticTest,
+    number: float | None,
+    confirm_implausible: bool | Collection[str],
+    context: StepContext | None,
+) -> None:
+    """One checked value of :func:`record_results` as its own step (a derived test already
+    computed from its inputs a moment ago is skipped: the typed value agreed)."""
+    if number is None:
+        mark_unavailable(user=user, case=locked, test=test, context=context)
+        return
+    cost_model = locked.trained_model.snapshot.prices
+    if test.index in cost_model.derived and (
+        test.index in compute_case_state(locked, context=context, for_screen=False).known
+    ):
+        return
+    record_result(
+        user=user,
+        case=locked,
+        test=test,
+        value=number,
+        confirm_implausible=confirm_implausible,
+        context=context,
+    )
 
 
 def _class_index(label: int | float | str, labels: list[str]) -> int:
@@ -1273,15 +1295,19 @@ def _undo(user, locked: DiagnosisCase, command: Undo) -> DiagnosisStep:
     return last
 
 
-def _record_results(user, locked: DiagnosisCase, command: RecordResults) -> list[DiagnosisStep]:
-    """Several results from one form through :func:`record_results` (all or nothing); an
-    overrule's reason goes on each of them that does not follow the advice of its moment."""
+def _record_results(
+    user, locked: DiagnosisCase, context: StepContext, command: RecordResults
+) -> list[DiagnosisStep]:
+    """Several results from one form through :func:`record_results` (all or nothing), taken
+    on the held row; an overrule's reason goes on each of them that does not follow the
+    advice of its moment."""
     why = _reason(command.reason, what="advice is overruled", required=False)
     steps = record_results(
         user=user,
         case=locked,
         results=command.results,
         confirm_implausible=command.confirm_implausible,
+        context=context,
     )
     if why:
         overruled = [s for s in steps if not s.followed_advice]
@@ -1378,8 +1404,8 @@ def apply_step(*, user, case_id: Any, command: StepCommand, seen: Any = None) ->
     elif isinstance(command, Undo):
         written, logged = (_undo(user, locked, command),), CaseAccess.UNDO
     elif isinstance(command, RecordResults):
-        written = tuple(_record_results(user, locked, command))
-        logged, detail = CaseAccess.RESULTS, f"{len(written)} steps"
+        written = tuple(_record_results(user, locked, context, command))
+        logged, detail, held = CaseAccess.RESULTS, f"{len(written)} steps", context
     else:
         written = (_one_step(user, locked, context, command),)
         logged, detail, held = CaseAccess.STEP, _ACTION_OF[type(command)], context

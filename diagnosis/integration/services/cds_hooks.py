@@ -31,7 +31,8 @@ from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess, DiagnosisCase
 from diagnosis.clinic.selectors.case_audit import case_version
-from diagnosis.clinic.selectors.cases import CaseState
+from diagnosis.clinic.selectors.cases import CaseState, compute_case_state
+from diagnosis.clinic.selectors.step_context import StepContext
 from diagnosis.clinic.selectors.explanations import cents, expected_saving
 from diagnosis.clinic.services import cases as case_services
 from diagnosis.clinic.services import step
@@ -285,8 +286,11 @@ def _hold_patient(client: CdsClient, patient_id: str, trained: TrainedModel) -> 
             )
 
 
-def _patient_case(client: CdsClient, patient_id: str, trained: TrainedModel) -> DiagnosisCase:
-    """The open case of this client's patient on this model, else a new one."""
+def _patient_case(
+    client: CdsClient, patient_id: str, trained: TrainedModel
+) -> tuple[DiagnosisCase, StepContext | None]:
+    """The open case of this client's patient on this model, else a new one with what opening
+    it left (``open_case``'s context: no steps yet, the dataset's tests)."""
     _hold_patient(client, patient_id, trained)
     link = (
         CdsPatientCase.objects.select_related("case")
@@ -300,7 +304,7 @@ def _patient_case(client: CdsClient, patient_id: str, trained: TrainedModel) -> 
         .first()
     )
     if link is not None:
-        return link.case
+        return link.case, None
     opened = case_services.open_case(
         user=client.clinician,
         trained_model=trained,
@@ -309,7 +313,7 @@ def _patient_case(client: CdsClient, patient_id: str, trained: TrainedModel) -> 
     CdsPatientCase.objects.create(
         client=client, patient_id=patient_id, trained_model=trained, case=opened.case
     )
-    return opened.case
+    return opened.case, opened
 
 
 @dataclass
@@ -320,15 +324,21 @@ class _Answer:
 
 
 def _record(
-    client: CdsClient, trained: TrainedModel, hook: HookIn, found: dict[str, fhir.ObservedResult]
+    client: CdsClient,
+    trained: TrainedModel,
+    hook: HookIn,
+    found: dict[str, fhir.ObservedResult],
+    book: CodeBook,
 ) -> _Answer:
     """Open or join the case and record the Observations it lacks (one RecordResults step
     through apply_step), in the caller's transaction."""
     user = client.clinician
-    case = _patient_case(client, hook.context.patientId, trained)
-    state = selectors.case_state(user=user, case=case)
-    book = code_book(trained.dataset_id, list(state.class_labels))
-    settled = {o.test.name for o in state.test_options if o.done or o.unavailable}
+    case, opened = _patient_case(client, hook.context.patientId, trained)
+    settled: set[str] = set()  # a case just opened holds no result
+    if opened is None:
+        held = compute_case_state(case, for_screen=False)
+        names = trained.snapshot.names
+        settled = {names[i] for i in (*held.known, *held.unavailable) if i < len(names)}
     new = {name: r.value for name, r in found.items() if name not in settled}
     if new:
         try:
@@ -341,6 +351,7 @@ def _record(
             raise HookRefused(_named_errors(exc, found)) from None
         state = taken.state
     else:
+        state = selectors.case_state(user=user, case=case, context=opened)
         log_case_access(user=user, case_id=case.pk, action=CaseAccess.API_READ, detail="cds")
     known = {o.test.name for o in state.test_options if o.done}
     supporting = [r.reference for n, r in found.items() if n in known and r.reference]
@@ -683,7 +694,7 @@ def answer_hook(
         raise HookRefused(str(exc)) from None
     try:
         with transaction.atomic():
-            answer = _record(client, trained, hook, found)
+            answer = _record(client, trained, hook, found, book)
             url = case_url(answer.state.case.pk)
             if service_hook == PATIENT_VIEW:
                 cards = [_patient_view_card(answer, trained, hook.context.patientId, url)]

@@ -217,3 +217,30 @@ def test_a_v1_case_start_costs_a_fixed_number_of_queries(clinician, trained_mode
     state = json.loads(response.content)
     fresh = json.loads(client.get(f"/api/v1/cases/{state['case']}").content)
     assert state == fresh
+
+
+def test_several_results_cost_one_insert_more_each_and_answer_as_read_afresh(
+    clinician, trained_model
+):
+    """Several results in one step are each taken on the row the step locked: a second result
+    costs its INSERT alone (no lock, savepoint or read again), and the answer equals a new read."""
+    client = Client()
+    client.force_login(clinician)
+
+    def several(results: dict) -> tuple[dict, list[str]]:
+        case = cases.start_case(user=clinician, trained_model=trained_model)
+        url = f"/api/cases/{case.pk}/step"
+        body = {"action": "results", "results": results}
+        response, sql = _queries(lambda: client.post(url, body, content_type="application/json"))
+        state = json.loads(response.content)
+        assert state == json.loads(client.get(url).content)
+        return state, sql
+
+    several({"glucose": 100})  # the session, the user and the estimator cache, read once
+    one_state, one = several({"glucose": 180})
+    two_state, two = several({"glucose": 180, "insulin": 150})
+    assert [len(one_state["steps"]), len(two_state["steps"])] == [1, 2]
+    inserts = [q for q in two if q.startswith('INSERT INTO "diagnosis_diagnosisstep"')]
+    assert len(inserts) == 2, inserts
+    assert len(two) == len(one) + 1, "\n".join(two)
+    assert _no_model_json(one + two), "the model's JSON was read"
