@@ -1,11 +1,22 @@
 """SMART App Launch 2 (EHR launch): ``/smart/launch`` and its OAuth 2 callback
 (``services/smart_launch.py`` does the work).  The clinician signs in first, as everywhere;
-a refused launch says why on a plain page (400, or 502 when the EHR's side failed)."""
+a refused launch says why on a plain page (400, or 502 when the EHR's side failed).
+
+A clinician not yet signed in is sent to the sign-in page and back to the launch, marked
+``signed_in=1``.  The launch then sends the browser on to the EHR from a page of its own (a
+refresh and a link), not by a redirect: the sign-in form's answer may only lead to this site
+(the Content-Security-Policy's ``form-action 'self'`` also covers the redirects after a form
+is posted), so a redirect chain from it to the EHR would be stopped by the browser."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -26,8 +37,13 @@ def _clinicians_only(request: HttpRequest) -> None:
         raise PermissionDenied("Only clinicians open cases from an EHR.")
 
 
+@login_not_required  # signed out: to the sign-in page, and back here marked signed_in
 @require_GET
 def launch(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        query = {k: request.GET.get(k, "")[:2000] for k in ("iss", "launch")}
+        back = f"{reverse('smart-launch')}?{urlencode({**query, 'signed_in': '1'})}"
+        return redirect_to_login(back)
     _clinicians_only(request)
     try:
         url, pending = smart_launch.begin_launch(
@@ -39,6 +55,12 @@ def launch(request: HttpRequest) -> HttpResponse:
     except smart_launch.LaunchRefused as exc:
         return _refused(exc)
     request.session[_PENDING] = pending
+    if request.GET.get("signed_in") == "1":  # just back from the sign-in form: see above
+        return render(
+            request,
+            "integration/smart_continue.html",
+            {"authorize_url": url, "ehr": pending["iss"]},
+        )
     return HttpResponseRedirect(url)
 
 

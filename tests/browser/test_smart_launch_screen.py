@@ -65,3 +65,29 @@ def test_an_ehr_launch_opens_the_patients_case_screen_for_the_signed_in_clinicia
         assert DiagnosisCase.objects.count() == 1
     finally:
         context.close()
+
+
+def test_a_launch_before_signing_in_signs_in_then_goes_on_to_the_ehr_and_the_case(
+    chromium, live_server, heart_model, ehr
+):
+    """A clinician not yet signed in, sent to /smart/launch by the EHR: the sign-in page, then
+    (the sign-in form's answer may not lead off-site) a page of ours that goes on to the EHR's
+    authorization endpoint, and back to the case screen for the token's patient."""
+    from diagnosis.clinic.models import DiagnosisCase
+
+    context, page = new_page(chromium, live_server)
+    try:
+        launch = "/smart/launch?" + urlencode({"iss": ehr.iss, "launch": "abc-2"})
+        page.goto(launch)
+        page.wait_for_url(re.compile(r".*/accounts/login/\?next=.*"))
+        page.get_by_label("Username").fill(CLINICIAN[0])
+        page.get_by_label("Password").fill(CLINICIAN[1])
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(re.compile(r".*/cases/\d+/$"))
+        case = DiagnosisCase.objects.get()
+        assert page.url == f"{live_server.url}/cases/{case.pk}/"
+        assert case.patient_reference == "FHIR Patient/heart-42"
+        [asked] = ehr.authorize_queries
+        assert (asked["launch"], asked["code_challenge_method"]) == ("abc-2", "S256")
+    finally:
+        context.close()

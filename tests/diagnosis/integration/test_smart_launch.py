@@ -5,6 +5,7 @@ authlib's code challenge) opens the case screen for the right patient."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -176,3 +177,33 @@ def test_an_unregistered_ehr_or_a_non_clinician_cannot_launch(ehr, browser, mode
     admin = Client()
     admin.force_login(model_admin)
     assert admin.get("/smart/launch", {"iss": ehr.iss, "launch": "x"}).status_code == 403
+
+
+def test_a_signed_out_launch_signs_in_first_then_goes_on_from_a_page_not_a_redirect(ehr, clinician):
+    """Signed out: the sign-in page, with the launch (marked signed_in) to come back to; back
+    there, the EHR's authorization URL is on a page (refresh and link), since the redirects
+    after the sign-in form may only lead to this site."""
+    anonymous = Client()
+    started = anonymous.get("/smart/launch", {"iss": ehr.iss, "launch": "xyz123"})
+    assert started.status_code == 302
+    login = urlsplit(started["Location"])
+    assert login.path == "/accounts/login/"
+    back = parse_qs(login.query)["next"][0]
+    assert urlsplit(back).path == "/smart/launch"
+    assert parse_qs(urlsplit(back).query) == {
+        "iss": [ehr.iss],
+        "launch": ["xyz123"],
+        "signed_in": ["1"],
+    }
+    anonymous.force_login(clinician)
+    page = anonymous.get(back)
+    assert page.status_code == 200
+    html = page.content.decode()
+    [url] = set(re.findall(r'href="([^"]+)"', html)) & set(
+        re.findall(r'content="0;url=([^"]+)"', html)
+    )
+    authorize = urlsplit(url.replace("&amp;", "&"))
+    assert f"{authorize.scheme}://{authorize.netloc}{authorize.path}" == ehr.url + "/authorize"
+    asked = {k: v[0] for k, v in parse_qs(authorize.query).items()}
+    assert (asked["launch"], asked["code_challenge_method"]) == ("xyz123", "S256")
+    assert ehr.authorize_queries == []  # nothing sent to the EHR until the browser goes on
