@@ -59,7 +59,7 @@ def launch(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "integration/smart_continue.html",
-            {"authorize_url": url, "ehr": pending["iss"]},
+            {"authorize_url": url, "ehr": pending["ehr"]},
         )
     return HttpResponseRedirect(url)
 

@@ -91,3 +91,29 @@ def test_a_launch_before_signing_in_signs_in_then_goes_on_to_the_ehr_and_the_cas
         assert (asked["launch"], asked["code_challenge_method"]) == ("abc-2", "S256")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("size", ["laptop", "tablet"])
+def test_the_page_back_to_the_ehr_reads_at_both_sizes(
+    chromium, live_server, heart_model, ehr, size
+):
+    """The page that sends a just-signed-in clinician on to the EHR (held there: the EHR is
+    not reached) says where it goes and offers the link, at both sizes; saved for review."""
+    from test_screenshots import OUT, SIZES, shot
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
+    try:
+        log_in(page, *CLINICIAN)
+        # the EHR answers the way on with 204 No Content: the browser stays on the page
+        page.route(f"{ehr.url}/**", lambda route: route.fulfill(status=204))
+        launch = "/smart/launch?" + urlencode({"iss": ehr.iss, "launch": "abc-3", "signed_in": "1"})
+        page.goto(launch)
+        heading = page.get_by_role("heading", level=1)
+        assert heading.inner_text() == "Signed in: back to your EHR"
+        assert "Test EHR now confirms the launch" in page.locator("main").inner_text()
+        link = page.get_by_role("link", name="Continue to your EHR")
+        assert link.get_attribute("href").startswith(f"{ehr.url}/authorize?")
+        assert shot(page, "24-smart-back-to-ehr", size).stat().st_size > 10_000
+    finally:
+        context.close()

@@ -71,7 +71,8 @@ def _session(registration: SmartClient, redirect_uri: str, **kwargs: Any) -> OAu
 
 def begin_launch(*, user, iss: str, launch: str, redirect_uri: str) -> tuple[str, dict[str, str]]:
     """The EHR's authorization URL to send the clinician to, and what the callback needs
-    (kept in the clinician's session: state, the PKCE verifier, the token endpoint)."""
+    (kept in the clinician's session: state, the PKCE verifier, the token endpoint; and the
+    EHR's registered name, for the page a clinician just signed in sees)."""
     require_clinician(user)
     if not iss or not launch or len(launch) > 1000:
         raise LaunchRefused("A SMART launch needs iss and launch.")
@@ -85,6 +86,7 @@ def begin_launch(*, user, iss: str, launch: str, redirect_uri: str) -> tuple[str
     )
     pending = {
         "iss": iss,
+        "ehr": registration.name,
         "state": state,
         "verifier": verifier,
         "token_endpoint": configuration["token_endpoint"],
