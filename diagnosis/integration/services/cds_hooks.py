@@ -32,8 +32,8 @@ from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess, DiagnosisCase
 from diagnosis.clinic.selectors.case_audit import case_version
 from diagnosis.clinic.selectors.cases import CaseState, compute_case_state
-from diagnosis.clinic.selectors.step_context import StepContext
 from diagnosis.clinic.selectors.explanations import cents, expected_saving
+from diagnosis.clinic.selectors.step_context import StepContext
 from diagnosis.clinic.services import cases as case_services
 from diagnosis.clinic.services import step
 from diagnosis.clinic.services.access_log import log_case_access
