@@ -41,11 +41,15 @@ class CodeBook:
 def code_book(dataset_id: int, class_labels: list[str]) -> CodeBook:
     """Every test of dataset ``dataset_id`` with its code (the local one, the test's name,
     when an admin mapped none), and its classes' codes."""
-    tests = list(DiagnosticTest.objects.filter(dataset_id=dataset_id).order_by("index"))
-    mapped = {c.test_id: c for c in TestCode.objects.filter(test__dataset_id=dataset_id)}
+    # each test with its code, if any, in one query (a left join on the one-to-one)
+    tests = list(
+        DiagnosticTest.objects.filter(dataset_id=dataset_id)
+        .select_related("fhir_code")
+        .order_by("index")
+    )
     book = CodeBook(tests=tests)
     for test in tests:
-        row = mapped.get(test.pk)
+        row: TestCode | None = getattr(test, "fhir_code", None)  # None: no code mapped
         coded = (
             Coded(row.system, row.code, row.display or test.display_label, row.unit)
             if row is not None

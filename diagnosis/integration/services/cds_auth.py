@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -199,10 +200,18 @@ def verify_token(*, authorization: str, audiences: list[str]) -> VerifiedToken:
     return VerifiedToken(client=client, jti=jti, expires_at=expires_at)
 
 
+#: how often one process deletes a client's expired ``jti`` rows (seconds): a delete after
+#: every call cost each hook call a transaction and a disk flush of its own; rows kept a
+#: little past their expiry change nothing (an expired token is refused by its ``exp``)
+SWEEP_EVERY = 60.0
+_swept_at: dict[int, float] = {}
+
+
 def remember_jti(token: VerifiedToken) -> None:
     """Keep the token's ``jti`` until it expires (plus the leeway), in the caller's transaction
     when there is one; :class:`CdsRefused` when it was kept before (a replay).  The client's
-    expired ``jti`` rows are deleted after the commit."""
+    expired ``jti`` rows are deleted after the commit, at most once per ``SWEEP_EVERY``
+    seconds in this process."""
     client = token.client
     keep_until = token.expires_at + timedelta(seconds=LEEWAY)
     try:
@@ -210,6 +219,11 @@ def remember_jti(token: VerifiedToken) -> None:
             SeenJti.objects.create(client=client, jti=token.jti, expires_at=keep_until)
     except IntegrityError:
         raise CdsRefused("This JWT was presented before (its jti is replayed).") from None
+
+    now = time.monotonic()
+    if now - _swept_at.get(client.pk, -SWEEP_EVERY) < SWEEP_EVERY:
+        return
+    _swept_at[client.pk] = now
 
     def forget_expired() -> None:
         SeenJti.objects.filter(client=client, expires_at__lt=timezone.now()).delete()

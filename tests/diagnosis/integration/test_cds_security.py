@@ -271,3 +271,32 @@ def test_the_cds_client_command_registers_an_ehr(db, clinician, tmp_path):
     )
     assert client.jwks["keys"][0]["kid"] == "a"
     assert client.fhir_servers == ["https://ehr.example:8443/fhir/r4"]
+
+
+def test_expired_jtis_are_deleted_after_a_call_at_most_once_a_minute(ehr):
+    """A client's expired jti rows go after the first call (after its commit), not after
+    every call: the next call within SWEEP_EVERY leaves a newly expired row, the first call
+    after it deletes it; the calls' own jtis stay until they expire."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from diagnosis.integration.services import cds_auth
+
+    def expired(jti: str) -> SeenJti:
+        past = timezone.now() - timedelta(minutes=1)
+        return SeenJti.objects.create(client=ehr.client, jti=jti, expires_at=past)
+
+    def remaining() -> set[str]:
+        return set(SeenJti.objects.filter(client=ehr.client).values_list("jti", flat=True))
+
+    cds_auth._swept_at.pop(ehr.client.pk, None)
+    expired("old-1")
+    assert call(ehr.base, "/cds-services", ehr.key).status_code == 200
+    assert "old-1" not in remaining() and len(remaining()) == 1
+    expired("old-2")
+    assert call(ehr.base, "/cds-services", ehr.key).status_code == 200
+    assert "old-2" in remaining() and len(remaining()) == 3
+    cds_auth._swept_at[ehr.client.pk] -= cds_auth.SWEEP_EVERY + 1  # a minute has passed
+    assert call(ehr.base, "/cds-services", ehr.key).status_code == 200
+    assert "old-2" not in remaining() and len(remaining()) == 3
