@@ -667,8 +667,10 @@ class FhirBundleOut(Schema):
     resourceType: Literal["Bundle"]  # noqa: N815 (FHIR's name)
     type: str
     entry: list[dict[str, Any]] = Field(
-        description="ServiceRequest (intent=proposal) of the advised test, RiskAssessment of "
-        "the class probabilities, DiagnosticReport of a conclusion (final once closed)."
+        description="An Observation per recorded result (coded as its test is mapped), the "
+        "ServiceRequest (intent=proposal) of the advised test, RiskAssessment of the class "
+        "probabilities, DiagnosticReport of a conclusion (final once closed); each names the "
+        "Observations it rests on."
     )
 
 

@@ -3,7 +3,8 @@
 
 In: a Bundle of Observations (a CDS Hooks ``prefetch`` or a FHIR server's search) read into
 test results by the catalog's codes (:func:`observations_to_results`), and a ``draftOrders``
-Bundle of ServiceRequests (:func:`ordered_tests`).  Out: the ``ServiceRequest``
+Bundle of ServiceRequests (:func:`ordered_tests`).  Out: an ``Observation`` per recorded
+result, the ``ServiceRequest``
 (``intent=proposal``) of the next test, the ``RiskAssessment`` of the class probabilities,
 the ``DiagnosticReport`` of a conclusion, a ``Bundle`` of them and the ``OperationOutcome`` of
 a refusal, each validated by its class before it leaves.  No database: the caller passes the codes
@@ -31,6 +32,7 @@ __all__ = [
     "ObservedResult",
     "collection",
     "diagnostic_report",
+    "observation",
     "observations_to_results",
     "operation_outcome",
     "ordered_tests",
@@ -308,6 +310,43 @@ def risk_assessment(
     return _dump(_validated(RiskAssessment, data, "RiskAssessment"))
 
 
+def observation(
+    *,
+    resource_id: str,
+    coded: Coded,
+    label: str,
+    value: float,
+    choice: str | None,
+    patient_id: str | None,
+    when: datetime,
+    subject_text: str = "",
+) -> dict[str, Any]:
+    """One recorded result as a ``final`` Observation, coded as the test is mapped: a number
+    as a ``valueQuantity`` in the test's UCUM unit, a choice (``choice``: its label) as a
+    ``valueCodeableConcept`` (the choice's code, and its label); validated.  What this emits,
+    ``observations_to_results`` reads back as the same value."""
+    data: dict[str, Any] = {
+        "resourceType": "Observation",
+        "id": resource_id,
+        "status": "final",
+        "code": _concept(coded, label),
+        "subject": patient_subject(patient_id, subject_text),
+        "effectiveDateTime": when.isoformat(),
+    }
+    if choice is not None:
+        code = f"{value:g}"
+        data["valueCodeableConcept"] = {
+            "coding": [{"system": f"{LOCAL_TESTS}:{coded.code}", "code": code, "display": choice}],
+            "text": choice,
+        }
+    else:
+        quantity: dict[str, Any] = {"value": value}
+        if coded.unit:
+            quantity.update(unit=coded.unit, system=UCUM, code=coded.unit)
+        data["valueQuantity"] = quantity
+    return _dump(_validated(Observation, data, f"Observation/{resource_id}"))
+
+
 #: what a DiagnosticReport of this service reports (no standard code names it: a local one)
 REPORT_CODE = Coded(LOCAL_TESTS, "cost-aware-conclusion", "Cost-aware diagnosis: conclusion", "")
 
@@ -320,9 +359,11 @@ def diagnostic_report(
     patient_id: str | None,
     subject_text: str = "",
     issued: datetime | None = None,
+    results: list[str] | None = None,
 ) -> dict[str, Any]:
     """A case's conclusion (``final``: the case is closed; else ``preliminary``: what the
-    model concludes now), with the class's code when it names one; validated."""
+    model concludes now), with the class's code when it names one and the Observations it
+    rests on (``results``: references); validated."""
     data: dict[str, Any] = {
         "resourceType": "DiagnosticReport",
         "status": "final" if final else "preliminary",
@@ -334,6 +375,8 @@ def diagnostic_report(
         data["conclusionCode"] = [_concept(conclusion_code, conclusion_code.display)]
     if issued is not None:
         data["issued"] = issued.isoformat()
+    if results:
+        data["result"] = [{"reference": ref} for ref in results]
     return _dump(_validated(DiagnosticReport, data, "DiagnosticReport"))
 
 

@@ -5,8 +5,9 @@ In: the Observations of a ``Bundle`` are read strictly by ``fhir.observations_to
 (every entry an Observation of a mapped code, in the mapped UCUM unit, of the case's
 patient when the case names one) and recorded through ``services.step.apply_step`` with
 one ``RecordResults`` command: each result its own priced step, all or nothing, as typed
-on the screen.  Out: a ``collection`` Bundle of the ``ServiceRequest`` (``intent=proposal``)
-of the advised test, the ``RiskAssessment`` of the class probabilities and, for a
+on the screen.  Out: a ``collection`` Bundle of an ``Observation`` per recorded result, the
+``ServiceRequest`` (``intent=proposal``) of the advised test (those Observations in its
+``supportingInfo``), the ``RiskAssessment`` of the class probabilities and, for a
 conclusion, its ``DiagnosticReport`` (``final`` once the case is closed, ``preliminary``
 while it is the advice).  Every resource is built by ``fhir.py``.  A refusal is
 :class:`FhirRefused`, whose ``outcome`` is the ``OperationOutcome`` naming the resource and
@@ -22,7 +23,7 @@ from django.core.exceptions import ValidationError
 
 from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.clinic import selectors
-from diagnosis.clinic.models import CaseAccess, DiagnosisCase
+from diagnosis.clinic.models import CaseAccess, DiagnosisCase, DiagnosisStep
 from diagnosis.clinic.selectors.cases import CaseState
 from diagnosis.clinic.services import step
 from diagnosis.clinic.services.access_log import log_case_access
@@ -64,12 +65,43 @@ def class_outcomes(
     return outcomes
 
 
+def _observations(
+    state: CaseState, book: CodeBook, patient_id: str | None, subject: str
+) -> list[dict[str, Any]]:
+    """An Observation of each result that counts (not undone nor corrected away), in the
+    order they were recorded; its id names the case and the step's position."""
+    observations = []
+    for taken in state.steps:
+        if not taken.is_active or taken.kind != DiagnosisStep.RESULT or taken.test is None:
+            continue
+        test, value = taken.test, float(taken.value)
+        choice = (
+            state.vocabulary.choice_label(test, value)
+            if state.vocabulary.choices_for(test)
+            else None
+        )
+        observations.append(
+            fhir.observation(
+                resource_id=f"case{state.case.pk}-step{taken.position}",
+                coded=book.of_test[test.name],
+                label=test.display_label,
+                value=value,
+                choice=choice,
+                patient_id=patient_id,
+                when=taken.created_at,
+                subject_text=subject,
+            )
+        )
+    return observations
+
+
 def _resources(state: CaseState) -> list[dict[str, Any]]:
     case = state.case
     book = code_book(case.trained_model.dataset_id, list(state.class_labels))
     patient_id = patient_id_of(case)
     subject = case.patient_reference or f"case {case.pk}"
-    resources: list[dict[str, Any]] = []
+    resources = _observations(state, book, patient_id, subject)
+    known = [f"Observation/{o['id']}" for o in resources]
     advice = state.advice
     if not state.is_open:
         if case.status == DiagnosisCase.REFERRED:
@@ -91,6 +123,7 @@ def _resources(state: CaseState) -> list[dict[str, Any]]:
                 patient_id=patient_id,
                 subject_text=subject,
                 issued=case.updated_at,
+                results=known,
             )
         )
         return resources
@@ -103,7 +136,7 @@ def _resources(state: CaseState) -> list[dict[str, Any]]:
                 coded=book.of_test[advice.test_name],
                 label=advice.test_label or advice.test_name,
                 patient_id=patient_id,
-                supporting=[],
+                supporting=known,
                 note=f"Proposed by the cost-aware model: {price} for this patient now.",
                 subject_text=subject,
             )
@@ -114,7 +147,7 @@ def _resources(state: CaseState) -> list[dict[str, Any]]:
             fhir.risk_assessment(
                 outcomes=outcomes,
                 patient_id=patient_id,
-                basis=[],
+                basis=known,
                 note=f"Class probabilities; cost so far {format_money(state.accumulated_cost)}.",
                 subject_text=subject,
             )
@@ -134,6 +167,7 @@ def _resources(state: CaseState) -> list[dict[str, Any]]:
                 conclusion_code=code,
                 patient_id=patient_id,
                 subject_text=subject,
+                results=known,
             )
         )
     return resources

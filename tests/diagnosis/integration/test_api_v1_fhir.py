@@ -111,6 +111,70 @@ def test_the_case_as_fhir_proposes_the_advised_test_then_reports_the_conclusion(
     assert report["conclusionCode"][0]["coding"][0]["code"] == "E14"
 
 
+def test_recorded_results_come_out_as_observations_that_read_back_as_the_same_values(
+    api, clinician, coded
+):
+    """Each result that counts is an Observation coded as its test is mapped (glucose in
+    mg/dL, sex as a coded choice), which the proposal, the risk and the report rest on; an
+    undone result is left out; posted to another case of the patient, they record the same
+    values."""
+    from diagnosis.clinic.services import step
+
+    client, case = api
+
+    def entries(of: DiagnosisCase) -> list[dict]:
+        answer = client.get(f"/api/v1/cases/{of.pk}/fhir")
+        resources(answer)  # the Bundle validates
+        return [e["resource"] for e in answer.json()["entry"]]
+
+    def resting_on(found: list[dict]) -> dict[str, list]:
+        """What each resource built on the results names as its basis."""
+        fields = {"ServiceRequest": "supportingInfo", "RiskAssessment": "basis"}
+        fields["DiagnosticReport"] = "result"
+        return {
+            r["resourceType"]: r[fields[r["resourceType"]]]
+            for r in found
+            if r["resourceType"] in fields
+        }
+
+    glucose = bundle(observation("g1", GLUCOSE, 180, unit="mg/dL"))
+    assert post_bundle(client, case, glucose).status_code == 200
+    found = entries(case)
+    [observed] = [r for r in found if r["resourceType"] == "Observation"]
+    assert observed["code"]["coding"][0]["code"] == GLUCOSE[1]
+    assert observed["valueQuantity"] == {
+        "value": 180,
+        "unit": "mg/dL",
+        "system": "http://unitsofmeasure.org",
+        "code": "mg/dL",
+    }
+    assert observed["status"] == "final" and observed["subject"] == {"reference": "Patient/p1"}
+    reference = [{"reference": f"Observation/{observed['id']}"}]
+    assert resting_on(found) == {"ServiceRequest": reference, "RiskAssessment": reference}
+
+    assert post_bundle(client, case, bundle(observation("s1", SEX, "male"))).status_code == 200
+    found = entries(case)
+    observed_both = [r for r in found if r["resourceType"] == "Observation"]
+    by_code = {o["code"]["coding"][0]["code"]: o for o in observed_both}
+    assert set(by_code) == {GLUCOSE[1], SEX[1]}
+    assert by_code[SEX[1]]["valueCodeableConcept"]["coding"][0]["display"] == "male"
+    references = [{"reference": f"Observation/{o['id']}"} for o in observed_both]
+    assert resting_on(found) and all(r == references for r in resting_on(found).values())
+
+    again = DiagnosisCase.objects.create(
+        trained_model=coded, clinician=clinician, patient_reference="FHIR Patient/p1"
+    )
+    assert post_bundle(client, again, bundle(*observed_both)).status_code == 200
+
+    def values(of: DiagnosisCase) -> dict[str, float]:
+        return {s.test.name: s.value for s in DiagnosisStep.objects.filter(case=of)}
+
+    assert values(again) == values(case) and set(values(case)) == {"glucose", "sex"}
+    step.apply_step(user=clinician, case_id=again.pk, command=step.Undo(reason="wrong patient"))
+    left = [r for r in entries(again) if r["resourceType"] == "Observation"]
+    assert [o["code"]["coding"][0]["code"] for o in left] == [GLUCOSE[1]]
+
+
 @pytest.mark.parametrize(
     ("resource", "named"),
     [
