@@ -72,7 +72,12 @@ def _observations(
     order they were recorded; its id names the case and the step's position."""
     observations = []
     for taken in state.steps:
-        if not taken.is_active or taken.kind != DiagnosisStep.RESULT or taken.test is None:
+        if (
+            not taken.is_active
+            or taken.kind != DiagnosisStep.RESULT
+            or taken.test is None
+            or taken.value is None
+        ):
             continue
         test, value = taken.test, float(taken.value)
         choice = (
