@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -74,7 +75,7 @@ def callback(request: HttpRequest) -> HttpResponse:
             content_type="text/plain; charset=utf-8",
         )
     try:
-        case = smart_launch.finish_launch(
+        launched = smart_launch.finish_launch(
             user=request.user,
             pending=request.session.pop(_PENDING, None),
             code=request.GET.get("code", ""),
@@ -83,4 +84,12 @@ def callback(request: HttpRequest) -> HttpResponse:
         )
     except smart_launch.LaunchRefused as exc:
         return _refused(exc)
-    return HttpResponseRedirect(reverse("case-detail", args=[case.pk]))
+    if launched.recorded:
+        messages.success(
+            request,
+            f"{launched.recorded} result{'s' if launched.recorded != 1 else ''} from the EHR "
+            "recorded, each at its price.",
+        )
+    if launched.problem:
+        messages.warning(request, f"The EHR's results were not recorded: {launched.problem[:300]}")
+    return HttpResponseRedirect(reverse("case-detail", args=[launched.case.pk]))

@@ -14,14 +14,12 @@ priced here.  Money is written by ``format_money``."""
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import requests
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils.dateparse import parse_datetime
@@ -31,7 +29,7 @@ from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess, DiagnosisCase
 from diagnosis.clinic.selectors.case_audit import case_version
-from diagnosis.clinic.selectors.cases import CaseState, compute_case_state
+from diagnosis.clinic.selectors.cases import CaseState
 from diagnosis.clinic.selectors.explanations import cents, expected_saving
 from diagnosis.clinic.selectors.step_context import StepContext
 from diagnosis.clinic.services import cases as case_services
@@ -46,8 +44,9 @@ from diagnosis.integration.models import (
     CdsPatientCase,
 )
 from diagnosis.integration.selectors.codes import CodeBook, code_book
+from diagnosis.integration.services import fhir_search
 from diagnosis.integration.services.cds_clients import fhir_server_allowed
-from diagnosis.integration.services.fhir_cases import class_outcomes
+from diagnosis.integration.services.fhir_cases import class_outcomes, not_yet_recorded
 from diagnosis.shared.advice import Advice
 from diagnosis.shared.money import format_money
 from diagnosis.training.models import TrainedModel
@@ -83,8 +82,6 @@ OVERRIDE_REASONS = [
 _SERVICE_ID = re.compile(r"^cost-aware-model-(?P<pk>[1-9][0-9]{0,17})(?P<order>-order-select)?$")
 #: a FHIR id (R4: up to 64 letters, digits, '-' and '.')
 FHIR_ID = r"^[A-Za-z0-9\-.]{1,64}$"
-FETCH_TIMEOUT = 5
-FETCH_MAX_BYTES = 1024 * 1024
 
 
 class HookRefused(Exception):
@@ -174,11 +171,6 @@ def service_of(client: CdsClient, service: str) -> tuple[TrainedModel, str]:
     return trained, ORDER_SELECT if match and match["order"] else PATIENT_VIEW
 
 
-def _observation_query(book: CodeBook) -> str:
-    codes = ",".join(f"{c.system}|{c.code}" for c in book.of_test.values())
-    return "Observation?patient={{context.patientId}}&code=" + codes
-
-
 def discovery(client: CdsClient) -> dict[str, Any]:
     """One service per approved model and hook: ``patient-view`` (the next step) and
     ``order-select`` (the selected test against the model's), with their prefetch."""
@@ -188,7 +180,7 @@ def discovery(client: CdsClient) -> dict[str, Any]:
         loinc = sum(1 for c in book.of_test.values() if c.system == LOINC)
         prefetch = {
             "patient": "Patient/{{context.patientId}}",
-            "observations": _observation_query(book),
+            "observations": fhir_search.observation_query(book, "{{context.patientId}}"),
         }
         what = (
             f"{trained.dataset.name}, {trained.learner} model {trained.pk}: "
@@ -223,37 +215,11 @@ def _fetch_observations(hook: HookIn, book: CodeBook) -> dict[str, Any]:
     """The Observations a ``fhirServer`` holds for the patient (CDS Hooks: without prefetch,
     the service asks the FHIR server, with ``fhirAuthorization``'s access token)."""
     assert hook.fhirServer is not None
-    query = _observation_query(book).replace("{{context.patientId}}", hook.context.patientId)
-    url = hook.fhirServer.rstrip("/") + "/" + query + "&_count=200"
-    headers = {"Accept": "application/fhir+json"}
-    if hook.fhirAuthorization is not None:
-        headers["Authorization"] = f"Bearer {hook.fhirAuthorization.access_token}"
+    token = hook.fhirAuthorization.access_token if hook.fhirAuthorization is not None else None
     try:
-        with requests.get(
-            url, headers=headers, timeout=FETCH_TIMEOUT, stream=True, allow_redirects=False
-        ) as answer:
-            if answer.status_code != 200:
-                raise HookRefused(
-                    f"The FHIR server answered {answer.status_code} to the Observation search; "
-                    "send the observations in prefetch.",
-                    status=412,
-                )
-            body = answer.raw.read(FETCH_MAX_BYTES + 1, decode_content=True)
-    except requests.RequestException as exc:
-        raise HookRefused(
-            f"The FHIR server could not be read ({type(exc).__name__}); send the observations "
-            "in prefetch.",
-            status=412,
-        ) from None
-    if len(body) > FETCH_MAX_BYTES:
-        raise HookRefused("The FHIR server's Observation search is over 1 MB.", status=412)
-    try:
-        document = json.loads(body)
-    except ValueError:
-        raise HookRefused("The FHIR server's answer is not JSON.", status=412) from None
-    if not isinstance(document, dict):
-        raise HookRefused("The FHIR server's answer is not a Bundle.", status=412)
-    return document
+        return fhir_search.search(hook.fhirServer, hook.context.patientId, book, token)
+    except fhir_search.FhirUnreadable as exc:
+        raise HookRefused(f"{exc} Send the observations in prefetch.", status=412) from None
 
 
 def _observations(hook: HookIn, book: CodeBook) -> tuple[dict[str, Any], str]:
@@ -334,12 +300,11 @@ def _record(
     through apply_step), in the caller's transaction."""
     user = client.clinician
     case, opened = _patient_case(client, hook.context.patientId, trained)
-    settled: set[str] = set()  # a case just opened holds no result
-    if opened is None:
-        held = compute_case_state(case, for_screen=False)
-        names = trained.snapshot.names
-        settled = {names[i] for i in (*held.known, *held.unavailable) if i < len(names)}
-    new = {name: r.value for name, r in found.items() if name not in settled}
+    new = (  # a case just opened holds no result: not read again
+        {name: r.value for name, r in found.items()}
+        if opened is not None
+        else not_yet_recorded(case, found)
+    )
     if new:
         try:
             taken = step.apply_step(

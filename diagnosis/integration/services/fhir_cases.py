@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from diagnosis.catalog.selectors.vocabulary import vocabulary_of
 from diagnosis.clinic import selectors
 from diagnosis.clinic.models import CaseAccess, DiagnosisCase, DiagnosisStep
-from diagnosis.clinic.selectors.cases import CaseState
+from diagnosis.clinic.selectors.cases import CaseState, compute_case_state
 from diagnosis.clinic.services import step
 from diagnosis.clinic.services.access_log import log_case_access
 from diagnosis.integration import fhir
@@ -32,7 +32,7 @@ from diagnosis.integration.selectors.codes import CodeBook, Coded, code_book
 from diagnosis.shared.advice import Advice
 from diagnosis.shared.money import format_money
 
-__all__ = ["FhirRefused", "case_bundle", "class_outcomes", "record_bundle"]
+__all__ = ["FhirRefused", "case_bundle", "class_outcomes", "not_yet_recorded", "record_bundle"]
 
 #: a case's patient_reference that names a FHIR patient (as the CDS hooks write it)
 _FHIR_PATIENT = re.compile(r"^(?:FHIR )?Patient/(?P<id>[A-Za-z0-9\-.]{1,64})$")
@@ -63,6 +63,17 @@ def class_outcomes(
         index = list(class_labels).index(label) if label in class_labels else position
         outcomes.append((book.class_code(index, label), label, float(p)))
     return outcomes
+
+
+def not_yet_recorded(
+    case: DiagnosisCase, found: dict[str, fhir.ObservedResult]
+) -> dict[str, float | str]:
+    """The values of ``found`` (by test name) whose tests ``case`` has neither a result for
+    nor marked unavailable: what an EHR's Observations add to the case."""
+    held = compute_case_state(case, for_screen=False)
+    names = case.trained_model.snapshot.names
+    settled = {names[i] for i in (*held.known, *held.unavailable) if i < len(names)}
+    return {name: r.value for name, r in found.items() if name not in settled}
 
 
 def _observations(

@@ -25,15 +25,19 @@ CLIENT_ID = "cost-aware-app"
 
 class TestEhr:
     """The EHR's side: ``/fhir/.well-known/smart-configuration``, ``/authorize`` (answers with
-    a code for the launch's patient, remembering the PKCE challenge) and ``/token`` (gives the
-    token with ``patient`` only for the right code verifier)."""
+    a code for the launch's patient, remembering the PKCE challenge), ``/token`` (gives the
+    token with ``patient`` only for the right code verifier) and ``/fhir/Observation`` (the
+    patient's ``observations`` as a searchset, only with a token it gave)."""
 
     __test__ = False
 
-    def __init__(self, patient: str = "p7") -> None:
+    def __init__(self, patient: str = "p7", observations: list[dict] | None = None) -> None:
         self.patient = patient
+        self.observations = observations or []
         self.codes: dict[str, dict[str, str]] = {}
+        self.tokens: set[str] = set()
         self.authorize_queries: list[dict[str, str]] = []
+        self.searches: list[dict[str, str]] = []  # each Observation search's query
         ehr = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -68,6 +72,17 @@ class TestEhr:
                     self.send_header("Location", location)
                     self.end_headers()
                     return None
+                if parts.path == "/fhir/Observation":
+                    bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    if bearer not in ehr.tokens:
+                        return self._json(401, {"resourceType": "OperationOutcome"})
+                    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                    ehr.searches.append(query)
+                    found = ehr.observations if query.get("patient") == ehr.patient else []
+                    return self._json(200, {
+                        "resourceType": "Bundle", "type": "searchset",
+                        "entry": [{"resource": r} for r in found],
+                    })  # fmt: skip
                 return self._json(404, {})
 
             def do_POST(self) -> None:  # noqa: N802
@@ -83,8 +98,10 @@ class TestEhr:
                     != asked["code_challenge"]
                 ):
                     return self._json(400, {"error": "invalid_grant"})
+                access = secrets.token_urlsafe(16)
+                ehr.tokens.add(access)
                 return self._json(200, {
-                    "access_token": secrets.token_urlsafe(16), "token_type": "Bearer",
+                    "access_token": access, "token_type": "Bearer",
                     "expires_in": 300, "scope": asked["scope"], "patient": ehr.patient,
                 })  # fmt: skip
 
@@ -207,3 +224,55 @@ def test_a_signed_out_launch_signs_in_first_then_goes_on_from_a_page_not_a_redir
     asked = {k: v[0] for k, v in parse_qs(authorize.query).items()}
     assert (asked["launch"], asked["code_challenge_method"]) == ("xyz123", "S256")
     assert ehr.authorize_queries == []  # nothing sent to the EHR until the browser goes on
+
+
+def test_a_launch_records_the_patients_results_the_ehr_holds(db, trained_model, browser):
+    """The EHR's FHIR server, searched with the token's access token for the patient's
+    Observations of the model's tests: glucose is recorded as the case's result (priced, as
+    on the screen) and the case screen says so; a second launch records nothing twice."""
+    from cds_helpers import GLUCOSE, code_toy_dataset, observation
+
+    code_toy_dataset(trained_model.dataset)
+    server = TestEhr(observations=[observation("g1", GLUCOSE, 180, unit="mg/dL", patient="p7")])
+    SmartClient.objects.create(
+        name="Test EHR", iss=server.iss, client_id=CLIENT_ID, trained_model=trained_model
+    )
+    try:
+        answer = launch(browser, server)
+        assert answer.status_code == 302
+        case = DiagnosisCase.objects.get()
+        [result] = case.steps.all()
+        assert (result.test.name, result.value, result.price > 0) == ("glucose", 180.0, True)
+        [searched] = server.searches
+        assert searched["patient"] == "p7" and "http://loinc.org|2345-7" in searched["code"]
+        page = browser.get(answer["Location"]).content.decode()
+        assert "1 result from the EHR recorded, each at its price." in page
+        again = launch(browser, server)
+        assert again["Location"] == answer["Location"] and case.steps.count() == 1
+    finally:
+        server.close()
+
+
+def test_results_the_ehr_holds_in_a_wrong_unit_open_the_case_and_say_why(
+    db, trained_model, browser
+):
+    """An Observation in another unit than the test's: nothing is recorded, the case still
+    opens, and its screen says which resource and field were refused."""
+    from cds_helpers import GLUCOSE, code_toy_dataset, observation
+
+    code_toy_dataset(trained_model.dataset)
+    wrong = observation("g1", GLUCOSE, 10, unit="mmol/L", patient="p7")
+    server = TestEhr(observations=[wrong])
+    SmartClient.objects.create(
+        name="Test EHR", iss=server.iss, client_id=CLIENT_ID, trained_model=trained_model
+    )
+    try:
+        answer = launch(browser, server)
+        assert answer.status_code == 302
+        case = DiagnosisCase.objects.get()
+        assert case.steps.count() == 0
+        page = browser.get(answer["Location"]).content.decode()
+        assert "The EHR&#x27;s results were not recorded" in page
+        assert "Observation/g1.valueQuantity.code" in page
+    finally:
+        server.close()
