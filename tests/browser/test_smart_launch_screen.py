@@ -117,3 +117,46 @@ def test_the_page_back_to_the_ehr_reads_at_both_sizes(
         assert shot(page, "24-smart-back-to-ehr", size).stat().st_size > 10_000
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("size", ["laptop", "tablet"])
+def test_the_ehrs_results_arrive_on_the_case_screen_with_a_word_of_what_came(
+    chromium, live_server, heart_model, size
+):
+    """A launch whose EHR holds the patient's age and cholesterol (LOINC, mg/dL; the demo
+    codes): the case screen opens with both recorded as results, says how many came from
+    the EHR, and reads at both sizes; saved for review."""
+    from test_screenshots import OUT, SIZES, shot
+
+    from diagnosis.clinic.models import DiagnosisCase
+    from diagnosis.integration.models import SmartClient
+    from diagnosis.integration.services.codes import load_demo_codes
+
+    load_demo_codes()
+    ehr = TestEhr(patient="heart-7", observations=[
+        {"resourceType": "Observation", "id": "chol-1", "status": "final",
+         "code": {"coding": [{"system": "http://loinc.org", "code": "2093-3"}]},
+         "subject": {"reference": "Patient/heart-7"},
+         "valueQuantity": {"value": 233, "system": "http://unitsofmeasure.org", "code": "mg/dL"}},
+        {"resourceType": "Observation", "id": "age-1", "status": "final",
+         "code": {"coding": [{"system": "http://loinc.org", "code": "30525-0"}]},
+         "subject": {"reference": "Patient/heart-7"},
+         "valueQuantity": {"value": 63, "system": "http://unitsofmeasure.org", "code": "a"}},
+    ])  # fmt: skip
+    SmartClient.objects.create(
+        name="Test EHR", iss=ehr.iss, client_id=CLIENT_ID, trained_model=heart_model
+    )
+    OUT.mkdir(parents=True, exist_ok=True)
+    context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
+    try:
+        log_in(page, *CLINICIAN)
+        page.goto("/smart/launch?" + urlencode({"iss": ehr.iss, "launch": "abc-4"}))
+        page.wait_for_url(re.compile(r".*/cases/\d+/$"))
+        case = DiagnosisCase.objects.get()
+        assert sorted(s.test.name for s in case.steps.all()) == ["age", "chol"]
+        status = page.get_by_role("status").first.inner_text()
+        assert "2 results from the EHR recorded, each at its price." in status
+        assert shot(page, "25-smart-case-with-ehr-results", size).stat().st_size > 10_000
+    finally:
+        context.close()
+        ehr.close()
