@@ -350,6 +350,15 @@ def _saving_words(saving: float | None) -> str:
     )
 
 
+def _saving_line(saving: float | None) -> str:
+    """A card's "Expected saving:" line after its colon (the figure once, then why)."""
+    if saving is None:
+        return "not estimated by this model"
+    if saving > 0:
+        return format_money(saving)
+    return f"{format_money(saving)}, none on its own: the model orders it for the tests it leads to"
+
+
 def _option(state: CaseState, name: str | None):
     return next((o for o in state.test_options if o.test.name == name), None)
 
@@ -482,7 +491,7 @@ def _patient_view_card(
             [
                 f"**Order {label}** ({_coding_words(answer.book, name)}): "
                 f"{_price_words(state, name)}.",
-                f"Expected saving: {format_money(saving)} ({_saving_words(saving)}).",
+                f"Expected saving: {_saving_line(saving)}.",
                 f"Cost so far: {so_far}.",
                 "",
                 *why,
@@ -544,8 +553,7 @@ def _order_select_card(
         detail = "\n".join(
             [
                 f"**{label}** is the test the model would order: {_price_words(state, name)}.",
-                f"Expected saving: {format_money(saving)} ({_saving_words(saving)}). "
-                f"Cost so far: {so_far}.",
+                f"Expected saving: {_saving_line(saving)}. Cost so far: {so_far}.",
             ]
         )
         indicator = "info"
