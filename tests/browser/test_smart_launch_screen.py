@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 import pytest
 from browser_helpers import CLINICIAN, log_in, new_page
 
-# the test EHR of tests/diagnosis/integration/test_smart_launch.py, reused as it is
+# the test EHR of tests/diagnosis/integration/smart_ehr.py (authlib's authorization server)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diagnosis" / "integration"))
-from test_smart_launch import CLIENT_ID, TestEhr  # noqa: E402
+from smart_ehr import CLIENT_ID, TestEhr  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,121 +1,20 @@
-"""SMART App Launch 2, EHR launch: a small EHR of the test's own (a real HTTP server: its
-SMART configuration, an authorization endpoint and a token endpoint checking PKCE S256 with
-authlib's code challenge) opens the case screen for the right patient."""
+"""SMART App Launch 2, EHR launch: a small EHR of the test's own (``smart_ehr.TestEhr``, a
+real HTTP server: its SMART configuration, authlib's authorization server with PKCE S256, a
+FHIR Observation search) opens the case screen for the right patient, with the results the
+EHR holds."""
 
 from __future__ import annotations
 
-import json
 import re
-import secrets
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from django.test import Client
+from smart_ehr import CLIENT_ID, TestEhr
 
 from diagnosis.clinic.models import DiagnosisCase
 from diagnosis.integration.models import SmartClient
-
-CLIENT_ID = "cost-aware-app"
-
-
-class TestEhr:
-    """The EHR's side: ``/fhir/.well-known/smart-configuration``, ``/authorize`` (answers with
-    a code for the launch's patient, remembering the PKCE challenge), ``/token`` (gives the
-    token with ``patient`` only for the right code verifier) and ``/fhir/Observation`` (the
-    patient's ``observations`` as a searchset, only with a token it gave)."""
-
-    __test__ = False
-
-    def __init__(self, patient: str = "p7", observations: list[dict] | None = None) -> None:
-        self.patient = patient
-        self.observations = observations or []
-        self.codes: dict[str, dict[str, str]] = {}
-        self.tokens: set[str] = set()
-        self.authorize_queries: list[dict[str, str]] = []
-        self.searches: list[dict[str, str]] = []  # each Observation search's query
-        ehr = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _json(self, status: int, document: Any) -> None:
-                payload = json.dumps(document).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:  # noqa: N802
-                parts = urlsplit(self.path)
-                if parts.path == "/fhir/.well-known/smart-configuration":
-                    return self._json(200, {
-                        "authorization_endpoint": ehr.url + "/authorize",
-                        "token_endpoint": ehr.url + "/token",
-                        "code_challenge_methods_supported": ["S256"],
-                        "capabilities": ["launch-ehr", "client-public", "context-ehr-patient"],
-                    })  # fmt: skip
-                if parts.path == "/authorize":
-                    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                    ehr.authorize_queries.append(query)
-                    code = secrets.token_urlsafe(16)
-                    ehr.codes[code] = query
-                    self.send_response(302)
-                    location = (
-                        query["redirect_uri"]
-                        + "?"
-                        + urlencode({"code": code, "state": query["state"]})
-                    )
-                    self.send_header("Location", location)
-                    self.end_headers()
-                    return None
-                if parts.path == "/fhir/Observation":
-                    bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
-                    if bearer not in ehr.tokens:
-                        return self._json(401, {"resourceType": "OperationOutcome"})
-                    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                    ehr.searches.append(query)
-                    found = ehr.observations if query.get("patient") == ehr.patient else []
-                    return self._json(200, {
-                        "resourceType": "Bundle", "type": "searchset",
-                        "entry": [{"resource": r} for r in found],
-                    })  # fmt: skip
-                return self._json(404, {})
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length", 0))
-                form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-                asked = ehr.codes.pop(form.get("code", ""), None)
-                if (
-                    urlsplit(self.path).path != "/token"
-                    or asked is None
-                    or form.get("grant_type") != "authorization_code"
-                    or form.get("redirect_uri") != asked["redirect_uri"]
-                    or create_s256_code_challenge(form.get("code_verifier", ""))
-                    != asked["code_challenge"]
-                ):
-                    return self._json(400, {"error": "invalid_grant"})
-                access = secrets.token_urlsafe(16)
-                ehr.tokens.add(access)
-                return self._json(200, {
-                    "access_token": access, "token_type": "Bearer",
-                    "expires_in": 300, "scope": asked["scope"], "patient": ehr.patient,
-                })  # fmt: skip
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.iss = self.url + "/fhir"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
