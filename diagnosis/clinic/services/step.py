@@ -1070,8 +1070,8 @@ class StepTaken:
     replacement; an undo: the step undone; several results: each new step), the case row as
     the step left it, and the case's :class:`~diagnosis.clinic.selectors.cases.CaseState` for the
     answer, computed when first read (the screen redirects and never reads it).  After a
-    one-test step or a conclusion the state comes from what the step read and wrote under the
-    lock, not from reading the case again."""
+    one-test step, several results or a conclusion the state comes from what the step read and
+    wrote under the lock, not from reading the case again."""
 
     def __init__(
         self, *, steps: tuple[DiagnosisStep, ...], case: DiagnosisCase, context: StepContext | None
@@ -1392,11 +1392,11 @@ def apply_step(*, user, case_id: Any, command: StepCommand, seen: Any = None) ->
     if not locked.is_open:
         raise CaseClosed(f"This case is closed ({locked.status}); it accepts no more steps.")
     version = _seen(seen)
-    # The steps and tests, read once under the lock; a one-test step is taken on this held row
-    # (not locked again) and adds itself to the steps.
+    # The steps and tests, read once under the lock; a one-test step or several results are
+    # taken on this held row (not locked again), each step adding itself to the steps.
     context = hold_steps(locked, touched=True)
     check_seen(user=user, case=locked, seen=version, steps=context.steps)
-    held: StepContext | None = None  # after a one-test step, the answer comes from what it held
+    held: StepContext | None = None  # the answer then comes from what the step held
     detail = ""
     if isinstance(command, Correct):
         written: tuple[DiagnosisStep, ...] = (_correct(user, locked, command),)
@@ -1411,7 +1411,7 @@ def apply_step(*, user, case_id: Any, command: StepCommand, seen: Any = None) ->
         logged, detail, held = CaseAccess.STEP, _ACTION_OF[type(command)], context
     log_case_access(user=user, case_id=locked.pk, action=logged, detail=detail)
     if held is None:
-        refresh_case(locked)  # several steps, or earlier ones marked: read afresh
+        refresh_case(locked)  # earlier steps marked (a correction, an undo): read afresh
     return StepTaken(steps=written, case=locked, context=held)
 
 
