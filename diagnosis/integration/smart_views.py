@@ -1,6 +1,6 @@
 """SMART App Launch 2 (EHR launch): ``/smart/launch`` and its OAuth 2 callback
 (``services/smart_launch.py`` does the work).  The clinician signs in first, as everywhere;
-a refused launch says why on a plain page (400, or 502 when the EHR's side failed).
+a refused launch says why on a page of the app (400, or 502 when the EHR's side failed).
 
 A clinician not yet signed in is sent to the sign-in page and back to the launch, marked
 ``signed_in=1``.  The launch then sends the browser on to the EHR from a page of its own (a
@@ -29,8 +29,11 @@ __all__ = ["callback", "launch"]
 _PENDING = "smart-launch"
 
 
-def _refused(exc: smart_launch.LaunchRefused) -> HttpResponse:
-    return HttpResponse(str(exc), status=exc.status, content_type="text/plain; charset=utf-8")
+def _refused(request: HttpRequest, reason: str, status: int) -> HttpResponse:
+    """A launch that opened nothing, said on a page of the app (400, or 502 when the EHR's
+    side failed)."""
+    context = {"reason": reason, "from_ehr": status == 502}
+    return render(request, "integration/smart_refused.html", context, status=status)
 
 
 def _clinicians_only(request: HttpRequest) -> None:
@@ -54,7 +57,7 @@ def launch(request: HttpRequest) -> HttpResponse:
             redirect_uri=request.build_absolute_uri(reverse("smart-callback")),
         )
     except smart_launch.LaunchRefused as exc:
-        return _refused(exc)
+        return _refused(request, str(exc), exc.status)
     request.session[_PENDING] = pending
     if request.GET.get("signed_in") == "1":  # just back from the sign-in form: see above
         return render(
@@ -69,11 +72,8 @@ def launch(request: HttpRequest) -> HttpResponse:
 def callback(request: HttpRequest) -> HttpResponse:
     _clinicians_only(request)
     if "error" in request.GET:
-        return HttpResponse(
-            f"The EHR did not authorize the launch: {request.GET['error'][:200]}",
-            status=400,
-            content_type="text/plain; charset=utf-8",
-        )
+        reason = f"The EHR did not authorize the launch: {request.GET['error'][:200]}."
+        return _refused(request, reason, 400)
     try:
         launched = smart_launch.finish_launch(
             user=request.user,
@@ -83,7 +83,7 @@ def callback(request: HttpRequest) -> HttpResponse:
             redirect_uri=request.build_absolute_uri(reverse("smart-callback")),
         )
     except smart_launch.LaunchRefused as exc:
-        return _refused(exc)
+        return _refused(request, str(exc), exc.status)
     if launched.recorded:
         messages.success(
             request,

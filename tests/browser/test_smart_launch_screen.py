@@ -160,3 +160,29 @@ def test_the_ehrs_results_arrive_on_the_case_screen_with_a_word_of_what_came(
     finally:
         context.close()
         ehr.close()
+
+
+@pytest.mark.parametrize("size", ["laptop", "tablet"])
+def test_a_refused_launch_says_why_on_a_page_of_the_app(chromium, live_server, heart_model, size):
+    """A launch from an EHR nobody registered opens nothing: a 400 page of the app (its
+    header, a way home) saying why and what to do, at both sizes; saved for review."""
+    from test_screenshots import OUT, SIZES, shot
+
+    from diagnosis.clinic.models import DiagnosisCase
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    context, page = new_page(chromium, live_server, width=SIZES[size][0], height=SIZES[size][1])
+    try:
+        log_in(page, *CLINICIAN)
+        unknown = {"iss": "https://unknown-ehr.example/fhir", "launch": "abc-5"}
+        response = page.goto("/smart/launch?" + urlencode(unknown))
+        assert response is not None and response.status == 400
+        heading = page.get_by_role("heading", level=1)
+        assert heading.inner_text() == "The EHR launch did not open a case"
+        alert = page.get_by_role("alert").inner_text()
+        assert "https://unknown-ehr.example/fhir is not a registered SMART EHR." in alert
+        assert page.get_by_role("link", name="Models and cases").count() == 1
+        assert DiagnosisCase.objects.count() == 0
+        assert shot(page, "26-smart-launch-refused", size).stat().st_size > 10_000
+    finally:
+        context.close()
