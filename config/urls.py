@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
+    path("", include("diagnosis.training.urls")),
     path("", include("diagnosis.clinic.urls")),
     path("", include("diagnosis.bench.urls")),
     path("", include("diagnosis.integration.urls")),

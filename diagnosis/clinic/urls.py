@@ -11,7 +11,6 @@ from .views.teams import team_cases
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("train/", views.train, name="train"),
     path("models/<int:pk>/", views.model_detail, name="model-detail"),
     path("models/<int:pk>/card/", views.model_card, name="model-card"),
     path("models/<int:pk>/tree/", views.model_tree, name="model-tree"),

@@ -10,7 +10,6 @@ from .trained_models import (
     model_ensemble,
     model_progress,
     model_tree,
-    train,
 )
 
 __all__ = [
@@ -24,5 +23,4 @@ __all__ = [
     "model_ensemble",
     "model_progress",
     "model_tree",
-    "train",
 ]

@@ -1,4 +1,5 @@
-"""Model pages: training form, the trust page, live progress and the tree diagram."""
+"""Model pages: the trust page, live progress and the tree diagram (the training form is the
+training app's, ``diagnosis/training/views.py``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from diagnosis import figures
-from diagnosis.permissions import ModelNotFound, require_model_admin
+from diagnosis.permissions import ModelNotFound
 from diagnosis.shared import learner_registry
-from diagnosis.training.forms import TrainForm
 from diagnosis.training.models import TrainedModel
 from diagnosis.training.selectors import matrices as matrix_selectors
 from diagnosis.training.selectors import model_card as model_card_selectors
@@ -50,31 +50,6 @@ def _param_display(value) -> str:
 
 def _rows(labels: list, matrix: list) -> list[dict]:
     return [{"label": label, "values": row} for label, row in zip(labels, matrix, strict=False)]
-
-
-@require_http_methods(["GET", "POST"])
-def train(request: HttpRequest) -> HttpResponse:
-    """Form: dataset, learner and its parameters, error matrix; queues the training."""
-    require_model_admin(request.user)
-    form = TrainForm(request.POST or None)
-    errors: list[str] = []
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            trained = training.request_training(
-                user=request.user,
-                dataset=data["dataset"],
-                learner=data["learner"],
-                params=data["params"],
-                error_matrix=data.get("error_matrix"),
-                name=data.get("name") or "",
-            )
-        except ValidationError as exc:
-            errors = messages_of(exc)
-        else:
-            return redirect("model-detail", pk=trained.pk)
-    status = 400 if request.method == "POST" else 200
-    return page(request, "clinic/train.html", {"form": form, "errors": errors}, status=status)
 
 
 def _model_or_404(request: HttpRequest, pk: int, *, case_id: str | None = None) -> TrainedModel:

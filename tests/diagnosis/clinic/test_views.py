@@ -457,56 +457,6 @@ def test_tree_json_highlights_the_case_path(client, clinician, trained_model):
     assert "show where this patient is in the tree" in case_page
 
 
-def test_train_page_renders_params_and_queues(
-    client, model_admin, toy_dataset, django_capture_on_commit_callbacks
-):
-    """A model admin sees every learner's parameters and a valid post queues a training."""
-    from diagnosis.shared import learner_registry
-
-    login(client, model_admin)
-    page = text(client.get(reverse("train")))
-    for key, spec in learner_registry.LEARNERS.items():
-        assert spec.label in page
-        for p in spec.params:
-            assert f'name="{key}__{p.name}"' in page
-    matrix = toy_dataset.error_matrices.get(name="Refer at 30")
-    assert f'value="{matrix.pk}" data-dataset="{toy_dataset.pk}"' in page
-    with django_capture_on_commit_callbacks(execute=False):
-        response = client.post(
-            reverse("train"),
-            {
-                "dataset": toy_dataset.pk,
-                "learner": "eg2",
-                "eg2__w": "0.5",
-                "error_matrix": matrix.pk,
-                "name": "Mine",
-            },
-        )
-    assert response.status_code == 302
-    trained = TrainedModel.objects.get(name="Mine")
-    assert response["Location"] == reverse("model-detail", args=[trained.pk])
-    assert trained.status == "queued" and trained.params["w"] == 0.5
-    assert trained.reject_cost_snapshot == 30
-
-
-def test_train_page_rejects_bad_params_and_non_admins(client, model_admin, clinician, toy_dataset):
-    """An out-of-range parameter is shown and nothing is queued; clinicians get 403."""
-    login(client, model_admin)
-    response = client.post(
-        reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2", "eg2__w": "-1"}
-    )
-    assert response.status_code == 400
-    assert "at least 0" in text(response)
-    assert not TrainedModel.objects.exists()
-    client.logout()
-    login(client, clinician)
-    assert client.get(reverse("train")).status_code == 403
-    assert (
-        client.post(reverse("train"), {"dataset": toy_dataset.pk, "learner": "eg2"}).status_code
-        == 403
-    )
-
-
 def test_steps_are_not_saved_by_get(client, clinician, trained_model):
     """Viewing a case (even with ?test=) never records a step: only POSTs change a case."""
     login(client, clinician)
