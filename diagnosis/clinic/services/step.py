@@ -47,7 +47,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from diagnosis.catalog.models import Dataset, DiagnosticTest
@@ -691,9 +690,14 @@ def record_results(
     :class:`ImplausibleValue` lists them by test name.
 
     ``context``: the row the caller locked in this transaction, with its steps and tests
-    (``apply_step``): each step is then taken on it, without locking or reading the case again.
+    (``apply_step``).  Without it the case is locked and its steps held here, as
+    ``apply_step`` does: either way each step is taken on that held row, without locking or
+    reading the case again.
     """
+    given = context
     locked = _lock_open_case(user, case, context)
+    if context is None:
+        context = hold_steps(locked)
     if not isinstance(results, dict) or not results:
         raise ValidationError(
             'Give the results as an object of test names and values, e.g. {"age": 54}.'
@@ -747,17 +751,12 @@ def record_results(
     if unconfirmed:
         raise ImplausibleValue(unconfirmed, by_test=True)
     ordered = sorted(chosen, key=lambda item: _derived_depth(cost_model, item[0].index))
-    if context is not None:
-        held = len(context.steps)
-        for test, number in ordered:
-            _record_one_of_several(user, locked, test, number, confirm_implausible, context)
-        return context.steps[held:]
-    before = locked.steps.aggregate(last=Max("position"))["last"]
+    held = len(context.steps)
     for test, number in ordered:
-        _record_one_of_several(user, locked, test, number, confirm_implausible, None)
-    refresh_case(case)
-    new_steps = locked.steps.select_related("test").order_by("position")
-    return list(new_steps if before is None else new_steps.filter(position__gt=before))
+        _record_one_of_several(user, locked, test, number, confirm_implausible, context)
+    if given is None:  # the caller's case object, as the steps left the locked row
+        refresh_case(case, locked=locked)
+    return context.steps[held:]
 
 
 def _record_one_of_several(
@@ -766,7 +765,7 @@ def _record_one_of_several(
     test: DiagnosticTest,
     number: float | None,
     confirm_implausible: bool | Collection[str],
-    context: StepContext | None,
+    context: StepContext,
 ) -> None:
     """One checked value of :func:`record_results` as its own step (a derived test already
     computed from its inputs a moment ago is skipped: the typed value agreed)."""

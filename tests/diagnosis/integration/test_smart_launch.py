@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from cds_helpers import GLUCOSE, code_toy_dataset, observation
 from django.test import Client
 from smart_ehr import CLIENT_ID, TestEhr
 
@@ -129,8 +130,6 @@ def test_a_launch_records_the_patients_results_the_ehr_holds(db, trained_model, 
     """The EHR's FHIR server, searched with the token's access token for the patient's
     Observations of the model's tests: glucose is recorded as the case's result (priced, as
     on the screen) and the case screen says so; a second launch records nothing twice."""
-    from cds_helpers import GLUCOSE, code_toy_dataset, observation
-
     code_toy_dataset(trained_model.dataset)
     server = TestEhr(observations=[observation("g1", GLUCOSE, 180, unit="mg/dL", patient="p7")])
     SmartClient.objects.create(
@@ -157,8 +156,6 @@ def test_results_the_ehr_holds_in_a_wrong_unit_open_the_case_and_say_why(
 ):
     """An Observation in another unit than the test's: nothing is recorded, the case still
     opens, and its screen says which resource and field were refused."""
-    from cds_helpers import GLUCOSE, code_toy_dataset, observation
-
     code_toy_dataset(trained_model.dataset)
     wrong = observation("g1", GLUCOSE, 10, unit="mmol/L", patient="p7")
     server = TestEhr(observations=[wrong])
