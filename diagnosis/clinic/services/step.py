@@ -694,7 +694,7 @@ def record_results(
     ``apply_step`` does: either way each step is taken on that held row, without locking or
     reading the case again.
     """
-    given = context
+    caller_held = context is not None
     locked = _lock_open_case(user, case, context)
     if context is None:
         context = hold_steps(locked)
@@ -754,7 +754,7 @@ def record_results(
     held = len(context.steps)
     for test, number in ordered:
         _record_one_of_several(user, locked, test, number, confirm_implausible, context)
-    if given is None:  # the caller's case object, as the steps left the locked row
+    if not caller_held:  # the caller's case object, as the steps left the locked row
         refresh_case(case, locked=locked)
     return context.steps[held:]
 
