@@ -16,6 +16,20 @@ def new_page(chromium, live_server, *, width=1366, height=768):
     return context, context.new_page()
 
 
+def focused_after_load(page):
+    """The element in focus once the browser has applied ``autofocus``.
+
+    Chromium applies autofocus at its next rendering update, which may come after the load
+    event that ``goto``/``expect_navigation`` wait for; reading ``activeElement`` at once then
+    races it.  This waits (up to the page's timeout) for some element other than the body to
+    hold the focus, and returns its handle; a page that never focuses anything still fails.
+    """
+    page.wait_for_function(
+        "document.activeElement !== null && document.activeElement !== document.body"
+    )
+    return page.evaluate_handle("document.activeElement")
+
+
 def log_in(page, username: str, password: str) -> None:
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill(username)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from browser_helpers import CLINICIAN, log_in, new_page
+from browser_helpers import CLINICIAN, focused_after_load, log_in, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -121,7 +121,7 @@ def test_follow_the_advice_to_a_classification(chromium, live_server, heart_mode
         with page.expect_navigation():
             page.get_by_role("button", name=f"Accept: classify as {label}").click()
         # Closing asks first; the confirm button has the focus, so Enter confirms.
-        assert page.evaluate("document.activeElement.textContent").strip() == (
+        assert focused_after_load(page).text_content().strip() == (
             f"Yes, classify as {label} and close the case"
         )
         with page.expect_navigation():
@@ -153,7 +153,7 @@ def test_login_required_and_bad_value_message(chromium, live_server, heart_model
         assert "at most 700" in error
         assert page.locator("#steps-table").count() == 0  # nothing saved
         # The value input has the keyboard focus for the next try: fix it from the keyboard alone.
-        assert page.evaluate("document.activeElement.name") == "value"
+        assert focused_after_load(page).get_attribute("name") == "value"
         page.keyboard.press("Control+A")
         page.keyboard.type("240")
         with page.expect_navigation():

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_helpers import CLINICIAN, log_in, new_page
+from browser_helpers import CLINICIAN, focused_after_load, log_in, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -53,7 +53,7 @@ def test_correct_a_value_and_see_the_audit(chromium, live_server, heart_model, s
         page.locator("#step-1").get_by_role("link", name="Correct").click()
         page.wait_for_url("**?correct=0")
         # The correction field has the keyboard focus.
-        assert page.evaluate("document.activeElement.name") == "correct-value"
+        assert focused_after_load(page).get_attribute("name") == "correct-value"
         page.keyboard.type("240")
         page.get_by_label("Why (kept in the case's record)").fill("transposed digits")
         shot(page, "20-case-correct-form", size)

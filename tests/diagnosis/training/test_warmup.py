@@ -70,6 +70,20 @@ def test_the_command_reports_each_learner(capsys):
     assert all(f"{key} " in out for key in learner_registry.LEARNERS)
 
 
+def test_the_command_warms_only_the_learners_asked_for_or_all_but_those_skipped(capsys):
+    """--learners and --skip split the warm-up between processes; an unknown key is refused."""
+    from django.core.management.base import CommandError
+
+    call_command("warm_kernels", "--learners", "eg2,c45")
+    out = capsys.readouterr().out
+    assert "eg2 " in out and "c45 " in out and "act " not in out
+    call_command("warm_kernels", "--skip", "act,lsid3,icet,cost_selected,budget_rf")
+    out = capsys.readouterr().out
+    assert "eg2 " in out and "act " not in out and "budget_rf " not in out
+    with pytest.raises(CommandError, match="unknown learner nope; known: "):
+        call_command("warm_kernels", "--learners", "eg2,nope")
+
+
 def test_each_worker_process_warms_on_a_background_thread(monkeypatch):
     """A starting pool process returns at once and loads the kernels on a thread of its own."""
     import threading
