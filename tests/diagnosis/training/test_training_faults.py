@@ -259,7 +259,9 @@ def test_a_fit_that_grows_past_the_memory_limit_fails_with_the_reason_and_the_wo
     from diagnosis.training.services import training_memory
 
     limit = 16.0  # MB; the forest's fit needs more (between 16 and 64 MB measured alone)
-    big = xor_dataset("Grows past the limit")
+    # 3,000 patients: each tree's walk (nodes x validation rows) is large, so the forest passes
+    # the limit within seconds (600 took 45 s to 2 min), while the estimate stays under it
+    big = xor_dataset("Grows past the limit", n=3000)
     estimate = training_memory.estimate_mb(
         learner="budget_rf", n_cases=big.cases.count(), n_tests=big.tests.count()
     )
@@ -298,4 +300,6 @@ def test_a_fit_that_grows_past_the_memory_limit_fails_with_the_reason_and_the_wo
     ), grown.error
     assert "stopped before it could take the machine's memory" in grown.error
     assert grown.progress_message == "Failed: out of memory"
+    # the cases were loaded and the fit had begun ("Fitting on ... cases", 10%) when it failed
+    assert grown.progress >= 0.1, grown.progress
     assert small.status == TrainedModel.SUCCEEDED, (small.error, _tail(log))
