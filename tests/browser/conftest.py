@@ -49,9 +49,9 @@ MODEL_FIXTURES = Path(__file__).resolve().parent / "models"
 
 
 def _demo_model(dataset_name: str, learner: str, name: str):
-    """Demo users and one demo dataset without training, plus ``learner`` under "Uniform 100":
-    from its fixture in tests/browser/models/, else trained in-process; approved for
-    clinicians by the demo model admin."""
+    """Demo users and one demo dataset without training or the demo experiment, plus
+    ``learner`` under "Uniform 100": from its fixture in tests/browser/models/, else trained
+    in-process; approved for clinicians by the demo model admin."""
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
@@ -61,8 +61,15 @@ def _demo_model(dataset_name: str, learner: str, name: str):
     from diagnosis.training.models import TrainedModel
     from diagnosis.training.services.training import create_training, run_training
 
+    # Without the demo experiment (1.5 s of fitting per test); a test that reads the bench's
+    # pages loads it, or makes its own.
     call_command(
-        "load_demo_data", "--no-train", "--only", dataset_name, stdout=open(os.devnull, "w")
+        "load_demo_data",
+        "--no-train",
+        "--no-experiment",
+        "--only",
+        dataset_name,
+        stdout=open(os.devnull, "w"),
     )
     dataset = Dataset.objects.get(name=dataset_name)
     trained = create_training(

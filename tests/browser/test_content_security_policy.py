@@ -27,10 +27,16 @@ def _watch_violations(page) -> list[str]:
 
 def test_clinician_screens_run_only_the_servers_scripts(chromium, live_server, heart_model):
     """Home, model page (charts drawn), case, tree and research: no CSP violation anywhere."""
+    import os
+
     from django.contrib.auth.models import User
+    from django.core.management import call_command
 
     from diagnosis.clinic.services.cases import start_case
+    from diagnosis.management.demo_data import HEART
 
+    # the demo experiment, so the research page draws its charts (the model fixture skips it)
+    call_command("load_demo_data", "--no-train", "--only", HEART, stdout=open(os.devnull, "w"))
     case = start_case(user=User.objects.get(username=CLINICIAN[0]), trained_model=heart_model)
     context, page = new_page(chromium, live_server)
     violations = _watch_violations(page)
@@ -46,6 +52,8 @@ def test_clinician_screens_run_only_the_servers_scripts(chromium, live_server, h
         assert response is not None and response.ok, url
         assert "script-src 'self'" in response.headers["content-security-policy"]
         page.wait_for_load_state("networkidle")
+        if url in ("/research/", f"/models/{heart_model.pk}/"):
+            assert page.locator("[data-figure]").count() > 0, f"{url} drew no chart"
         for figure in page.locator("[data-figure]").all():
             figure.locator(".main-svg").first.wait_for()  # plotly drew under the policy
     context.close()
