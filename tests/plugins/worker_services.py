@@ -63,13 +63,18 @@ _move_to_the_workers_redis_database()
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker per core this process may run on, as far as Redis databases
-    from the base one of ``REDIS_URL`` go."""
-    cores = len(os.sched_getaffinity(0))
+    """``-n auto``: one worker more than the cores this process may run on, as far as Redis
+    databases from the base one of ``REDIS_URL`` go.
+
+    The extra one keeps the cores busy while other workers wait on a test's Celery worker or
+    a page's network going quiet: on this 2-core machine 3 workers left the cores 4% idle
+    (vmstat), where 2 left them 14% idle, and the suite took 637 s instead of about 657 s.
+    """
+    workers = len(os.sched_getaffinity(0)) + 1
     url = os.environ.get("REDIS_URL", "")
     if not url.startswith(("redis://", "rediss://")):
-        return cores
-    return max(1, min(cores, REDIS_DATABASES - redis_database(url)))
+        return workers
+    return max(1, min(workers, REDIS_DATABASES - redis_database(url)))
 
 
 @pytest.hookimpl(trylast=True)
