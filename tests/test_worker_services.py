@@ -43,6 +43,22 @@ def test_this_worker_has_its_own_redis_database(request):
     assert settings.CACHES["default"]["LOCATION"] == expected
 
 
+def test_auto_runs_one_worker_more_than_the_cores_and_the_plugins_answer_wins(request):
+    """-n auto asks the hook; this plugin's answer (cores + 1, within the Redis databases left)
+    comes before xdist's own (the CPU count), which answered alone before."""
+    plugin = _plugin(request)
+    cores = len(os.sched_getaffinity(0))
+    base = plugin.BASE_URLS.get("REDIS_URL", os.environ.get("REDIS_URL", ""))
+    expected = cores + 1
+    if base.startswith(("redis://", "rediss://")):
+        expected = max(1, min(expected, plugin.REDIS_DATABASES - plugin.redis_database(base)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REDIS_URL", base)  # as bin/test gave it, before this worker's move
+        assert request.config.hook.pytest_xdist_auto_num_workers(config=request.config) == (
+            expected
+        )
+
+
 @pytest.mark.django_db
 def test_this_worker_has_its_own_postgresql_database():
     """pytest-django names the test database after the worker (test_<name>_gwN)."""

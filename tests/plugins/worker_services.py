@@ -61,7 +61,8 @@ def _move_to_the_workers_redis_database() -> None:
 _move_to_the_workers_redis_database()
 
 
-@pytest.hookimpl(optionalhook=True)
+# tryfirst: xdist answers this hook itself (the CPU count), and the first answer wins
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the cores this process may run on, as far as Redis
     databases from the base one of ``REDIS_URL`` go.
