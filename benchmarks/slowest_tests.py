@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import xml.etree.ElementTree as ET
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 
 DEFAULT_REPORT = Path(__file__).resolve().parents[1] / "var" / "test-results.xml"
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     assert suite is not None, f"{args.report} holds no testsuite"
     times: list[tuple[float, str]] = []
-    by_folder: Counter[str] = Counter()
+    by_folder: defaultdict[str, float] = defaultdict(float)
     for case in suite.iter("testcase"):
         seconds = float(case.get("time") or 0.0)
         classname = case.get("classname") or ""
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     for seconds, name in times[: args.n]:
         print(f"  {seconds:7.2f} s  {name}")
     print("by folder:")
-    for folder, seconds in by_folder.most_common():
+    for folder, seconds in sorted(by_folder.items(), key=lambda item: -item[1]):
         print(f"  {seconds:7.1f} s  {folder}")
 
 
