@@ -68,8 +68,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     databases from the base one of ``REDIS_URL`` go.
 
     The extra one keeps the cores busy while other workers wait on a test's Celery worker or
-    a page's network going quiet: on this 2-core machine 3 workers left the cores 4% idle
-    (vmstat), where 2 left them 14% idle, and the suite took 637 s instead of about 657 s.
+    a page's network going quiet: on this 2-core machine 2 workers left the cores 14% idle
+    (vmstat) and 3 left them 4% idle; from fresh clones, .ci/run's test step took 766 s with
+    2 workers and 704 s with 3.
     """
     workers = len(os.sched_getaffinity(0)) + 1
     url = os.environ.get("REDIS_URL", "")

@@ -40,7 +40,7 @@ _SMALL: dict[str, dict[str, float]] = {
 }
 #: Per learner, its estimator's own settings beyond the form's (set after the registry built
 #: it). The selector has no kernels of its own and its candidates are the other learners,
-#: warmed on their own: one candidate on two folds runs its code once (0.1 s, where a
+#: warmed on their own: one candidate on two folds runs its code once (0.4 s, where a
 #: one-second budget fitted many candidates for 2 s in every worker process that starts).
 _NARROW: dict[str, dict] = {
     "cost_selected": {"candidates": ("c45",), "n_splits": 2, "n_repeats": 1},
