@@ -43,13 +43,15 @@ def test_this_worker_has_its_own_redis_database(request):
     assert settings.CACHES["default"]["LOCATION"] == expected
 
 
-def test_auto_runs_one_worker_more_than_the_cores_and_the_plugins_answer_wins(request):
-    """-n auto asks the hook; this plugin's answer (cores + 1, within the Redis databases left)
+def test_auto_runs_one_worker_per_core_within_the_redis_databases_and_the_plugin_answers(
+    request,
+):
+    """-n auto asks the hook; this plugin's answer (the cores, within the Redis databases left)
     comes before xdist's own (the CPU count), which answered alone before."""
     plugin = _plugin(request)
     cores = len(os.sched_getaffinity(0))
     base = plugin.BASE_URLS.get("REDIS_URL", os.environ.get("REDIS_URL", ""))
-    expected = cores + 1
+    expected = cores
     if base.startswith(("redis://", "rediss://")):
         expected = max(1, min(expected, plugin.REDIS_DATABASES - plugin.redis_database(base)))
     with pytest.MonkeyPatch.context() as patch:
@@ -57,6 +59,10 @@ def test_auto_runs_one_worker_more_than_the_cores_and_the_plugins_answer_wins(re
         assert request.config.hook.pytest_xdist_auto_num_workers(config=request.config) == (
             expected
         )
+    # A base database near the last one leaves fewer databases than cores: the plugin's bound.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REDIS_URL", f"redis://127.0.0.1:6379/{plugin.REDIS_DATABASES - 1}")
+        assert request.config.hook.pytest_xdist_auto_num_workers(config=request.config) == 1
 
 
 @pytest.mark.django_db

@@ -64,15 +64,14 @@ _move_to_the_workers_redis_database()
 # tryfirst: xdist answers this hook itself (the CPU count), and the first answer wins
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the cores this process may run on, as far as Redis
-    databases from the base one of ``REDIS_URL`` go.
+    """``-n auto``: one worker per core this process may run on, as far as Redis databases
+    from the base one of ``REDIS_URL`` go.
 
-    The extra one keeps the cores busy while other workers wait on a test's Celery worker or
-    a page's network going quiet: on this 2-core machine 2 workers left the cores 14% idle
-    (vmstat) and 3 left them 4% idle; from fresh clones, .ci/run's test step took 766 s with
-    2 workers and 704 s with 3.
+    One more worker than the cores kept the cores busier (vmstat: 4% idle against 14%) but not
+    the run shorter: from fresh clones of this 2-core machine, .ci/run's test step took 704 s
+    and 770 s with 3 workers, 766 s and 730 s with 2, so the quieter 2 stay.
     """
-    workers = len(os.sched_getaffinity(0)) + 1
+    workers = len(os.sched_getaffinity(0))
     url = os.environ.get("REDIS_URL", "")
     if not url.startswith(("redis://", "rediss://")):
         return workers
